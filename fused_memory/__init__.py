@@ -1,0 +1,27 @@
+"""fused-memory: memory retrieval for AI agents.
+
+Five retrievers (dense, BM25, entity graph, temporal, type) run in parallel over one memory store
+and are fused by score-weighted RRF, with an explanation on every result. This package is
+framework-free: the LangChain and LlamaIndex adapters live in their own import packages.
+"""
+
+from __future__ import annotations
+
+from .config import FusionConfig, StoreConfig
+from .errors import (BackendError, BackendUnavailable, ConfigurationError, EmbeddingMismatch,
+                     FusedMemoryError, InvalidMemory, MissingDependency, QueryError)
+from .retrievers.base import ArmRequest, Retriever
+from .types import (ArmFailure, Contribution, EntityCandidate, EntityRef, FusedHit, Hit, Memory,
+                    MemoryType, ParsedQuery, QueryPlan, Retrieval, TimeWindow)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "__version__",
+    "Memory", "MemoryType", "TimeWindow", "EntityCandidate", "EntityRef", "ParsedQuery", "QueryPlan",
+    "Hit", "Contribution", "FusedHit", "ArmFailure", "Retrieval",
+    "FusionConfig", "StoreConfig",
+    "FusedMemoryError", "ConfigurationError", "BackendError", "BackendUnavailable",
+    "EmbeddingMismatch", "QueryError", "InvalidMemory", "MissingDependency",
+    "ArmRequest", "Retriever",
+]

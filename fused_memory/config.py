@@ -1,0 +1,107 @@
+"""Configuration values. Plain frozen dataclasses so a config can be logged, compared and reused."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+
+from .errors import ConfigurationError
+from .types import ARMS
+
+__all__ = ["FusionConfig", "StoreConfig", "DEFAULT_WEIGHTS", "DEFAULT_TIMEOUTS_S"]
+
+#: Seed weights from DESIGN.md section 5 step 5. The optimizer may override per query
+#: (graph multi-hop 0.8, speculative temporal 0.5).
+DEFAULT_WEIGHTS: Mapping[str, float] = MappingProxyType(
+    {"dense": 1.0, "lexical": 1.0, "graph": 1.0, "temporal": 1.0, "type": 1.0})
+
+#: Per-arm timeouts. Generous for in-process arms (they answer in milliseconds; the timeout only
+#: exists to bound a pathological case), shorter for network arms where a dead server must not stall.
+DEFAULT_TIMEOUTS_S: Mapping[str, float] = MappingProxyType(
+    {"dense": 2.0, "lexical": 2.0, "graph": 2.0, "temporal": 2.0, "type": 2.0})
+
+
+@dataclass(frozen=True)
+class FusionConfig:
+    """How the ensemble fuses: RRF constant `k`, arm weights, per-arm timeouts, how deep each arm
+    fetches candidates (`depth`), and `widen_below`: a type-filtered arm returning fewer results than
+    this is rerun on all types."""
+
+    k: int = 60
+    weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    timeouts_s: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_TIMEOUTS_S))
+    depth: int = 50
+    widen_below: int = 5
+    max_query_chars: int = 10_000
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.k, int) or self.k < 0:
+            raise ConfigurationError(f"RRF k must be an integer >= 0, got {self.k!r}")
+        if self.depth < 1:
+            raise ConfigurationError("depth must be >= 1")
+        if self.widen_below < 0:
+            raise ConfigurationError("widen_below must be >= 0")
+        for name, table in (("weights", self.weights), ("timeouts_s", self.timeouts_s)):
+            unknown = set(table) - set(ARMS)
+            if unknown:
+                raise ConfigurationError(f"unknown arm(s) in {name}: {sorted(unknown)}; arms are {ARMS}")
+            for arm, v in table.items():
+                if not (float(v) >= 0.0):
+                    raise ConfigurationError(f"{name}[{arm}] must be >= 0, got {v!r}")
+        merged_w = {**DEFAULT_WEIGHTS, **{a: float(v) for a, v in self.weights.items()}}
+        merged_t = {**DEFAULT_TIMEOUTS_S, **{a: float(v) for a, v in self.timeouts_s.items()}}
+        object.__setattr__(self, "weights", MappingProxyType(merged_w))
+        object.__setattr__(self, "timeouts_s", MappingProxyType(merged_t))
+
+    def with_(self, **changes: object) -> FusionConfig:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> FusionConfig:
+        """FUSED_MEMORY_RRF_K, FUSED_MEMORY_DEPTH, FUSED_MEMORY_WIDEN_BELOW,
+        FUSED_MEMORY_WEIGHT_<ARM>, FUSED_MEMORY_TIMEOUT_<ARM> (seconds)."""
+        env = os.environ if env is None else env
+        kw: dict[str, object] = {}
+        try:
+            if "FUSED_MEMORY_RRF_K" in env:
+                kw["k"] = int(env["FUSED_MEMORY_RRF_K"])
+            if "FUSED_MEMORY_DEPTH" in env:
+                kw["depth"] = int(env["FUSED_MEMORY_DEPTH"])
+            if "FUSED_MEMORY_WIDEN_BELOW" in env:
+                kw["widen_below"] = int(env["FUSED_MEMORY_WIDEN_BELOW"])
+            kw["weights"] = {a: float(env[f"FUSED_MEMORY_WEIGHT_{a.upper()}"])
+                             for a in ARMS if f"FUSED_MEMORY_WEIGHT_{a.upper()}" in env}
+            kw["timeouts_s"] = {a: float(env[f"FUSED_MEMORY_TIMEOUT_{a.upper()}"])
+                                for a in ARMS if f"FUSED_MEMORY_TIMEOUT_{a.upper()}" in env}
+        except ValueError as exc:
+            raise ConfigurationError(f"bad FUSED_MEMORY_* environment value: {exc}") from None
+        return cls(**kw)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    """Where the store keeps its data. `path` for the embedded default; URLs for scale-out."""
+
+    path: str | None = None
+    qdrant_url: str | None = None
+    qdrant_api_key: str | None = None
+    qdrant_collection: str = "fused_memory"
+    qdrant_location: str | None = None  # ":memory:" or a folder: qdrant-client local mode (tests)
+    neo4j_uri: str | None = None
+    neo4j_auth: tuple[str, str] | None = None
+    neo4j_database: str | None = None
+    graph_dialect: str | None = None  # "neo4j" | "falkordb"; None = detect from the server
+    ner: bool = True
+    show_progress: bool | None = None  # None: a bar only for large batches on a TTY
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> StoreConfig:
+        env = os.environ if env is None else env
+        auth = None
+        if env.get("FUSED_MEMORY_NEO4J_USER"):
+            auth = (env["FUSED_MEMORY_NEO4J_USER"], env.get("FUSED_MEMORY_NEO4J_PASSWORD", ""))
+        return cls(path=env.get("FUSED_MEMORY_PATH"), qdrant_url=env.get("FUSED_MEMORY_QDRANT_URL"),
+                   qdrant_api_key=env.get("FUSED_MEMORY_QDRANT_API_KEY"),
+                   neo4j_uri=env.get("FUSED_MEMORY_NEO4J_URI"), neo4j_auth=auth)

@@ -1,0 +1,59 @@
+"""Score-weighted Reciprocal Rank Fusion, pure.
+
+    score(d) = Σᵢ wᵢ · √sᵢ(d) / (k + rankᵢ(d))        k = 60, ranks from 1, sᵢ in [0, 1]
+
+Plain RRF throws the arms' scores away; weighting by √score keeps a confident #1 (BM25 0.95 on an
+exact identifier) above a lukewarm #1 (dense 0.30), while the square root stops raw scores from
+different arms, which are not calibrated against each other, from dominating the rank signal.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from .retrievers.base import dedupe_hits
+from .types import ARMS, Contribution, Hit
+
+__all__ = ["FusedScore", "rrf_contribution", "fuse"]
+
+
+@dataclass(frozen=True)
+class FusedScore:
+    memory_id: str
+    score: float
+    contributions: tuple[Contribution, ...]
+
+
+def rrf_contribution(weight: float, score: float, rank: int, k: int) -> float:
+    """One arm's term: w · √s / (k + rank). Ranks start at 1."""
+    if rank < 1:
+        raise ValueError("ranks start at 1")
+    return weight * math.sqrt(max(0.0, min(1.0, score))) / (k + rank)
+
+
+def _arm_order(arm: str) -> int:
+    return ARMS.index(arm) if arm in ARMS else len(ARMS)
+
+
+def fuse(results: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: int = 60,
+         limit: int | None = None) -> list[FusedScore]:
+    """Fuse ranked hit lists per arm into one ranking.
+
+    Each arm's list is deduplicated by memory id first (best score kept) and re-ranked 1..n.
+    An arm missing from `weights` gets weight 1. Ties on fused score break on the number of arms
+    that found the memory, then its best single rank, then memory id: deterministic for a given input.
+    """
+    acc: dict[str, list[Contribution]] = {}
+    for arm in sorted(results, key=lambda a: (_arm_order(a), a)):
+        w = float(weights.get(arm, 1.0))
+        for rank, hit in enumerate(dedupe_hits(results[arm]), start=1):
+            c = rrf_contribution(w, hit.score, rank, k)
+            acc.setdefault(hit.memory_id, []).append(
+                Contribution(arm=arm, rank=rank, raw_score=hit.score, weight=w, contribution=c,
+                             detail=hit.detail))
+    fused = [FusedScore(mid, math.fsum(c.contribution for c in cs), tuple(cs)) for mid, cs in acc.items()]
+    fused.sort(key=lambda f: (-f.score, -len(f.contributions),
+                              min(c.rank for c in f.contributions), f.memory_id))
+    return fused if limit is None else fused[:limit]

@@ -1,0 +1,394 @@
+"""Value types shared by every layer. All are frozen dataclasses: results can be cached, hashed and
+passed between threads without anyone mutating them underneath a caller."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from enum import Enum
+from types import MappingProxyType
+from typing import Any
+
+from .errors import InvalidMemory, QueryError
+
+__all__ = [
+    "MemoryType",
+    "Memory",
+    "TimeWindow",
+    "EntityCandidate",
+    "EntityRef",
+    "ParsedQuery",
+    "QueryPlan",
+    "Hit",
+    "Contribution",
+    "FusedHit",
+    "ArmFailure",
+    "Retrieval",
+    "ARMS",
+    "parse_memory_type",
+    "require_aware",
+    "thaw",
+    "utcnow",
+    "stable_json",
+]
+
+#: The five arms, in the order explanations list them.
+ARMS: tuple[str, ...] = ("dense", "lexical", "graph", "temporal", "type")
+
+
+class MemoryType(str, Enum):
+    """What kind of thing a memory records; drives the type arm and the hard pre-filter."""
+
+    FACT = "fact"
+    PREFERENCE = "preference"
+    EVENT = "event"
+    ENTITY = "entity"
+
+    def __str__(self) -> str:  # "fact", not "MemoryType.FACT", in explanations and payloads
+        return self.value
+
+
+def parse_memory_type(value: MemoryType | str) -> MemoryType:
+    """Accept an enum or its string value (any case); anything else is a clear `QueryError`."""
+    if isinstance(value, MemoryType):
+        return value
+    if isinstance(value, str):
+        try:
+            return MemoryType(value.strip().lower())
+        except ValueError:
+            pass
+    allowed = ", ".join(t.value for t in MemoryType)
+    raise QueryError(f"unknown memory type {value!r}; expected one of: {allowed}")
+
+
+def require_aware(value: datetime, what: str, error: type[Exception] = QueryError) -> datetime:
+    """Refuse naive datetimes: a memory store shared across zones cannot guess what they meant."""
+    if not isinstance(value, datetime):
+        raise error(f"{what} must be a datetime, got {type(value).__name__}")
+    if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
+        raise error(f"{what} must be timezone-aware (got naive {value.isoformat()}); "
+                    "use datetime(..., tzinfo=timezone.utc)")
+    return value
+
+
+def _json_safe(value: Any, path: str, depth: int = 0) -> Any:
+    """Copy metadata into plain JSON types, refusing what a payload store could not round-trip."""
+    if depth > 32:
+        raise InvalidMemory(f"metadata nested deeper than 32 levels at {path}")
+    if value is None or isinstance(value, (bool, int, str)):
+        if isinstance(value, str):
+            _check_text(value, path)
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidMemory(f"metadata value at {path} is not a finite number")
+        return value
+    if isinstance(value, Mapping):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise InvalidMemory(f"metadata key {k!r} at {path} is not a string")
+            _check_text(k, f"{path}.{k}")
+            out[k] = _json_safe(v, f"{path}.{k}", depth + 1)
+        return MappingProxyType(out)
+    if isinstance(value, (list, tuple)):
+        return tuple(_json_safe(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value))
+    raise InvalidMemory(f"metadata value at {path} has type {type(value).__name__}, not JSON-safe")
+
+
+def _check_text(value: str, what: str) -> None:
+    """Strings must encode as UTF-8 (no lone surrogates) and hold no NUL: every backend chokes on those."""
+    if "\x00" in value:
+        raise InvalidMemory(f"{what} contains a NUL character")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidMemory(f"{what} is not valid Unicode text ({exc.reason})") from None
+
+
+def thaw(value: Any) -> Any:
+    """Turn frozen metadata (MappingProxyType / tuples) back into plain dicts and lists for JSON."""
+    if isinstance(value, Mapping):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [thaw(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One thing an agent remembers. `id` is derived from namespace and text when not given, so
+    re-adding the same text is an idempotent upsert rather than a duplicate."""
+
+    text: str
+    namespace: str = "default"
+    type: MemoryType | None = None
+    id: str = ""
+    predicate: str | None = None
+    event_at: datetime | None = None
+    created_at: datetime | None = None
+    entities: tuple[str, ...] = ()
+    session_id: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    MAX_TEXT = 100_000
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str) or not self.text.strip():
+            raise InvalidMemory("memory text must be a non-empty string")
+        if len(self.text) > self.MAX_TEXT:
+            raise InvalidMemory(f"memory text is {len(self.text)} characters; the limit is {self.MAX_TEXT}")
+        _check_text(self.text, "memory text")
+        if not isinstance(self.namespace, str) or not self.namespace.strip():
+            raise InvalidMemory("namespace must be a non-empty string")
+        _check_text(self.namespace, "namespace")
+        if self.type is not None:
+            try:
+                object.__setattr__(self, "type", parse_memory_type(self.type))
+            except QueryError as exc:
+                raise InvalidMemory(str(exc)) from None
+        if self.predicate is not None:
+            if not isinstance(self.predicate, str):
+                raise InvalidMemory("predicate must be a string")
+            _check_text(self.predicate, "predicate")
+        for name in ("event_at", "created_at"):
+            value = getattr(self, name)
+            if value is not None:
+                require_aware(value, f"Memory.{name}", InvalidMemory)
+        if self.session_id is not None:
+            _check_text(str(self.session_id), "session_id")
+        ents = tuple(self.entities)
+        for e in ents:
+            if not isinstance(e, str) or not e.strip():
+                raise InvalidMemory(f"entity {e!r} must be a non-empty string")
+            _check_text(e, "entity")
+        object.__setattr__(self, "entities", ents)
+        object.__setattr__(self, "metadata", _json_safe(dict(self.metadata or {}), "metadata"))
+        if not self.id:
+            digest = hashlib.sha256(f"{self.namespace}\x1f{self.text}".encode()).hexdigest()[:24]
+            object.__setattr__(self, "id", f"m-{digest}")
+        elif not isinstance(self.id, str):
+            object.__setattr__(self, "id", str(self.id))
+        _check_text(self.id, "memory id")
+
+    def with_(self, **changes: Any) -> Memory:
+        """A copy with some fields changed (dataclasses.replace, validated again)."""
+        from dataclasses import replace
+        return replace(self, **changes)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-safe dict (ISO datetimes) for adapters, CLI output and reports."""
+        return {
+            "id": self.id, "namespace": self.namespace, "text": self.text,
+            "type": self.type.value if self.type else None, "predicate": self.predicate,
+            "event_at": self.event_at.isoformat() if self.event_at else None,
+            "created_at": self.created_at.isoformat() if self.created_at else None,
+            "entities": list(self.entities), "session_id": self.session_id,
+            "metadata": thaw(self.metadata),
+        }
+
+
+@dataclass(frozen=True)
+class TimeWindow:
+    """A closed interval [start, end] of aware datetimes; never inverted."""
+
+    start: datetime
+    end: datetime
+
+    def __post_init__(self) -> None:
+        require_aware(self.start, "TimeWindow.start")
+        require_aware(self.end, "TimeWindow.end")
+        if self.start > self.end:
+            raise QueryError(f"time window starts after it ends: {self.start} > {self.end}")
+
+    def contains(self, when: datetime) -> bool:
+        return self.start <= when <= self.end
+
+    def clip_to(self, now: datetime) -> TimeWindow | None:
+        """Clip the end to `now`; a window that lies wholly in the future gives None."""
+        if self.start > now:
+            return None
+        return TimeWindow(self.start, min(self.end, now))
+
+    def __str__(self) -> str:
+        return f"[{self.start.isoformat()} .. {self.end.isoformat()}]"
+
+
+@dataclass(frozen=True)
+class EntityCandidate:
+    """One entity a query mention may refer to, with the resolver's confidence in [0, 1]."""
+
+    entity_id: str
+    name: str
+    confidence: float = 1.0
+
+
+@dataclass(frozen=True)
+class EntityRef:
+    """A mention in the query ("Sarah") and the entities it may resolve to, best first."""
+
+    text: str
+    candidates: tuple[EntityCandidate, ...] = ()
+    source: str = "known"  # "known" (phrase matcher) or "ner" (spaCy fallback)
+
+    @property
+    def ambiguous(self) -> bool:
+        return not self.candidates or self.candidates[0].confidence < 0.7
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    """Stage 1 output: everything the arms need to know about the query text."""
+
+    text: str
+    now: datetime
+    terms: tuple[str, ...] = ()
+    identifiers: tuple[str, ...] = ()
+    entity_refs: tuple[EntityRef, ...] = ()
+    temporal_window: TimeWindow | None = None
+    time_cue: bool = False
+    temporal_phrase: str | None = None
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    """Stage 2 output: which arms run, at what weight, with which type hints, and why."""
+
+    type_hints: frozenset[MemoryType] = frozenset()
+    arms: tuple[str, ...] = ("dense", "lexical")
+    weights: Mapping[str, float] = field(default_factory=dict)
+    max_hops: int = 2
+    hard_filter: bool = False
+    reasons: tuple[str, ...] = ()
+    skipped: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "weights", MappingProxyType(dict(self.weights)))
+        object.__setattr__(self, "skipped", MappingProxyType(dict(self.skipped)))
+        object.__setattr__(self, "type_hints", frozenset(self.type_hints))
+
+    def weight(self, arm: str) -> float:
+        return float(self.weights.get(arm, 1.0))
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One arm's answer for one memory: score in [0, 1] (higher is better). `detail` explains the
+    score in the arm's own terms (a graph path, the matched window); `memory` is filled when the arm
+    already has the payload, which saves a hydration round trip."""
+
+    memory_id: str
+    score: float
+    detail: str | None = None
+    memory: Memory | None = None
+
+    def __post_init__(self) -> None:
+        s = float(self.score)
+        if not math.isfinite(s):
+            s = 0.0
+        object.__setattr__(self, "score", min(1.0, max(0.0, s)))
+
+
+@dataclass(frozen=True)
+class Contribution:
+    """How much one arm added to one fused score: w * sqrt(score) / (k + rank)."""
+
+    arm: str
+    rank: int
+    raw_score: float
+    weight: float
+    contribution: float
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
+class FusedHit:
+    """A memory in the fused ranking, with every arm's share of its score."""
+
+    memory: Memory
+    score: float
+    rank: int
+    contributions: tuple[Contribution, ...]
+    k: int = 60
+
+    def explain(self) -> str:
+        """e.g. `lexical#1(0.93) + dense#4(0.81) k=60 -> 0.0301`."""
+        parts = " + ".join(f"{c.arm}#{c.rank}({c.raw_score:.2f})" for c in self.contributions)
+        return f"{parts or 'none'} k={self.k} -> {self.score:.4f}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "memory": self.memory.to_json(), "score": self.score, "rank": self.rank,
+            "explain": self.explain(),
+            "contributions": [
+                {"arm": c.arm, "rank": c.rank, "raw_score": c.raw_score, "weight": c.weight,
+                 "contribution": c.contribution, "detail": c.detail}
+                for c in self.contributions
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class ArmFailure:
+    """An arm that was planned but gave no answer: it raised, or it ran past its timeout."""
+
+    arm: str
+    reason: str
+    kind: str = "error"  # "error" | "timeout"
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """The ensemble's answer: fused hits plus everything needed to explain and debug them."""
+
+    hits: tuple[FusedHit, ...]
+    plan: QueryPlan
+    parsed: ParsedQuery | None = None
+    failures: tuple[ArmFailure, ...] = ()
+    widened: tuple[str, ...] = ()
+    timings_ms: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def skipped(self) -> Mapping[str, str]:
+        return self.plan.skipped
+
+    def ids(self) -> list[str]:
+        return [h.memory.id for h in self.hits]
+
+    def explain(self) -> str:
+        """A multi-line human explanation of the whole retrieval (CLI `--explain`)."""
+        lines = [f"plan: arms={','.join(self.plan.arms)} hints="
+                 f"{','.join(sorted(t.value for t in self.plan.type_hints)) or '-'}"]
+        lines += [f"  why: {r}" for r in self.plan.reasons]
+        lines += [f"  skipped {a}: {why}" for a, why in self.plan.skipped.items()]
+        lines += [f"  FAILED {f.arm} ({f.kind}): {f.reason}" for f in self.failures]
+        lines += [f"  widened {a}: type filter left too few results, reran on all types" for a in self.widened]
+        if self.timings_ms:
+            lines.append("  timings: " + ", ".join(f"{a}={ms:.1f}ms" for a, ms in self.timings_ms.items()))
+        for h in self.hits:
+            lines.append(f"{h.rank:>3}. [{h.memory.type or '?'}] {h.memory.text}")
+            lines.append(f"     {h.explain()}")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "hits": [h.to_json() for h in self.hits],
+            "plan": {"arms": list(self.plan.arms), "type_hints": sorted(t.value for t in self.plan.type_hints),
+                     "weights": dict(self.plan.weights), "max_hops": self.plan.max_hops,
+                     "hard_filter": self.plan.hard_filter, "reasons": list(self.plan.reasons),
+                     "skipped": dict(self.plan.skipped)},
+            "failures": [{"arm": f.arm, "kind": f.kind, "reason": f.reason} for f in self.failures],
+            "widened": list(self.widened), "timings_ms": dict(self.timings_ms),
+        }
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def stable_json(value: Any) -> str:
+    return json.dumps(thaw(value), sort_keys=True, separators=(",", ":"))
