@@ -13,7 +13,6 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .retrievers.base import dedupe_hits
 from .types import ARMS, Contribution, Hit
 
 __all__ = ["FusedScore", "rrf_contribution", "fuse"]
@@ -33,6 +32,16 @@ def rrf_contribution(weight: float, score: float, rank: int, k: int) -> float:
     return weight * math.sqrt(max(0.0, min(1.0, score))) / (k + rank)
 
 
+def _first_occurrences(hits: Sequence[Hit]) -> list[Hit]:
+    seen: set[str] = set()
+    out: list[Hit] = []
+    for h in hits:
+        if h.memory_id not in seen:
+            seen.add(h.memory_id)
+            out.append(h)
+    return out
+
+
 def _arm_order(arm: str) -> int:
     return ARMS.index(arm) if arm in ARMS else len(ARMS)
 
@@ -41,14 +50,15 @@ def fuse(results: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: 
          limit: int | None = None) -> list[FusedScore]:
     """Fuse ranked hit lists per arm into one ranking.
 
-    Each arm's list is deduplicated by memory id first (best score kept) and re-ranked 1..n.
+    Each arm's list is its ranking, best first. Duplicates inside one arm are dropped (the first,
+    best-ranked occurrence is kept) before ranks 1..n are assigned.
     An arm missing from `weights` gets weight 1. Ties on fused score break on the number of arms
     that found the memory, then its best single rank, then memory id: deterministic for a given input.
     """
     acc: dict[str, list[Contribution]] = {}
     for arm in sorted(results, key=lambda a: (_arm_order(a), a)):
         w = float(weights.get(arm, 1.0))
-        for rank, hit in enumerate(dedupe_hits(results[arm]), start=1):
+        for rank, hit in enumerate(_first_occurrences(results[arm]), start=1):
             c = rrf_contribution(w, hit.score, rank, k)
             acc.setdefault(hit.memory_id, []).append(
                 Contribution(arm=arm, rank=rank, raw_score=hit.score, weight=w, contribution=c,

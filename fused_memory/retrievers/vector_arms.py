@@ -1,0 +1,140 @@
+"""The three Qdrant-backed arms: dense, temporal and type.
+
+Each builds one `VectorQuery` and turns the engine's answer into `Hit`s. They are split that way
+(build / interpret) so the ensemble can send all of one query's vector searches to the engine as a
+single batch: qdrant-edge holds the GIL while it searches, so threads would not overlap, but one
+batch of N costs about half of N single calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from ..store.codec import from_payload
+from ..store.protocols import ScoredPayload, VectorFilter, VectorQuery
+from ..types import Hit, MemoryType
+from .base import ArmRequest, dedupe_hits
+
+if TYPE_CHECKING:
+    from ..store.memory_store import MemoryStore
+
+__all__ = ["VectorArm", "DenseRetriever", "TemporalRetriever", "TypeFilterRetriever", "run_vector_arms"]
+
+
+@runtime_checkable
+class VectorArm(Protocol):
+    name: str
+
+    def vector_query(self, request: ArmRequest) -> VectorQuery | None:
+        """The search this arm needs, or None when it cannot contribute (no window, no types)."""
+        ...
+
+    def hits_from(self, request: ArmRequest, scored: Sequence[ScoredPayload]) -> list[Hit]: ...
+
+
+def _cos01(score: float) -> float:
+    """Cosine clamped to [0, 1]: a negative similarity is no evidence at all."""
+    return max(0.0, min(1.0, float(score)))
+
+
+def run_vector_arms(store: MemoryStore, jobs: Sequence[tuple[VectorArm, ArmRequest]]
+                    ) -> list[list[Hit]]:
+    """Run several vector arms, each with its own request, as one engine batch (one list of hits
+    per job, in order). Requests without a vector get the query embedded once."""
+    vector: tuple[float, ...] | None = None
+    queries: list[VectorQuery] = []
+    slots: list[int] = []
+    prepared: list[ArmRequest] = []
+    for i, (arm, request) in enumerate(jobs):
+        if request.vector is None:
+            if vector is None:
+                vector = store.embed_query(request.query.text)
+            request = replace(request, vector=vector)
+        prepared.append(request)
+        q = arm.vector_query(request)
+        if q is not None:
+            queries.append(q)
+            slots.append(i)
+    out: list[list[Hit]] = [[] for _ in jobs]
+    if queries:
+        for i, scored in zip(slots, store.vector_search(queries)):
+            out[i] = jobs[i][0].hits_from(prepared[i], scored)
+    return out
+
+
+class _VectorArmBase:
+    name = "vector"
+
+    def __init__(self, store: MemoryStore) -> None:
+        self.store = store
+
+    def search(self, request: ArmRequest) -> list[Hit]:
+        return run_vector_arms(self.store, [(self, request)])[0]  # type: ignore[list-item]
+
+    def _hits(self, scored: Sequence[ScoredPayload], k: int, detail: str | None = None) -> list[Hit]:
+        hits = [Hit(str(s.payload["memory_id"]), self._score(s), detail, from_payload(s.payload))
+                for s in scored]
+        return dedupe_hits(hits, k)
+
+    def _score(self, s: ScoredPayload) -> float:
+        return _cos01(s.score)
+
+
+class DenseRetriever(_VectorArmBase):
+    """Cosine nearest neighbours, with the type pre-filter and time window pushed into Qdrant."""
+
+    name = "dense"
+
+    def vector_query(self, request: ArmRequest) -> VectorQuery | None:
+        assert request.vector is not None
+        return VectorQuery(request.vector, VectorFilter(request.namespace, request.types), request.k)
+
+    def hits_from(self, request: ArmRequest, scored: Sequence[ScoredPayload]) -> list[Hit]:
+        return self._hits(scored, request.k)
+
+
+class TemporalRetriever(_VectorArmBase):
+    """Event memories whose `event_at` lies in the query's window, ranked by relevance.
+
+    Score = 0.5 + 0.5 * cosine: being inside the asked-for window is itself half the evidence
+    ("what did I do last Tuesday?" wants every event of that day), relevance orders them. Without a
+    window (speculative mode: "latest", "when did...") it ranks Event memories by relevance alone,
+    and the optimizer gives the arm half weight.
+    """
+
+    name = "temporal"
+
+    def vector_query(self, request: ArmRequest) -> VectorQuery | None:
+        assert request.vector is not None
+        f = VectorFilter(request.namespace, frozenset({MemoryType.EVENT}), request.window)
+        return VectorQuery(request.vector, f, request.k)
+
+    def hits_from(self, request: ArmRequest, scored: Sequence[ScoredPayload]) -> list[Hit]:
+        if request.window is None:
+            return self._hits(scored, request.k, "event (no window)")
+        hits = [Hit(str(s.payload["memory_id"]), 0.5 + 0.5 * _cos01(s.score), f"in {request.window}",
+                    from_payload(s.payload)) for s in scored]
+        return dedupe_hits(hits, request.k)
+
+
+class TypeFilterRetriever(_VectorArmBase):
+    """Memories of the types the query implies, ranked by relevance (cosine). No hints -> nothing."""
+
+    name = "type"
+
+    def __init__(self, store: MemoryStore, types: frozenset[MemoryType] | None = None) -> None:
+        super().__init__(store)
+        self.types = types
+
+    def vector_query(self, request: ArmRequest) -> VectorQuery | None:
+        types = request.types or self.types
+        if not types:
+            return None
+        assert request.vector is not None
+        return VectorQuery(request.vector, VectorFilter(request.namespace, frozenset(types)), request.k)
+
+    def hits_from(self, request: ArmRequest, scored: Sequence[ScoredPayload]) -> list[Hit]:
+        types = request.types or self.types or frozenset()
+        return self._hits(scored, request.k, "type in " + ",".join(sorted(t.value for t in types)))

@@ -1,0 +1,316 @@
+"""`MemoryStore`: the one write path, and the owner of every index.
+
+A write embeds, classifies, extracts entities and only then touches storage, so a batch that fails
+validation, embedding or extraction writes nothing. Storage order is vectors (the source of truth)
+then BM25 then the graph; BM25 and the embedded graph can always be rebuilt from the payloads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..config import StoreConfig
+from ..errors import ConfigurationError, EmbeddingMismatch, InvalidMemory, QueryError
+from ..ingest import EntityExtractor, classify_type
+from ..types import Memory, require_aware, utcnow
+from .codec import LAYOUT_VERSION, from_payload, to_payload
+from .protocols import (GraphStore, LexicalDoc, LexicalIndex, Relation, VectorBackend, VectorQuery,
+                        VectorRecord, ScoredPayload)
+
+if TYPE_CHECKING:
+    from ..embeddings import Embedder
+    from ..retrievers.base import Retriever
+
+__all__ = ["MemoryStore"]
+
+_PROGRESS_MIN = 500  # batches smaller than this never show a progress bar
+
+
+def _check_namespace(namespace: str) -> str:
+    if not isinstance(namespace, str) or not namespace.strip():
+        raise QueryError("namespace must be a non-empty string")
+    return namespace
+
+
+class MemoryStore:
+    """Memories for many tenants (namespaces) in one store. Constructing does no I/O: the backends
+    are opened on first use (or by `open()`), which is when the embedder pin is checked."""
+
+    def __init__(self, vectors: VectorBackend, lexical: LexicalIndex, embedder: Embedder,
+                 graph: GraphStore | None = None, extractor: EntityExtractor | None = None,
+                 config: StoreConfig | None = None) -> None:
+        self.vectors = vectors
+        self.lexical = lexical
+        self.graph = graph
+        self.embedder = embedder
+        self.extractor = extractor or EntityExtractor(enabled=(config.ner if config else True))
+        self.config = config or StoreConfig()
+        self._open = False
+        self._open_lock = threading.Lock()
+        self._write_lock = threading.RLock()
+        self._versions: dict[str, int] = {}
+        self._matchers: dict[str, tuple[int, Any]] = {}
+        self._meta: dict[str, Any] = {}
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def embedded(cls, path: str | Path, *, embedder: Embedder | Any = None, ner: bool = True,
+                 show_progress: bool | None = None) -> MemoryStore:
+        """Everything in process under `path`: qdrant-edge shard, BM25, embedded graph."""
+        from ..embeddings import as_embedder, default_embedder
+        from .bm25 import BM25Index
+        from .graph_embedded import EmbeddedGraphStore
+        from .qdrant_edge import QdrantEdgeBackend
+
+        root = Path(path)
+        cfg = StoreConfig(path=str(root), ner=ner, show_progress=show_progress)
+        return cls(QdrantEdgeBackend(str(root / "vectors")), BM25Index(),
+                   as_embedder(embedder) if embedder is not None else default_embedder(),
+                   graph=EmbeddedGraphStore(str(root / "graph")), config=cfg)
+
+    @classmethod
+    def connect(cls, *, qdrant_url: str | None = None, qdrant_api_key: str | None = None,
+                qdrant_location: str | None = None, collection: str = "fused_memory",
+                neo4j_uri: str | None = None, neo4j_auth: tuple[str, str] | None = None,
+                neo4j_database: str | None = None, graph_dialect: str | None = None,
+                graph_path: str | None = None, embedder: Embedder | Any = None, ner: bool = True,
+                show_progress: bool | None = None) -> MemoryStore:
+        """Scale-out: a Qdrant server or cluster (or qdrant-client local mode via `qdrant_location`)
+        and, when `neo4j_uri` is given, Neo4j or any Bolt server; else an embedded graph."""
+        from ..embeddings import as_embedder, default_embedder
+        from .bm25 import BM25Index
+        from .graph_embedded import EmbeddedGraphStore
+        from .qdrant_server import QdrantClientBackend
+
+        if not qdrant_url and not qdrant_location:
+            raise ConfigurationError("connect() needs qdrant_url (server) or qdrant_location (local mode)")
+        cfg = StoreConfig(qdrant_url=qdrant_url, qdrant_api_key=qdrant_api_key, qdrant_collection=collection,
+                          qdrant_location=qdrant_location, neo4j_uri=neo4j_uri, neo4j_auth=neo4j_auth,
+                          neo4j_database=neo4j_database, graph_dialect=graph_dialect, ner=ner,
+                          show_progress=show_progress)
+        vectors = QdrantClientBackend(url=qdrant_url, api_key=qdrant_api_key, location=qdrant_location,
+                                      collection=collection)
+        graph: GraphStore
+        if neo4j_uri:
+            from .graph_cypher import CypherGraphStore
+            graph = CypherGraphStore(neo4j_uri, auth=neo4j_auth, database=neo4j_database, dialect=graph_dialect)
+        else:
+            graph = EmbeddedGraphStore(graph_path)
+        return cls(vectors, BM25Index(), as_embedder(embedder) if embedder is not None else default_embedder(),
+                   graph=graph, config=cfg)
+
+    def open(self) -> MemoryStore:
+        """Open the backends, check the embedder pin and the layout, rebuild BM25 from the payloads."""
+        with self._open_lock:
+            if self._open:
+                return self
+            want = self._embedder_meta()
+            self.vectors.open(int(want["dim"]))
+            meta = self.vectors.read_meta()
+            if meta is None:
+                meta = {"layout": LAYOUT_VERSION, "embedder": want, "sessions": {}}
+                self.vectors.write_meta(meta)
+            else:
+                if meta.get("layout") != LAYOUT_VERSION:
+                    raise ConfigurationError(
+                        f"this store has on-disk layout {meta.get('layout')!r}; fused-memory "
+                        f"{LAYOUT_VERSION} cannot read it. Re-ingest into a new store (fused-memory ingest).")
+                if meta.get("embedder") != want:
+                    raise EmbeddingMismatch(
+                        f"store was written with embedder {meta.get('embedder')}, but {want} is in use; "
+                        "open it with the same embedder or re-ingest into a new store")
+            self._meta = dict(meta)
+            if self.graph is not None:
+                self.graph.open()
+            docs = [self._lexical_doc(from_payload(p)) for p in self.vectors.scroll()]
+            if docs:
+                self.lexical.add(docs)
+            self._open = True
+        return self
+
+    def _embedder_meta(self) -> dict[str, Any]:
+        eid = self.embedder.id
+        return {"name": eid.name, "dim": int(eid.dim), "weights_hash": eid.weights_hash}
+
+    def _ensure_open(self) -> None:
+        if not self._open:
+            self.open()
+
+    def close(self) -> None:
+        with self._open_lock:
+            if self.graph is not None:
+                self.graph.close()
+            self.vectors.close()
+            self._open = False
+
+    def __enter__(self) -> MemoryStore:
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ writes
+    def add(self, memories: Memory | Iterable[Memory], *, show_progress: bool | None = None) -> list[Memory]:
+        """Upsert memories (by id). Returns them as stored: type classified, entities extracted,
+        `created_at` set. All-or-nothing for validation, embedding and extraction failures."""
+        batch = [memories] if isinstance(memories, Memory) else list(memories)
+        for m in batch:
+            if not isinstance(m, Memory):
+                raise InvalidMemory(f"add() takes Memory objects, got {type(m).__name__}")
+        if not batch:
+            return []
+        self._ensure_open()
+        chunk = 256
+        bar = self._progress(len(batch), show_progress)
+        stored: list[Memory] = []
+        try:
+            for i in range(0, len(batch), chunk):
+                stored.extend(self._add_chunk(batch[i:i + chunk]))
+                if bar is not None:
+                    bar.update(len(batch[i:i + chunk]))
+        finally:
+            if bar is not None:
+                bar.close()
+        return stored
+
+    async def aadd(self, memories: Memory | Iterable[Memory], **kw: Any) -> list[Memory]:
+        """`add` off the event loop (embedding and NER are CPU work)."""
+        return await asyncio.to_thread(self.add, memories, **kw)
+
+    def _progress(self, n: int, show: bool | None) -> Any:
+        show = self.config.show_progress if show is None else show
+        if show is None:
+            show = n >= _PROGRESS_MIN and sys.stderr.isatty()
+        if not show:
+            return None
+        from tqdm import tqdm
+        return tqdm(total=n, desc="ingest", unit="mem")
+
+    def _add_chunk(self, batch: list[Memory]) -> list[Memory]:
+        now = utcnow()
+        mentions = self.extractor.extract(batch)
+        prepared: list[Memory] = []
+        for m, ms in zip(batch, mentions):
+            mtype, _rule = classify_type(m)
+            prepared.append(m.with_(type=mtype, created_at=m.created_at or now,
+                                    entities=tuple(x.name for x in ms)))
+        vectors = self.embedder.embed_documents([self._embed_text(m) for m in prepared])
+        records = [VectorRecord(m.id, m.namespace, tuple(float(x) for x in v), to_payload(m))
+                   for m, v in zip(prepared, vectors)]
+        with self._write_lock:
+            self.vectors.upsert(records)
+            self.lexical.add([self._lexical_doc(m) for m in prepared])
+            if self.graph is not None:
+                by_ns: dict[str, list[tuple[str, Any, Any]]] = {}
+                for m, ms in zip(prepared, mentions):
+                    by_ns.setdefault(m.namespace, []).append((m.id, ms, m.type))
+                for ns, items in by_ns.items():
+                    self.graph.link(ns, items)
+            for m in prepared:
+                self._bump(m.namespace)
+        return prepared
+
+    @staticmethod
+    def _embed_text(m: Memory) -> str:
+        return f"{m.predicate}. {m.text}" if m.predicate else m.text
+
+    @staticmethod
+    def _lexical_doc(m: Memory) -> LexicalDoc:
+        return LexicalDoc(m.id, m.namespace, m.text, m.predicate, m.type)
+
+    def delete(self, namespace: str, memory_ids: str | Sequence[str]) -> None:
+        """Remove memories from every index. Unknown ids are ignored."""
+        _check_namespace(namespace)
+        ids = [memory_ids] if isinstance(memory_ids, str) else list(memory_ids)
+        if not ids:
+            return
+        self._ensure_open()
+        with self._write_lock:
+            self.vectors.delete(namespace, ids)
+            self.lexical.delete(namespace, ids)
+            if self.graph is not None:
+                self.graph.unlink(namespace, ids)
+            self._bump(namespace)
+
+    def relate(self, src: str, rel: str, dst: str, *, namespace: str, kind: str = "semantic",
+               confidence: float = 1.0, valid_from: datetime | None = None,
+               valid_to: datetime | None = None) -> None:
+        """An explicit entity relation, e.g. relate("Tom", "reports_to", "Sarah", kind="structural")."""
+        _check_namespace(namespace)
+        if kind not in ("structural", "semantic", "lifecycle"):
+            raise QueryError(f"relation kind must be structural, semantic or lifecycle, not {kind!r}")
+        if not 0.0 <= float(confidence) <= 1.0:
+            raise QueryError("relation confidence must be in [0, 1]")
+        for name, value in (("valid_from", valid_from), ("valid_to", valid_to)):
+            if value is not None:
+                require_aware(value, name)
+        if self.graph is None:
+            raise ConfigurationError("this store has no graph backend")
+        self._ensure_open()
+        with self._write_lock:
+            self.graph.relate(namespace, Relation(src, rel, dst, kind, float(confidence), valid_from, valid_to))
+            self._bump(namespace)
+
+    def end_session(self, namespace: str, at: datetime | None = None) -> None:
+        """Record that a conversation ended, for "since we last talked"."""
+        _check_namespace(namespace)
+        at = require_aware(at, "at") if at is not None else utcnow()
+        self._ensure_open()
+        with self._write_lock:
+            sessions = dict(self._meta.get("sessions") or {})
+            sessions[namespace] = max(float(sessions.get(namespace, 0.0)), at.timestamp())
+            self._meta["sessions"] = sessions
+            self.vectors.write_meta(self._meta)
+
+    def _bump(self, namespace: str) -> None:
+        self._versions[namespace] = self._versions.get(namespace, 0) + 1
+
+    # ------------------------------------------------------------------ reads
+    def last_session_end(self, namespace: str) -> datetime | None:
+        self._ensure_open()
+        ts = (self._meta.get("sessions") or {}).get(namespace)
+        return datetime.fromtimestamp(float(ts), tz=timezone.utc) if ts is not None else None
+
+    def get_many(self, namespace: str, memory_ids: Sequence[str]) -> list[Memory]:
+        """Memories by id, in the order asked; ids not in this namespace are left out."""
+        _check_namespace(namespace)
+        self._ensure_open()
+        return [from_payload(p) for p in self.vectors.get(namespace, list(memory_ids))]
+
+    def count(self, namespace: str) -> int:
+        self._ensure_open()
+        return self.vectors.count(namespace)
+
+    def namespaces(self) -> list[str]:
+        self._ensure_open()
+        return self.vectors.namespaces()
+
+    def embed_query(self, text: str) -> tuple[float, ...]:
+        return tuple(float(x) for x in self.embedder.embed_query(text))
+
+    def vector_search(self, queries: Sequence[VectorQuery]) -> list[list[ScoredPayload]]:
+        self._ensure_open()
+        return self.vectors.query_batch(queries)
+
+    def entity_matcher(self, namespace: str) -> Any:
+        """The query-time phrase matcher over this namespace's entities, rebuilt after writes."""
+        from ..query.entities import EntityMatcher
+        self._ensure_open()
+        version = self._versions.get(namespace, 0)
+        cached = self._matchers.get(namespace)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        matcher = EntityMatcher(self.graph.entities(namespace) if self.graph is not None else [])
+        self._matchers[namespace] = (version, matcher)
+        return matcher
+
+    def retriever(self, name: str) -> Retriever:
+        """One arm over this store: "dense", "lexical", "graph", "temporal" or "type"."""
+        from ..retrievers import make_retriever
+        return make_retriever(self, name)
