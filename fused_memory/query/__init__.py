@@ -1,0 +1,23 @@
+"""Query understanding: Stage 1 (parse) and Stage 2 (optimize) of the pipeline (DESIGN.md section 5).
+
+    parsed = parse_query("what did I tell Sarah about Berlin last week?", now=now, matcher=matcher)
+    plan = optimize(parsed)          # or optimize_off(parsed) for the every-arm baseline
+    plan.arms, plan.weights, plan.type_hints, plan.reasons
+
+`temporal` turns time phrases into windows, `entities` finds known (and, optionally, unknown) entity
+names, `parse` builds the `ParsedQuery`, `optimizer` the `QueryPlan`.
+"""
+
+from __future__ import annotations
+
+from .entities import EntityMatcher, Mention, load_nlp, ner_mentions, ner_refs, normalize_entity_id
+from .optimizer import DEFAULT_RULES, OFF_RULES, RULE_NAMES, PlanBuilder, Rule, fired_rules, optimize, optimize_off
+from .parse import parse_query
+from .temporal import TemporalMatch, has_time_cue, parse_time
+
+__all__ = [
+    "parse_query",
+    "optimize", "optimize_off", "fired_rules", "PlanBuilder", "Rule", "DEFAULT_RULES", "OFF_RULES", "RULE_NAMES",
+    "parse_time", "has_time_cue", "TemporalMatch",
+    "EntityMatcher", "Mention", "normalize_entity_id", "ner_refs", "ner_mentions", "load_nlp",
+]

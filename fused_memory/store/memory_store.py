@@ -201,7 +201,7 @@ class MemoryStore:
             prepared.append(m.with_(type=mtype, created_at=m.created_at or now,
                                     entities=tuple(x.name for x in ms)))
         vectors = self.embedder.embed_documents([self._embed_text(m) for m in prepared])
-        records = [VectorRecord(m.id, m.namespace, tuple(float(x) for x in v), to_payload(m))
+        records = [VectorRecord(m.id, m.namespace, tuple(v.tolist()), to_payload(m))
                    for m, v in zip(prepared, vectors)]
         with self._write_lock:
             self.vectors.upsert(records)
@@ -292,7 +292,7 @@ class MemoryStore:
         return self.vectors.namespaces()
 
     def embed_query(self, text: str) -> tuple[float, ...]:
-        return tuple(float(x) for x in self.embedder.embed_query(text))
+        return tuple(self.embedder.embed_query(text).tolist())
 
     def vector_search(self, queries: Sequence[VectorQuery]) -> list[list[ScoredPayload]]:
         self._ensure_open()

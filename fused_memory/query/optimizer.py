@@ -1,0 +1,298 @@
+"""Stage 2: `ParsedQuery` -> `QueryPlan`: type hints, which arms run at what weight, graph depth,
+the hard type pre-filter, and a reason for every decision.
+
+Why rules as data: the plan must be explainable (`--explain` prints `reasons`) and tunable without
+touching control flow. Each rule is a named function `(builder, parsed) -> None`; `optimize` runs an
+ordered tuple of them over one mutable `PlanBuilder`, and a rule that changes the plan says why with
+`builder.note(...)`, which records "rule_name: why" in `reasons`. Reordering, removing or adding a
+rule is a change to a tuple, and a test can assert exactly which rules fired (`fired_rules`).
+
+Unlike a router, the plan runs every arm with something to contribute: a mixed query ("what did I
+tell Sarah about the Berlin office last week?") lights up dense, lexical, graph, temporal and type at
+once. Rules only *skip* an arm when it provably cannot help (no entity -> no graph seeds).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from ..text import tokenize
+from ..types import ARMS, EntityRef, MemoryType, ParsedQuery, QueryPlan
+
+__all__ = ["PlanBuilder", "Rule", "optimize", "optimize_off", "fired_rules", "DEFAULT_RULES", "OFF_RULES",
+           "RULE_NAMES", "SPECULATIVE_TEMPORAL_WEIGHT", "DEFAULT_HOPS", "MULTI_HOPS"]
+
+SPECULATIVE_TEMPORAL_WEIGHT = 0.5
+DEFAULT_HOPS = 2
+MULTI_HOPS = 3
+
+_I = re.IGNORECASE
+#: Explicit preference words: strong enough to pre-filter dense and lexical (widening catches misses).
+#: "setting"/"favorite" count only as the asker's own ("my setting", "our default", "my favorite"):
+#: "a futuristic setting" or "Jon's favorite" are soft at most.
+_PREF_STRONG = re.compile(r"\b(?:prefer(?:s|red|ring|ences?)?|configur(?:e|ed|es|ing|ation)|config|settings"
+                          r"|(?:my|our)\s+(?:\w+\s+){0,2}?(?:settings?|defaults?|favou?rites?)"
+                          r"|default\s+(?:setting|value|option)s?)\b", _I)
+#: Softer preference signals: a type hint for the type arm, never a pre-filter.
+_PREF_SOFT = re.compile(r"\b(?:favou?rites?|likes|liked|loves?|loved|enjoys?|enjoyed|hates?|dislikes?|wants?"
+                        r"|wanted|wish(?:es)?|hobby|hobbies|interested\s+in|passionate\s+about|fan\s+of"
+                        r"|(?:would|'d)\s+like)\b", _I)
+#: "like" is a preference only as a verb: "does Caroline like", not "what was it like".
+_LIKE = re.compile(r"\b(?:i|you|we|they|he|she|do|does|did|would|to|really|also|not|n't)\s+(?:\w+\s+){0,2}?like\b", _I)
+_LIKE_NOT_VERB = frozenset("look looks looked looking seem seems seemed feel feels felt sound sounds something "
+                           "anything things just more much was is".split())
+_EVENT = re.compile(r"\bwhen\s+(?:did|was|were|is|are|do|does|will|had|has|have)\b|\b(?:at\s+)?what\s+time\b"
+                    r"|\bwhat\s+date\b|\bwhich\s+(?:day|date|month|year)\b|\bhappen(?:ed|s|ing)?\b"
+                    r"|\boccur(?:red|s|ring)?\b|\bwas\s+it\b|\bdid\s+(?:i|we)\b|\bhow\s+long\s+ago\b", _I)
+_WHO_IS = re.compile(r"\bwho(?:\s+(?:is|was|are|were)|'s|\u2019s)\b", _I)
+#: Prefixes only; the object is the rest of the text (a regex ending in `$` backtracks quadratically).
+_WHAT_IS = re.compile(r"\bwhat(?:\s+(?:is|was|are|were)|'s|\u2019s)\s+(?:the\s+|a\s+|an\s+)?", _I)
+_TELL_ABOUT = re.compile(r"\b(?:tell\s+me|what\s+do\s+(?:you|i|we)\s+know)\s+about\s+(?:the\s+)?", _I)
+_MULTI_HOP = re.compile(r"\bwho\b.+\bwho\b|\b(?:also|both)\s+(?:knows?|works?|met|worked)\b|\bfriends?\s+of\s+"
+                        r"(?:a\s+|my\s+)?friends?\b|\bindirect(?:ly)?\b|\bconnect(?:ed|ion|ions)?\s+(?:to|between)\b"
+                        r"|\b\w+(?:'s|\u2019s)\s+\w+(?:'s|\u2019s)\s+\w+|\b(?:two|2|three|3)\s+hops?\b"
+                        r"|\bthrough\s+(?:whom|someone|somebody)\b", _I)
+#: Words that carry no topic of their own in a time question ("what happened yesterday?").
+_GENERIC_TERMS = frozenset(tokenize("happen happened happening change changed changes do did done doing go went "
+                                    "gone thing things stuff anything something everything new news going "
+                                    "tell told say said talk talked up plan planned"))
+
+
+@dataclass
+class PlanBuilder:
+    """The mutable plan the rules edit, frozen into a `QueryPlan` by `build`.
+
+    Starts with dense and lexical on; graph, temporal and type run only once a rule turns them on.
+    Dense cannot be skipped: it is the arm that always has something to say.
+    """
+
+    parsed: ParsedQuery
+    weights: dict[str, float] = field(default_factory=lambda: {"dense": 1.0, "lexical": 1.0})
+    type_hints: set[MemoryType] = field(default_factory=set)
+    strong_hints: set[MemoryType] = field(default_factory=set)
+    max_hops: int = DEFAULT_HOPS
+    hard_filter: bool = False
+    reasons: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+    fired: list[str] = field(default_factory=list)
+    rule: str = "manual"
+
+    def note(self, why: str) -> None:
+        """Record that the current rule fired, and why (shown by `--explain`)."""
+        if not self.fired or self.fired[-1] != self.rule:
+            self.fired.append(self.rule)
+        self.reasons.append(f"{self.rule}: {why}")
+
+    def run(self, arm: str, weight: float = 1.0) -> None:
+        if arm not in ARMS:
+            raise ValueError(f"unknown arm {arm!r}; arms are {ARMS}")
+        self.weights[arm] = float(weight)
+        self.skipped.pop(arm, None)
+
+    def skip(self, arm: str, why: str) -> None:
+        if arm == "dense":
+            raise ValueError("dense always runs")
+        self.weights.pop(arm, None)
+        self.skipped[arm] = why
+
+    def hint(self, t: MemoryType, strong: bool = False) -> None:
+        self.type_hints.add(t)
+        if strong:
+            self.strong_hints.add(t)
+
+    @cached_property
+    def lower(self) -> str:
+        return self.parsed.text.lower()
+
+    @cached_property
+    def topic_terms(self) -> frozenset[str]:
+        """Query terms left once the time phrase and topic-free words are removed."""
+        phrase = set(tokenize(self.parsed.temporal_phrase or ""))
+        return frozenset(t for t in self.parsed.terms if t not in phrase and t not in _GENERIC_TERMS)
+
+    def build(self) -> QueryPlan:
+        arms = tuple(a for a in ARMS if a in self.weights)
+        return QueryPlan(type_hints=frozenset(self.type_hints), arms=arms,
+                         weights={a: self.weights[a] for a in arms}, max_hops=self.max_hops,
+                         hard_filter=self.hard_filter, reasons=tuple(self.reasons),
+                         skipped={a: self.skipped[a] for a in ARMS if a in self.skipped})
+
+
+Rule = Callable[[PlanBuilder, ParsedQuery], None]
+
+
+# ------------------------------------------------------------------ type triggers
+def preference_trigger(b: PlanBuilder, q: ParsedQuery) -> None:
+    """prefer/like/want/setting/configure/my default -> preference (explicit words are "strong")."""
+    strong = _PREF_STRONG.search(q.text)
+    soft = _PREF_SOFT.search(q.text) or _like_verb(q.text)
+    if strong or soft:
+        word = (strong or soft).group(0)  # type: ignore[union-attr]
+        b.hint(MemoryType.PREFERENCE, strong=bool(strong))
+        b.note(f"{word!r} -> hint preference" + (" (explicit)" if strong else ""))
+
+
+def event_trigger(b: PlanBuilder, q: ParsedQuery) -> None:
+    """when did/at what time/happened/occurred/was it/did I -> event."""
+    m = _EVENT.search(q.text)
+    if m:
+        b.hint(MemoryType.EVENT)
+        b.note(f"{' '.join(m.group(0).split())!r} -> hint event")
+
+
+def entity_trigger(b: PlanBuilder, q: ParsedQuery) -> None:
+    """who is X / what is <known entity> / tell me about <someone> -> entity."""
+    refs = {r.text.casefold() for r in q.entity_refs}
+    who, what, tell = _WHO_IS.search(q.text), _WHAT_IS.search(q.text), _TELL_ABOUT.search(q.text)
+    what_obj = q.text[what.end():].rstrip(" \t\n?.!") if what else ""
+    tell_obj = q.text[tell.end():].rstrip(" \t\n?.!") if tell else ""
+    if who:
+        why = f"{who.group(0)!r}"
+    elif what_obj and what_obj.casefold() in refs:  # the whole object is the entity, not "Melanie's hobby"
+        why = f"'what is {what_obj}' names a known entity"
+    elif tell_obj and (tell_obj[0].isupper() or any(tell_obj.casefold().startswith(r) for r in refs)):
+        why = f"'tell me about {tell_obj[:40]}'"
+    else:
+        return
+    b.hint(MemoryType.ENTITY)
+    b.note(f"{why} -> hint entity")
+
+
+def hard_filter_explicit_hint(b: PlanBuilder, q: ParsedQuery) -> None:
+    """One hint, from an explicit word ("setting", "prefer", "favorite"): pre-filter dense and lexical
+    to that type. Soft or several hints never pre-filter: a misclassified memory would vanish, while
+    the type arm alone only adds evidence. The ensemble widens when the filter leaves too few."""
+    if len(b.type_hints) == 1 and b.type_hints <= b.strong_hints:
+        (t,) = b.type_hints
+        b.hard_filter = True
+        b.note(f"explicit {t.value} trigger -> pre-filter dense and lexical to {t.value} (widened if too few)")
+
+
+# ------------------------------------------------------------------ arms
+def graph_from_entities(b: PlanBuilder, q: ParsedQuery) -> None:
+    """Entity refs -> graph arm (weight 1.0; the arm itself discounts multi-hop hits to 0.8)."""
+    if q.entity_refs:
+        b.run("graph", 1.0)
+        b.note("entities " + ", ".join(_describe(r) for r in q.entity_refs) + " -> graph")
+
+
+def skip_graph_no_entity(b: PlanBuilder, q: ParsedQuery) -> None:
+    if not q.entity_refs:
+        b.skip("graph", "no entity in the query")
+        b.note("no entity in the query -> skip graph")
+
+
+def multi_hop_phrasing(b: PlanBuilder, q: ParsedQuery) -> None:
+    """3 hops only when the question spells out a chain ("who does X work with who also knows Y")."""
+    m = _MULTI_HOP.search(q.text) if "graph" in b.weights else None
+    if m:
+        b.max_hops = MULTI_HOPS
+        b.note(f"multi-hop phrasing {' '.join(m.group(0).split())[:40]!r} -> {MULTI_HOPS} hops")
+
+
+def temporal_window(b: PlanBuilder, q: ParsedQuery) -> None:
+    if q.temporal_window is not None:
+        b.run("temporal", 1.0)
+        b.note(f"{q.temporal_phrase!r} -> window {q.temporal_window} -> temporal")
+
+
+def speculative_temporal(b: PlanBuilder, q: ParsedQuery) -> None:
+    """A time cue ("latest", "when", "since we last talked" without a session) but no window:
+    the temporal arm runs at half weight, ranking events by relevance."""
+    if q.temporal_window is None and q.time_cue:
+        b.run("temporal", SPECULATIVE_TEMPORAL_WEIGHT)
+        b.note(f"time cue without a window -> speculative temporal at {SPECULATIVE_TEMPORAL_WEIGHT}")
+
+
+def skip_temporal_no_cue(b: PlanBuilder, q: ParsedQuery) -> None:
+    if q.temporal_window is None and not q.time_cue:
+        b.skip("temporal", "no time window and no time cue")
+        b.note("no time window and no time cue -> skip temporal")
+
+
+def skip_lexical_pure_time(b: PlanBuilder, q: ParsedQuery) -> None:
+    """"what happened yesterday?": nothing but the time is left to match words on."""
+    outside = [i for i in q.identifiers if i not in (q.temporal_phrase or "")]
+    if q.temporal_window is not None and not b.topic_terms and not q.entity_refs and not outside:
+        b.skip("lexical", "pure time query: no words to match besides the time phrase")
+        b.note("pure time query -> skip lexical")
+
+
+def type_arm_for_hints(b: PlanBuilder, q: ParsedQuery) -> None:
+    if b.type_hints:
+        b.run("type", 1.0)
+        b.note("hints " + ",".join(sorted(t.value for t in b.type_hints)) + " -> type")
+
+
+def skip_type_no_hints(b: PlanBuilder, q: ParsedQuery) -> None:
+    if not b.type_hints:
+        b.skip("type", "no type hint")
+        b.note("no type hint -> skip type")
+
+
+def every_arm_that_can_run(b: PlanBuilder, q: ParsedQuery) -> None:
+    """Optimizer off: no skip rule, no pre-filter; graph needs seeds and type needs a hint to run."""
+    if q.entity_refs:
+        b.run("graph", 1.0)
+    else:
+        b.skip("graph", "no entity to start from")
+    b.run("temporal", 1.0 if q.temporal_window is not None else SPECULATIVE_TEMPORAL_WEIGHT)
+    if b.type_hints:
+        b.run("type", 1.0)
+    else:
+        b.skip("type", "no type hint")
+    b.note("optimizer off -> every arm that can run")
+
+
+#: The optimizer, in order: hints first (later rules read them), then arms.
+DEFAULT_RULES: tuple[Rule, ...] = (
+    preference_trigger, event_trigger, entity_trigger, hard_filter_explicit_hint,
+    graph_from_entities, skip_graph_no_entity, multi_hop_phrasing,
+    temporal_window, speculative_temporal, skip_temporal_no_cue,
+    skip_lexical_pure_time, type_arm_for_hints, skip_type_no_hints,
+)
+#: The "optimizer off" baseline: same hints, every arm that can run.
+OFF_RULES: tuple[Rule, ...] = (preference_trigger, event_trigger, entity_trigger, every_arm_that_can_run)
+RULE_NAMES: tuple[str, ...] = tuple(r.__name__ for r in DEFAULT_RULES)
+
+
+def optimize(parsed: ParsedQuery, *, rules: tuple[Rule, ...] = DEFAULT_RULES) -> QueryPlan:
+    """Run `rules` in order over a fresh `PlanBuilder` and freeze the result."""
+    b = PlanBuilder(parsed)
+    for rule in rules:
+        b.rule = getattr(rule, "__name__", repr(rule))
+        rule(b, parsed)
+    return b.build()
+
+
+def optimize_off(parsed: ParsedQuery) -> QueryPlan:
+    """The baseline the optimizer is measured against: every arm that can run, at default weights."""
+    return optimize(parsed, rules=OFF_RULES)
+
+
+def fired_rules(plan: QueryPlan) -> tuple[str, ...]:
+    """Names of the rules that fired, in order (read back from the "name: why" reasons)."""
+    out: list[str] = []
+    for r in plan.reasons:
+        name = r.split(":", 1)[0]
+        if not out or out[-1] != name:
+            out.append(name)
+    return tuple(out)
+
+
+def _like_verb(text: str) -> re.Match[str] | None:
+    for m in _LIKE.finditer(text):
+        before = text[:m.end() - 4].split()
+        if not before or before[-1].lower() not in _LIKE_NOT_VERB:
+            return m
+    return None
+
+
+def _describe(ref: EntityRef) -> str:
+    if len(ref.candidates) <= 1:
+        return repr(ref.text)
+    listed = ", ".join(f"{c.name} {c.confidence:.2f}" for c in ref.candidates[:4])
+    return f"{ref.text!r} ({len(ref.candidates)} candidates: {listed})"

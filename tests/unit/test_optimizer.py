@@ -1,0 +1,210 @@
+"""Stage 1 + Stage 2 on mixed queries: hints, arms, window, entities, and exactly which rules fired.
+
+Every example query of issue 3's seed is a row here; so are LoCoMo-style questions ("When did
+Caroline ...", "What is Melanie's hobby?"). `NOW` is Wednesday 2024-05-15 12:00 UTC.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from fused_memory.query import (
+    DEFAULT_RULES,
+    OFF_RULES,
+    RULE_NAMES,
+    EntityMatcher,
+    PlanBuilder,
+    fired_rules,
+    optimize,
+    optimize_off,
+    parse_query,
+)
+from fused_memory.query.optimizer import MULTI_HOPS, SPECULATIVE_TEMPORAL_WEIGHT
+from fused_memory.store.protocols import Entity
+from fused_memory.types import ARMS, MemoryType, ParsedQuery
+
+NOW = datetime(2024, 5, 15, 12, 0, tzinfo=timezone.utc)
+SESSION = datetime(2024, 5, 10, 18, 0, tzinfo=timezone.utc)
+MATCHER = EntityMatcher([
+    Entity("sarah chen", "Sarah Chen", ("Sarah",), "PERSON", 10),
+    Entity("sarah park", "Sarah Park", ("Sarah",), "PERSON", 3),
+    Entity("berlin office", "Berlin office", ("Berlin",), "FAC", 2),
+    Entity("kestrel", "Kestrel", ("Kestrel project",), "PRODUCT", 1),
+    Entity("caroline", "Caroline", (), "PERSON", 40),
+    Entity("melanie", "Melanie", ("Mel",), "PERSON", 30),
+])
+
+D, L, G, T, Y = "dense", "lexical", "graph", "temporal", "type"
+PREF, EVENT, ENT = MemoryType.PREFERENCE, MemoryType.EVENT, MemoryType.ENTITY
+NO_ENT, NO_CUE, NO_HINT = "skip_graph_no_entity", "skip_temporal_no_cue", "skip_type_no_hints"
+GRAPH, WIN, SPEC, TYPE = "graph_from_entities", "temporal_window", "speculative_temporal", "type_arm_for_hints"
+
+# (query, session?, hints, arms, temporal phrase, entity mentions, fired rules, hard_filter, hops)
+CASES = [
+    ("what's my badge ID?", True, set(), (D, L), None, [], (NO_ENT, NO_CUE, NO_HINT), False, 2),
+    ("what did I do last Tuesday?", True, {EVENT}, (D, T, Y), "last Tuesday", [],
+     ("event_trigger", NO_ENT, WIN, "skip_lexical_pure_time", TYPE), False, 2),
+    ("who reports to Sarah?", True, set(), (D, L, G), None, ["Sarah"], (GRAPH, NO_CUE, NO_HINT), False, 2),
+    ("what did I tell Sarah about the Berlin office last week?", True, {EVENT}, (D, L, G, T, Y), "last week",
+     ["Sarah", "Berlin office"], ("event_trigger", GRAPH, WIN, TYPE), False, 2),
+    ("what should I configure?", True, {PREF}, (D, L, Y), None, [],
+     ("preference_trigger", "hard_filter_explicit_hint", NO_ENT, NO_CUE, TYPE), True, 2),
+    ("when did the outage happen?", True, {EVENT}, (D, L, T, Y), None, [],
+     ("event_trigger", NO_ENT, SPEC, TYPE), False, 2),
+    ("when did the Kestrel launch happen?", True, {EVENT}, (D, L, G, T, Y), None, ["Kestrel"],
+     ("event_trigger", GRAPH, SPEC, TYPE), False, 2),
+    ("what's my setting for the Kestrel project timeout?", True, {PREF}, (D, L, G, Y), None, ["Kestrel project"],
+     ("preference_trigger", "hard_filter_explicit_hint", GRAPH, NO_CUE, TYPE), True, 2),
+    ("what changed since we last talked?", True, set(), (D, T), "since we last talked", [],
+     (NO_ENT, WIN, "skip_lexical_pure_time", NO_HINT), False, 2),
+    ("what changed since we last talked?", False, set(), (D, L, T), None, [], (NO_ENT, SPEC, NO_HINT), False, 2),
+    ("what's been on my mind lately?", True, set(), (D, L, T), "lately", [], (NO_ENT, WIN, NO_HINT), False, 2),
+    ("When did Caroline go to the LGBTQ support group?", True, {EVENT}, (D, L, G, T, Y), None, ["Caroline"],
+     ("event_trigger", GRAPH, SPEC, TYPE), False, 2),
+    ("What is Melanie's hobby?", True, {PREF}, (D, L, G, Y), None, ["Melanie"],
+     ("preference_trigger", GRAPH, NO_CUE, TYPE), False, 2),
+    ("Would Caroline likely pursue writing as a career?", True, set(), (D, L, G), None, ["Caroline"],
+     (GRAPH, NO_CUE, NO_HINT), False, 2),
+    ("who is Caroline?", True, {ENT}, (D, L, G, Y), None, ["Caroline"],
+     ("entity_trigger", GRAPH, NO_CUE, TYPE), False, 2),
+    ("tell me about Melanie", True, {ENT}, (D, L, G, Y), None, ["Melanie"],
+     ("entity_trigger", GRAPH, NO_CUE, TYPE), False, 2),
+    ("what is Kestrel?", True, {ENT}, (D, L, G, Y), None, ["Kestrel"],
+     ("entity_trigger", GRAPH, NO_CUE, TYPE), False, 2),
+    ("who does Sarah Chen work with who also knows Melanie?", True, set(), (D, L, G), None, ["Sarah Chen", "Melanie"],
+     (GRAPH, "multi_hop_phrasing", NO_CUE, NO_HINT), False, MULTI_HOPS),
+    ("what happened yesterday?", True, {EVENT}, (D, T, Y), "yesterday", [],
+     ("event_trigger", NO_ENT, WIN, "skip_lexical_pure_time", TYPE), False, 2),
+    ("what's the latest on JIRA-9921?", True, set(), (D, L, T), None, [], (NO_ENT, SPEC, NO_HINT), False, 2),
+    ("which editor do I prefer?", True, {PREF}, (D, L, Y), None, [],
+     ("preference_trigger", "hard_filter_explicit_hint", NO_ENT, NO_CUE, TYPE), True, 2),
+    ("what do I like to eat?", True, {PREF}, (D, L, Y), None, [],
+     ("preference_trigger", NO_ENT, NO_CUE, TYPE), False, 2),
+    ("What was the party like?", True, set(), (D, L), None, [], (NO_ENT, NO_CUE, NO_HINT), False, 2),
+    ("what did Melanie paint in June 2023?", True, set(), (D, L, G, T), "June 2023", ["Melanie"],
+     (GRAPH, WIN, NO_HINT), False, 2),
+    ("what happened to JIRA-9921 on 2024-05-02?", True, {EVENT}, (D, L, T, Y), "2024-05-02", [],
+     ("event_trigger", NO_ENT, WIN, TYPE), False, 2),
+    ("what did Mel and Caroline do between May 1 and May 10?", True, set(), (D, L, G, T),
+     "between May 1 and May 10", ["Mel", "Caroline"], (GRAPH, WIN, NO_HINT), False, 2),
+]
+
+
+def plan_for(query: str, session: bool = True):  # type: ignore[no-untyped-def]
+    parsed = parse_query(query, now=NOW, matcher=MATCHER, last_session_end=SESSION if session else None)
+    return parsed, optimize(parsed)
+
+
+@pytest.mark.parametrize("query,session,hints,arms,phrase,mentions,fired,hard,hops", CASES,
+                         ids=[f"{c[0]}{'' if c[1] else ' (no session)'}" for c in CASES])
+def test_mixed_queries(query: str, session: bool, hints: set[MemoryType], arms: tuple[str, ...], phrase: str | None,
+                       mentions: list[str], fired: tuple[str, ...], hard: bool, hops: int) -> None:
+    parsed, plan = plan_for(query, session)
+    assert plan.type_hints == frozenset(hints)
+    assert plan.arms == arms
+    assert parsed.temporal_phrase == phrase and (parsed.temporal_window is None) == (phrase is None)
+    assert [r.text for r in parsed.entity_refs] == mentions
+    assert fired_rules(plan) == fired
+    assert (plan.hard_filter, plan.max_hops) == (hard, hops)
+    assert set(plan.weights) == set(arms) and plan.weights["dense"] == 1.0
+    assert set(plan.skipped) == set(ARMS) - set(arms)  # every arm not run says why
+    assert all(r.split(":", 1)[0] in RULE_NAMES for r in plan.reasons)
+
+
+def test_mixed_query_lights_up_every_arm() -> None:
+    parsed, plan = plan_for("what did I tell Sarah about the Berlin office last week?")
+    assert plan.arms == ARMS and plan.weights["temporal"] == 1.0 and plan.weights["graph"] == 1.0
+    (sarah, office) = parsed.entity_refs
+    assert sarah.ambiguous and [c.entity_id for c in sarah.candidates] == ["sarah chen", "sarah park"]
+    assert not office.ambiguous
+    assert parsed.temporal_window is not None and parsed.temporal_window.end == NOW
+    assert any("2 candidates" in r for r in plan.reasons)  # the explanation shows the fan-out
+
+
+def test_weights() -> None:
+    assert plan_for("when did the outage happen?")[1].weights["temporal"] == SPECULATIVE_TEMPORAL_WEIGHT
+    assert plan_for("what happened yesterday?")[1].weights["temporal"] == 1.0
+    assert plan_for("who reports to Sarah?")[1].weights["graph"] == 1.0
+
+
+def test_soft_preference_words_do_not_prefilter() -> None:
+    for q in ("What is Jon's favorite style of dance?", "What game has Nate been playing with a futuristic setting?",
+              "what settings did I change?"):  # third person / noun sense / two hints
+        assert not plan_for(q)[1].hard_filter, q
+
+
+def test_optimize_off_runs_every_arm_that_can_run() -> None:
+    parsed, on = plan_for("what's my badge ID?")
+    off = optimize_off(parsed)
+    assert on.arms == (D, L)
+    assert off.arms == (D, L, T) and off.weights["temporal"] == SPECULATIVE_TEMPORAL_WEIGHT
+    assert set(off.skipped) == {G, Y} and not off.hard_filter
+    parsed, _ = plan_for("what should I configure?")
+    off = optimize_off(parsed)
+    assert off.arms == (D, L, T, Y) and not off.hard_filter and off.type_hints == {PREF}
+    parsed, _ = plan_for("what did I tell Sarah about the Berlin office last week?")
+    assert optimize_off(parsed).arms == ARMS
+    assert fired_rules(optimize_off(parsed))[-1] == "every_arm_that_can_run"
+    assert OFF_RULES[-1].__name__ == "every_arm_that_can_run"
+
+
+def test_rules_are_data() -> None:
+    parsed, _ = plan_for("who reports to Sarah?")
+    assert tuple(r.__name__ for r in DEFAULT_RULES) == RULE_NAMES
+    without_graph_rule = tuple(r for r in DEFAULT_RULES if r.__name__ != "graph_from_entities")
+    assert G not in optimize(parsed, rules=without_graph_rule).arms
+
+    def always_three_hops(b: PlanBuilder, q: ParsedQuery) -> None:
+        b.max_hops = 3
+        b.note("test rule")
+
+    plan = optimize(parsed, rules=(*DEFAULT_RULES, always_three_hops))
+    assert plan.max_hops == 3 and plan.reasons[-1] == "always_three_hops: test rule"
+    assert optimize(parsed, rules=()).arms == (D, L)  # the builder's starting point
+
+
+def test_builder_guards() -> None:
+    b = PlanBuilder(parse_query("hi", now=NOW))
+    with pytest.raises(ValueError):
+        b.skip("dense", "never")
+    with pytest.raises(ValueError):
+        b.run("bogus")
+
+
+def test_plan_is_frozen() -> None:
+    _, plan = plan_for("who reports to Sarah?")
+    with pytest.raises((TypeError, AttributeError)):
+        plan.weights["graph"] = 0.0  # type: ignore[index]
+    with pytest.raises(AttributeError):
+        plan.arms = ()  # type: ignore[misc]
+
+
+def test_capitalized_unknown_name_uses_ner_only_when_given() -> None:
+    class Nlp:
+        calls = 0
+
+        def __call__(self, text: str):  # type: ignore[no-untyped-def]
+            Nlp.calls += 1
+            at = text.find("Priya")
+            ent = type("E", (), {"label_": "PERSON", "start_char": at, "end_char": at + 5})()
+            return type("Doc", (), {"ents": [ent] if at >= 0 else []})()
+
+    nlp = Nlp()
+    parsed = parse_query("what did Priya say?", now=NOW, matcher=MATCHER)
+    assert parsed.entity_refs == ()  # nlp=None (the default): spaCy stays off the hot path
+    parsed = parse_query("what did Priya say?", now=NOW, matcher=MATCHER, nlp=nlp)
+    assert [(r.text, r.source) for r in parsed.entity_refs] == [("Priya", "ner")]
+    assert G in optimize(parsed).arms
+    before = Nlp.calls
+    parse_query("What did Caroline say on Monday?", now=NOW, matcher=MATCHER, nlp=nlp)  # all placed: no NER
+    parse_query("what did she say?", now=NOW, matcher=MATCHER, nlp=nlp)  # nothing capitalized: no NER
+    assert Nlp.calls == before
+
+
+def test_entity_inside_the_time_phrase_is_not_a_ref() -> None:
+    m = EntityMatcher([Entity("may", "May", (), "PERSON", 5)])
+    parsed = parse_query("what did I do in May 2023?", now=NOW, matcher=m)
+    assert parsed.entity_refs == () and parsed.temporal_phrase == "May 2023"
+    assert [r.text for r in parse_query("what did May say?", now=NOW, matcher=m).entity_refs] == ["May"]

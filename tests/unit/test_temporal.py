@@ -1,0 +1,192 @@
+"""Temporal parser: every phrase of issue 3, the weak matches, clipping, zones, configuration.
+
+`NOW` is Wednesday 2024-05-15 12:00 UTC; every expected window is written out in full so a reader
+can check it against a calendar.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from fused_memory.errors import QueryError
+from fused_memory.query.temporal import OPEN_START, RULE_NAMES, has_time_cue, parse_time
+
+UTC = timezone.utc
+NOW = datetime(2024, 5, 15, 12, 0, tzinfo=UTC)  # a Wednesday
+SESSION_END = datetime(2024, 5, 10, 18, 0, tzinfo=UTC)
+EOD = (23, 59, 59, 999999)
+
+
+def d(y: int, m: int, day: int, *hms: int) -> datetime:
+    return datetime(y, m, day, *hms, tzinfo=UTC)
+
+
+def day(y: int, m: int, dd: int) -> tuple[datetime, datetime]:
+    return d(y, m, dd), d(y, m, dd, *EOD)
+
+
+CASES = [
+    # absolute
+    ("what did I do on March 15th?", "month_day", "March 15th", day(2024, 3, 15)),
+    ("on 7 May 2023", "day_month", "7 May 2023", day(2023, 5, 7)),
+    ("October 13, 2023", "month_day", "October 13, 2023", day(2023, 10, 13)),
+    ("on December 1,2023", "month_day", "December 1,2023", day(2023, 12, 1)),
+    ("on 21 November, 2023", "day_month", "21 November, 2023", day(2023, 11, 21)),
+    ("the 3rd of June", "day_month", "the 3rd of June", day(2023, 6, 3)),  # June 2024 is future
+    ("on Aug 15th", "month_day", "Aug 15th", day(2023, 8, 15)),
+    ("2023-05-08", "iso_date", "2023-05-08", day(2023, 5, 8)),
+    ("5/8/2023", "numeric_date", "5/8/2023", day(2023, 5, 8)),  # via dateparser, MDY
+    ("in May 2023", "month_year", "May 2023", (d(2023, 5, 1), d(2023, 5, 31, *EOD))),
+    ("in Q3", "quarter", "Q3", (d(2023, 7, 1), d(2023, 9, 30, *EOD))),  # Q3 2024 has not begun
+    ("in Q1", "quarter", "Q1", (d(2024, 1, 1), d(2024, 3, 31, *EOD))),
+    ("the third quarter of 2022", "quarter", "the third quarter of 2022", (d(2022, 7, 1), d(2022, 9, 30, *EOD))),
+    ("in 2022", "year", "in 2022", (d(2022, 1, 1), d(2022, 12, 31, *EOD))),
+    ("in June", "month", "in June", (d(2023, 6, 1), d(2023, 6, 30, *EOD))),
+    ("in May", "month", "in May", (d(2024, 5, 1), NOW)),  # clipped to now
+    ("last March", "month", "last March", (d(2024, 3, 1), d(2024, 3, 31, *EOD))),
+    ("last summer", "season", "last summer", (d(2023, 6, 1), d(2023, 8, 31, *EOD))),
+    ("summer 2021", "season", "summer 2021", (d(2021, 6, 1), d(2021, 8, 31, *EOD))),
+    # relative
+    ("yesterday", "yesterday", "yesterday", (d(2024, 5, 14), NOW)),
+    ("last night", "yesterday", "last night", (d(2024, 5, 14), NOW)),
+    ("today", "today", "today", (d(2024, 5, 15), NOW)),
+    ("last week", "past_n", "last week", (d(2024, 5, 8, 12), NOW)),
+    ("this week", "this_unit", "this week", (d(2024, 5, 13), NOW)),
+    ("this month", "this_unit", "this month", (d(2024, 5, 1), NOW)),
+    ("earlier this year", "this_unit", "earlier this year", (d(2024, 1, 1), NOW)),
+    ("last month", "past_n", "last month", (d(2024, 4, 15, 12), NOW)),
+    ("last year", "past_n", "last year", (d(2023, 5, 15, 12), NOW)),
+    ("in the past 3 days", "past_n", "in the past 3 days", (d(2024, 5, 12, 12), NOW)),
+    ("over the last two weeks", "past_n", "over the last two weeks", (d(2024, 5, 1, 12), NOW)),
+    ("3 days ago", "n_ago", "3 days ago", day(2024, 5, 12)),
+    ("two weeks ago", "n_ago", "two weeks ago", (d(2024, 4, 28), d(2024, 5, 4, *EOD))),
+    ("a week ago", "n_ago", "a week ago", (d(2024, 5, 5), d(2024, 5, 11, *EOD))),
+    ("a couple of months ago", "n_ago", "a couple of months ago", (d(2024, 2, 29), d(2024, 3, 30, *EOD))),
+    ("last Tuesday", "weekday", "last Tuesday", day(2024, 5, 14)),
+    ("last Wednesday", "weekday", "last Wednesday", day(2024, 5, 8)),  # today is Wednesday: a week ago
+    ("on Monday", "weekday", "on Monday", day(2024, 5, 13)),
+    ("on sat", "weekday_abbr", "on sat", day(2024, 5, 11)),
+    ("last weekend", "weekend", "last weekend", (d(2024, 5, 11), d(2024, 5, 12, *EOD))),
+    ("the day before yesterday", "n_before", "the day before yesterday", day(2024, 5, 13)),
+    # ranges
+    ("between May 1 and May 10", "between", "between May 1 and May 10", (d(2024, 5, 1), d(2024, 5, 10, *EOD))),
+    ("between May 1 and 10", "between", "between May 1 and 10", (d(2024, 5, 1), d(2024, 5, 10, *EOD))),
+    ("between 2020 and 2022", "between", "between 2020 and 2022", (d(2020, 1, 1), d(2022, 12, 31, *EOD))),
+    ("from March 3 to April 5, 2023", "from_to", "from March 3 to April 5, 2023",
+     (d(2023, 3, 3), d(2023, 4, 5, *EOD))),
+    ("from December 20 to January 5", "from_to", "from December 20 to January 5",
+     (d(2023, 12, 20), d(2024, 1, 5, *EOD))),
+    ("since March", "since", "since March", (d(2024, 3, 1), NOW)),
+    ("since 2022", "since", "since 2022", (d(2022, 1, 1), NOW)),
+    ("since yesterday", "since", "since yesterday", (d(2024, 5, 14), NOW)),
+    ("before June 2023", "before", "before June 2023", (OPEN_START, d(2023, 5, 31, *EOD))),
+    ("after 2023", "after", "after 2023", (d(2024, 1, 1), NOW)),
+    ("until March 2024", "until", "until March 2024", (OPEN_START, d(2024, 3, 31, *EOD))),
+    ("the week before 16 November 2023", "n_before", "the week before 16 November 2023",
+     (d(2023, 11, 9), d(2023, 11, 15, *EOD))),
+    ("two weeks before August 11, 2023", "n_before", "two weeks before August 11, 2023",
+     (d(2023, 7, 25), d(2023, 7, 31, *EOD))),
+    # fuzzy
+    ("recently", "recently", "recently", (d(2024, 4, 15, 12), NOW)),
+    ("what's been on my mind lately?", "recently", "lately", (d(2024, 4, 15, 12), NOW)),
+    ("a few months ago", "few_ago", "a few months ago", (d(2024, 2, 15, 12), d(2024, 4, 15, 12))),
+    ("a few days ago", "few_ago", "a few days ago", (d(2024, 5, 12, 12), d(2024, 5, 14, 12))),
+    # session-anchored
+    ("what changed since we last talked?", "session", "since we last talked", (SESSION_END, NOW)),
+    ("since our last conversation", "session", "since our last conversation", (SESSION_END, NOW)),
+    ("since last time", "session", "since last time", (SESSION_END, NOW)),
+]
+
+
+@pytest.mark.parametrize("text,rule,phrase,window", CASES, ids=[c[0] for c in CASES])
+def test_phrase_table(text: str, rule: str, phrase: str, window: tuple[datetime, datetime]) -> None:
+    m = parse_time(text, NOW, last_session_end=SESSION_END)
+    assert m is not None, text
+    assert (m.rule, m.phrase) == (rule, phrase)
+    assert (m.window.start, m.window.end) == window
+    assert rule in RULE_NAMES
+
+
+WEAK = [
+    "we", "we should talk", "may I ask what my badge ID is?", "I may go to the gym", "it may rain",
+    "what port is 9077 for?", "port 9077", "set the timeout to 2022", "the budget is 2000", "timeout in 2000 ms",
+    "what's in the March folder?", "tell me about March", "March", "the summer dress", "sun exposure",
+    "in 9077", "v2.3.1", "E-47821", "call 555-1234", "1/2 cup of sugar", "mark the date", "a few things",
+]
+
+
+@pytest.mark.parametrize("text", WEAK)
+def test_weak_matches_give_no_window(text: str) -> None:
+    assert parse_time(text, NOW, last_session_end=SESSION_END) is None
+
+
+@pytest.mark.parametrize("text", ["tomorrow", "next week", "next Tuesday", "in 3 days", "in 2150",
+                                  "later this month", "since 2150", "this summer"])
+def test_future_gives_no_window(text: str) -> None:
+    assert parse_time(text, NOW) is None
+
+
+def test_session_phrase_without_a_session_gives_none() -> None:
+    assert parse_time("what changed since we last talked?", NOW) is None
+    assert has_time_cue("what changed since we last talked?")  # so the temporal arm runs speculatively
+
+
+def test_session_end_after_now_gives_none() -> None:
+    assert parse_time("since we last talked", NOW, last_session_end=NOW + timedelta(hours=1)) is None
+
+
+def test_specific_beats_vague() -> None:
+    """LoCoMo-style questions name a date next to a vague phrase: the date wins."""
+    m = parse_time("What did Joanna recently watch on February 7, 2022?", NOW)
+    assert m is not None and m.rule == "month_day" and m.window.start == d(2022, 2, 7)
+    m = parse_time("What did she finish last Friday on 23 January, 2022?", NOW)
+    assert m is not None and m.window.start == d(2022, 1, 23)
+    m = parse_time("the cake she made recently in May 2022", NOW)
+    assert m is not None and m.rule == "month_year"
+
+
+def test_configurable_fuzzy_windows() -> None:
+    m = parse_time("recently", NOW, recent_days=7)
+    assert m is not None and m.window.start == NOW - timedelta(days=7)
+    m = parse_time("a few months ago", NOW, few_months=(120, 60))
+    assert m is not None and (m.window.start, m.window.end) == (NOW - timedelta(days=120), NOW - timedelta(days=60))
+    with pytest.raises(QueryError):
+        parse_time("recently", NOW, recent_days=-1)
+
+
+def test_naive_now_is_refused() -> None:
+    with pytest.raises(QueryError, match="timezone-aware"):
+        parse_time("yesterday", datetime(2024, 5, 15, 12))
+    with pytest.raises(QueryError):
+        parse_time("since we last talked", NOW, last_session_end=datetime(2024, 5, 10))
+
+
+def test_windows_use_nows_zone() -> None:
+    ny = ZoneInfo("America/New_York")
+    now = datetime(2024, 5, 15, 8, 0, tzinfo=ny)
+    m = parse_time("yesterday", now)
+    assert m is not None and m.window.start == datetime(2024, 5, 14, tzinfo=ny) and m.window.end == now
+    m = parse_time("on March 3rd", now)  # before the DST switch: -05:00
+    assert m is not None and m.window.start.utcoffset() == timedelta(hours=-5)
+    assert m.window.end == datetime(2024, 3, 3, 23, 59, 59, 999999, tzinfo=ny)
+    m = parse_time("5/8/2023", now)  # the dateparser path reattaches the zone too
+    assert m is not None and m.window.start == datetime(2023, 5, 8, tzinfo=ny)
+
+
+def test_no_inverted_window_from_reversed_range() -> None:
+    m = parse_time("between June 2023 and May 2022", NOW)
+    assert m is not None and m.window.start == d(2022, 5, 1) and m.window.end == d(2023, 6, 30, *EOD)
+
+
+@pytest.mark.parametrize("text,cue", [
+    ("what's my latest badge ID?", True), ("recent changes", True), ("when did X happen?", True),
+    ("what did we say last time?", True), ("two years ago", True), ("what is current?", True),
+    ("next week", True), ("on March 3rd", True), ("since we last talked", True),
+    ("what's my badge ID?", False), ("we", False), ("may I ask", False), ("port 9077", False),
+    ("who reports to Sarah?", False), ("", False),
+])
+def test_has_time_cue(text: str, cue: bool) -> None:
+    assert has_time_cue(text) is cue
