@@ -1,0 +1,411 @@
+"""The embedded lexical index: rank-bm25's BM25Okapi per namespace, scored over candidates only.
+
+Why not `BM25Okapi(corpus).get_scores(query)`: it scans every document (~0.1-0.3 s at 100k) and
+must be rebuilt from scratch (~1 s at 100k) after any write. Each namespace here keeps an inverted
+index (term -> doc positions) and BM25Okapi's statistics (`doc_freqs`, `doc_len`, document
+frequencies, N, total length), updated incrementally when writes are applied. A query scores only
+documents sharing a query term, with rank-bm25's own `get_batch_scores` on a supplied state.
+
+Exactness: the per-term IDF is rank-bm25's formula, `log(N - df + 0.5) - log(df + 0.5)`, with its
+floor `epsilon * average_idf` for non-positive values, where the average runs over the whole
+vocabulary (a df histogram makes it O(distinct df values)). Scores equal a fresh
+`BM25Okapi(corpus).get_scores` (to float summation order in the average) with two deliberate
+deviations, both so that every matching document scores > 0:
+* rank-bm25 floors only *negative* IDFs, so a term in exactly half the documents gets 0 while a
+  commoner one gets the positive floor; we floor zero as well.
+* in tiny or homogeneous namespaces the average IDF itself is <= 0 (1-2 documents: every term is
+  in "more than half"), which makes rank-bm25's floor, and its scores, negative; there we floor
+  at `epsilon` instead. Normalization divides by a score built from the same IDFs, so the
+  constant largely cancels.
+
+Normalization to [0, 1]: raw / the score of an *ideal* document of average length holding every
+query term once, which for BM25 is exactly sum(idf(q)) (tf = 1 at avgdl: idf * (k1+1)/(1+k1)),
+clipped to 1. So 1.0 means "a full, ordinary match"; a document matching one common term of a
+multi-term query gets about that term's share of the query's IDF mass (low); predicate or
+repeated matches saturate at 1. A query term no document holds counts at the IDF it would have
+if the ideal document were its only holder (df = 1), so a query whose specific terms are absent
+cannot make a weak partial match look complete. Unlike score/max, the top hit is not forced to
+1.0: the fusion's w * sqrt(s) / (k + rank) can tell a decisive identifier hit from a lucky word.
+
+Concurrency: writers only append to a per-namespace pending buffer under a short lock; the next
+read applies it and scores under the namespace's index lock, so no reader sees a half-applied
+write. Scoring holds the GIL anyway, so serializing readers of one namespace costs little.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import threading
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+import numpy as np
+from rank_bm25 import BM25Okapi
+
+from ..errors import ConfigurationError
+from ..text import tokenize
+from ..types import MemoryType, parse_memory_type
+from .protocols import LexicalDoc
+
+__all__ = ["BM25Index", "doc_terms"]
+
+_R = TypeVar("_R")
+
+
+def doc_terms(doc: LexicalDoc, predicate_weight: int) -> list[str]:
+    """A document's BM25 terms: its text's, then its predicate's repeated `predicate_weight` times.
+
+    Repetition is field weighting in its simplest form (BM25F with integer boosts): a predicate
+    term counts as `predicate_weight` occurrences, saturating through k1 like any repeat."""
+    terms = tokenize(doc.text)
+    if doc.predicate and predicate_weight > 0:
+        terms.extend(tokenize(doc.predicate) * predicate_weight)
+    return terms
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """A tokenized document waiting to be applied."""
+
+    freqs: dict[str, int]
+    length: int
+    type: MemoryType | None
+
+
+class _SuppliedBM25(BM25Okapi):  # type: ignore[misc]  # rank-bm25 ships no type hints
+    """A BM25Okapi whose statistics are handed in rather than computed from a corpus.
+
+    Only `get_batch_scores` is used, i.e. rank-bm25's own scoring code; it reads `doc_freqs`,
+    `doc_len`, `avgdl`, `idf`, `k1` and `b`. `doc_len` is a NumPy array (rank-bm25 converts it with
+    `np.array(...)` on every call, which is a memcpy for an array but a slow walk for a list)."""
+
+    def __init__(self, doc_freqs: list[dict[str, int]], doc_len: np.ndarray, corpus_size: int,
+                 avgdl: float, idf: dict[str, float], k1: float, b: float, epsilon: float) -> None:
+        # Deliberately not calling super().__init__: that would rebuild everything from a corpus.
+        self.k1, self.b, self.epsilon = k1, b, epsilon
+        self.doc_freqs, self.doc_len, self.corpus_size = doc_freqs, doc_len, corpus_size
+        self.avgdl, self.idf, self.tokenizer = avgdl, idf, None
+
+
+class _Shard:
+    """One namespace: pending writes, the inverted index and BM25 statistics."""
+
+    def __init__(self) -> None:
+        self.index_lock = threading.Lock()     # guards everything below `pending`
+        self.pending_lock = threading.Lock()   # guards `pending` only (writers hold it briefly)
+        self.pending: dict[str, _Entry | None] = {}  # memory id -> entry, or None = delete
+        self.reset()
+
+    def reset(self) -> None:
+        self.ids: list[str | None] = []          # position -> memory id (None = free slot)
+        self.pos_of: dict[str, int] = {}
+        self.free: list[int] = []
+        self.doc_freqs: list[dict[str, int]] = []
+        self.doc_len = np.zeros(16, dtype=np.float64)
+        self.types: list[MemoryType | None] = []
+        self.postings: dict[str, set[int]] = {}  # df(term) == len(postings[term])
+        self.df_hist: Counter[int] = Counter()   # df value -> number of terms with that df
+        self.by_type: dict[MemoryType | None, set[int]] = {}
+        self.n_docs = 0
+        self.total_len = 0
+        self._avg_idf: float | None = None
+
+    # ------------------------------------------------------------ applying writes
+    def apply_pending(self) -> None:
+        """Fold the pending buffer into the index. Caller holds `index_lock`.
+
+        Cost is proportional to the terms of the written documents, plus O(vocabulary) only
+        for a batch large enough that recounting the df histogram beats tracking it."""
+        with self.pending_lock:
+            if not self.pending:
+                return
+            batch, self.pending = self.pending, {}
+        bulk = len(batch) > max(64, self.n_docs // 8)
+        old_df: dict[str, int] | None = None if bulk else {}
+        for memory_id, entry in batch.items():
+            pos = self.pos_of.get(memory_id)
+            if pos is not None:
+                self._remove(memory_id, pos, old_df)
+            if entry is not None:
+                self._insert(memory_id, entry, old_df)
+        if old_df is None:
+            for term in [t for t, p in self.postings.items() if not p]:
+                del self.postings[term]
+            self.df_hist = Counter(len(p) for p in self.postings.values())
+        else:
+            self._update_hist(old_df)
+        self._avg_idf = None
+
+    def _update_hist(self, old_df: dict[str, int]) -> None:
+        for term, before in old_df.items():
+            after = len(self.postings[term])
+            if not after:
+                del self.postings[term]
+            if before != after:
+                self.df_hist[before] -= 1  # a new term's df = 0 bucket goes negative ...
+                self.df_hist[after] += 1   # ... and a vanished term's goes positive
+        self.df_hist = +self.df_hist       # drops counts <= 0
+        self.df_hist.pop(0, None)          # and the df = 0 bucket: only live terms count
+
+    def _remove(self, memory_id: str, pos: int, old_df: dict[str, int] | None) -> None:
+        for term in self.doc_freqs[pos]:
+            posting = self.postings[term]
+            if old_df is not None:
+                old_df.setdefault(term, len(posting))
+            posting.discard(pos)
+        self.by_type[self.types[pos]].discard(pos)
+        self.total_len -= int(self.doc_len[pos])
+        self.n_docs -= 1
+        self.doc_freqs[pos], self.doc_len[pos], self.types[pos], self.ids[pos] = {}, 0.0, None, None
+        del self.pos_of[memory_id]
+        self.free.append(pos)
+
+    def _insert(self, memory_id: str, entry: _Entry, old_df: dict[str, int] | None) -> None:
+        if self.free:
+            pos = self.free.pop()
+        else:
+            pos = len(self.ids)
+            self.ids.append(None)
+            self.doc_freqs.append({})
+            self.types.append(None)
+            if pos >= len(self.doc_len):  # amortized growth; unused slots stay 0
+                self.doc_len = np.concatenate([self.doc_len, np.zeros_like(self.doc_len)])
+        self.ids[pos], self.doc_freqs[pos], self.types[pos] = memory_id, entry.freqs, entry.type
+        self.doc_len[pos] = entry.length
+        self.pos_of[memory_id] = pos
+        postings = self.postings
+        for term in entry.freqs:
+            posting = postings.get(term)
+            if posting is None:
+                posting = postings[term] = set()
+            if old_df is not None:
+                old_df.setdefault(term, len(posting))
+            posting.add(pos)
+        self.by_type.setdefault(entry.type, set()).add(pos)
+        self.total_len += entry.length
+        self.n_docs += 1
+
+    # ------------------------------------------------------------ IDF, rank-bm25's formula
+    def average_idf(self) -> float:
+        """rank-bm25's `average_idf` (mean raw IDF over the vocabulary) from the df histogram."""
+        if self._avg_idf is None:
+            n, vocab = self.n_docs, len(self.postings)
+            total = sum(count * (math.log(n - df + 0.5) - math.log(df + 0.5))
+                        for df, count in self.df_hist.items())
+            self._avg_idf = total / vocab if vocab else 0.0
+        return self._avg_idf
+
+    def idf(self, df: int, epsilon: float) -> float:
+        """IDF of a term in `df` documents; always > 0 (see the module docstring)."""
+        raw = math.log(self.n_docs - df + 0.5) - math.log(df + 0.5)
+        if raw > 0:
+            return raw
+        floor = epsilon * self.average_idf()
+        return floor if floor > 0 else epsilon
+
+
+class BM25Index:
+    """`LexicalIndex` over rank-bm25's BM25Okapi: per namespace, candidate-only, lazily applied.
+
+    `predicate_weight` is how many times a predicate's terms count (0 ignores predicates);
+    `k1`, `b`, `epsilon` are BM25Okapi's parameters with its defaults.
+    """
+
+    def __init__(self, predicate_weight: int = 4, k1: float = 1.5, b: float = 0.75,
+                 epsilon: float = 0.25) -> None:
+        if not isinstance(predicate_weight, int) or predicate_weight < 0:
+            raise ConfigurationError(f"predicate_weight must be an int >= 0, got {predicate_weight!r}")
+        if not k1 > 0 or not 0 <= b <= 1 or not epsilon > 0:
+            raise ConfigurationError(f"need k1 > 0, 0 <= b <= 1, epsilon > 0; got k1={k1}, b={b}, "
+                                     f"epsilon={epsilon}")
+        self.predicate_weight, self.k1, self.b, self.epsilon = predicate_weight, float(k1), float(b), float(epsilon)
+        self._shards: dict[str, _Shard] = {}
+        self._registry_lock = threading.Lock()
+
+    def _shard(self, namespace: str, create: bool) -> _Shard | None:
+        if (shard := self._shards.get(namespace)) is None and create:
+            with self._registry_lock:
+                shard = self._shards.setdefault(namespace, _Shard())
+        return shard
+
+    # ------------------------------------------------------------ writes
+    def add(self, docs: Sequence[LexicalDoc]) -> None:
+        """Upsert by (namespace, memory id). Tokenizes here, in the writer's thread, so the read
+        that applies the write only pays for index updates."""
+        by_ns: dict[str, dict[str, _Entry]] = {}
+        for doc in docs:
+            terms = doc_terms(doc, self.predicate_weight)
+            kind = None if doc.type is None else parse_memory_type(doc.type)
+            entry = _Entry(dict(Counter(terms)), len(terms), kind)
+            by_ns.setdefault(doc.namespace, {})[str(doc.memory_id)] = entry
+        for namespace, entries in by_ns.items():
+            shard = self._shard(namespace, create=True)
+            assert shard is not None
+            with shard.pending_lock:
+                shard.pending.update(entries)
+
+    def delete(self, namespace: str, ids: Sequence[str]) -> None:
+        """Remove memories; unknown ids and namespaces are ignored."""
+        shard = self._shard(namespace, create=False)
+        if shard is None:
+            return
+        with shard.pending_lock:
+            for memory_id in ids:
+                shard.pending[str(memory_id)] = None
+
+    def clear(self, namespace: str | None = None) -> None:
+        """Forget one namespace, or all of them (the store rebuilds from payloads on open)."""
+        shards = list(self._shards.values()) if namespace is None else [self._shards.get(namespace)]
+        for shard in shards:
+            if shard is None:
+                continue
+            with shard.index_lock, shard.pending_lock:
+                shard.pending.clear()
+                shard.reset()
+
+    # ------------------------------------------------------------ reads
+    def count(self, namespace: str) -> int:
+        """Documents in the namespace, writes so far included."""
+        shard = self._shard(namespace, create=False)
+        if shard is None:
+            return 0
+        with shard.index_lock:
+            shard.apply_pending()
+            return shard.n_docs
+
+    def search(self, namespace: str, text: str, k: int,
+               types: frozenset[MemoryType] | None = None) -> list[tuple[str, float]]:
+        """Top `k` (memory id, score in [0, 1]) for `text`, best first, ties by memory id.
+
+        `types` restricts to documents of those types (None or empty: no restriction, so a plan
+        without type hints cannot silently empty the arm). Empty or all-stopword text, k <= 0 and
+        unknown namespaces give []."""
+        if not isinstance(k, int) or k <= 0:
+            return []
+        allowed = frozenset(parse_memory_type(t) for t in types) if types else None
+        return self._read(namespace, text, lambda shard, query: self._search_locked(shard, query, k, allowed), [])
+
+    def raw_scores(self, namespace: str, text: str) -> dict[str, float]:
+        """Unnormalized BM25 of every document sharing a query term, unpruned: for tests that
+        check equality with `BM25Okapi(corpus).get_scores`, and for debugging a ranking."""
+        def score_all(shard: _Shard, query: list[str]) -> dict[str, float]:
+            present = [t for t in query if t in shard.postings]
+            if not present or not shard.n_docs:
+                return {}
+            positions = list(set().union(*(shard.postings[t] for t in present)))
+            raw = self._scorer(shard, present).get_batch_scores(present, positions)
+            return {str(shard.ids[p]): float(r) for p, r in zip(positions, raw, strict=True)}
+        return self._read(namespace, text, score_all, {})
+
+    def _read(self, namespace: str, text: str, fn: Callable[[_Shard, list[str]], _R], empty: _R) -> _R:
+        """Tokenize outside the lock, then apply pending writes and run `fn` under the index lock."""
+        query = list(dict.fromkeys(tokenize(text))) if isinstance(text, str) else []  # a set, in order
+        shard = self._shard(namespace, create=False)
+        if shard is None or not query:
+            return empty
+        with shard.index_lock:
+            shard.apply_pending()
+            return fn(shard, query)
+
+    def _scorer(self, shard: _Shard, present: list[str]) -> _SuppliedBM25:
+        idf = {t: shard.idf(len(shard.postings[t]), self.epsilon) for t in present}
+        return _SuppliedBM25(shard.doc_freqs, shard.doc_len, shard.n_docs, shard.total_len / shard.n_docs,
+                             idf, self.k1, self.b, self.epsilon)
+
+    def _search_locked(self, shard: _Shard, query: list[str], k: int,
+                       allowed: frozenset[MemoryType] | None) -> list[tuple[str, float]]:
+        present = [t for t in query if t in shard.postings]
+        if not present or not shard.n_docs:
+            return []
+        idf = (scorer := self._scorer(shard, present)).idf
+        # The ideal document holds every query term once; an unseen term would have df = 1 there.
+        ideal = sum(idf.get(t) or shard.idf(1, self.epsilon) for t in query)
+        type_sets = None if allowed is None else [shard.by_type[t] for t in allowed if t in shard.by_type]
+        pruner = _Pruner(scorer, present, k, type_sets)
+        pruner.run([shard.postings[t] for t in present], [idf[t] * (self.k1 + 1) for t in present])
+        if not pruner.positions:
+            return []
+        return _top_k(np.asarray(pruner.scores, dtype=np.float64), pruner.positions, shard.ids, k, ideal)
+
+
+class _Pruner:
+    """Exact top-k over the candidates, scoring as few as possible (each on the whole query, by
+    rank-bm25's `get_batch_scores`; this class only decides which candidates can be skipped).
+
+    A term's contribution is strictly below idf * (k1 + 1), so a document containing only the
+    terms of a set S scores below bound(S), the sum of theirs. Documents sharing a rare term are
+    all scored. Subsets S of the common terms R are then visited in decreasing bound(S), scoring
+    the unscored documents in the intersection of their postings, until bound(S) falls below the
+    k-th best score so far. A document left unscored contains exactly some never-visited S' of
+    R, so it scores below bound(S') < k-th best and cannot be in the top k. So "what does the user
+    like", "user" and "like" each in half the namespace, scores the documents holding both first,
+    and those usually settle the top k without touching the rest.
+    """
+
+    SCAN_LIMIT = 1024   # postings this short are cheaper to score than to reason about
+    LATTICE_MAX = 6     # at most 2**6 - 1 subsets; further common terms are scanned first
+
+    def __init__(self, scorer: _SuppliedBM25, query: list[str], k: int,
+                 type_sets: list[set[int]] | None) -> None:
+        self.scorer, self.query, self.k, self.type_sets = scorer, query, k, type_sets
+        self.seen: set[int] = set()
+        self.positions: list[int] = []
+        self.scores: list[float] = []
+        self.best: list[float] = []  # min-heap of the k best raw scores so far
+
+    def threshold(self) -> float:
+        return self.best[0] if len(self.best) == self.k else -math.inf
+
+    def score(self, docs: set[int]) -> None:
+        fresh = docs - self.seen
+        if self.type_sets is not None:
+            fresh = set().union(*(fresh & ts for ts in self.type_sets))
+        if not fresh:
+            return
+        self.seen |= fresh
+        batch = list(fresh)
+        raw = self.scorer.get_batch_scores(self.query, batch)
+        self.positions.extend(batch)
+        self.scores.extend(raw)
+        if len(raw) > 4 * self.k:  # keep only this batch's k best, without a Python loop over all
+            raw = np.partition(np.asarray(raw), len(raw) - self.k)[len(raw) - self.k:].tolist()
+        for r in raw:
+            if len(self.best) < self.k:
+                heapq.heappush(self.best, r)
+            elif r > self.best[0]:
+                heapq.heapreplace(self.best, r)
+
+    def run(self, postings: list[set[int]], bounds: list[float]) -> None:
+        common = sorted((i for i, p in enumerate(postings) if len(p) > self.SCAN_LIMIT),
+                        key=lambda i: (-bounds[i], len(postings[i])))
+        rare = [i for i in range(len(postings)) if len(postings[i]) <= self.SCAN_LIMIT]
+        while len(common) > self.LATTICE_MAX:  # pathological queries: scan the strongest term
+            rare.append(common.pop(0))
+        for i in rare:
+            self.score(postings[i])
+        subsets = []
+        for mask in range(1, 1 << len(common)):
+            members = [common[j] for j in range(len(common)) if mask >> j & 1]
+            subsets.append((sum(bounds[i] for i in members), members))
+        subsets.sort(key=lambda s: (-s[0], -len(s[1])))
+        for bound, members in subsets:
+            if bound * (1 + 1e-9) < self.threshold():  # slack: float sums must not prune a tie
+                break
+            sets = sorted((postings[i] for i in members), key=len)
+            self.score(sets[0].intersection(*sets[1:]))
+
+
+def _top_k(raw: np.ndarray, positions: list[int], ids: list[str | None], k: int,
+           ideal: float) -> list[tuple[str, float]]:
+    """Best `k` by raw score, ties broken by memory id, scores divided by `ideal` and clipped."""
+    n = len(raw)
+    if n > k:
+        kth = np.partition(raw, n - k)[n - k]
+        chosen = np.flatnonzero(raw >= kth).tolist()
+    else:
+        chosen = list(range(n))
+    ranked = sorted(((float(raw[i]), ids[positions[i]]) for i in chosen), key=lambda p: (-p[0], p[1]))[:k]
+    return [(str(mid), min(1.0, max(0.0, score / ideal))) for score, mid in ranked]

@@ -1,0 +1,326 @@
+"""BM25Index: ranking behaviour, exactness against rank-bm25, normalization, isolation, threads."""
+
+from __future__ import annotations
+
+import random
+import threading
+
+import numpy as np
+import pytest
+from rank_bm25 import BM25Okapi
+
+from fused_memory.errors import ConfigurationError
+from fused_memory.store import bm25 as bm25_module
+from fused_memory.store.bm25 import BM25Index, doc_terms
+from fused_memory.store.protocols import LexicalDoc, LexicalIndex
+from fused_memory.text import tokenize
+from fused_memory.types import MemoryType
+
+FACT, PREF, EVENT = MemoryType.FACT, MemoryType.PREFERENCE, MemoryType.EVENT
+
+
+def doc(mid: str, text: str, predicate: str | None = None, kind: MemoryType | None = FACT,
+        ns: str = "alice") -> LexicalDoc:
+    return LexicalDoc(mid, ns, text, predicate, kind)
+
+
+BADGES = [
+    doc("badge", "my badge number is E-47821", "badge ID is E-47821"),
+    doc("other-badge", "Bob's badge is E-47822"),
+    doc("reader", "the badge reader at the front door is broken again"),
+    doc("photo", "I need a new photo for my badge"),
+    doc("coffee", "I like my coffee black", kind=PREF),
+    doc("standup", "daily standup meeting at 9am", kind=EVENT),
+    doc("jira", "JIRA-9921 tracks the login bug"),
+    doc("lunch", "lunch with Carol on Friday", kind=EVENT),
+]
+
+
+@pytest.fixture
+def index() -> BM25Index:
+    idx = BM25Index()
+    idx.add(BADGES)
+    return idx
+
+
+def ids(results: list[tuple[str, float]]) -> list[str]:
+    return [mid for mid, _ in results]
+
+
+# ------------------------------------------------------------------ ranking behaviour
+def test_implements_the_protocol() -> None:
+    assert isinstance(BM25Index(), LexicalIndex)
+
+
+def test_identifier_is_found_exactly(index: BM25Index) -> None:
+    results = index.search("alice", "what's my badge E-47821", 5)
+    assert results[0][0] == "badge"
+    assert results[0][1] > 0.9                       # a decisive exact-identifier hit is near 1
+    assert "other-badge" in ids(results)             # shares "badge" only
+    assert dict(results)["other-badge"] < 0.5
+
+
+@pytest.mark.parametrize("query", ["jira 9921", "JIRA-9921", "9921", "ticket jira-9921"])
+def test_identifier_parts_match_split_queries(index: BM25Index, query: str) -> None:
+    assert index.search("alice", query, 3)[0][0] == "jira"
+
+
+def test_predicate_weight_changes_the_ranking() -> None:
+    docs = [doc("in-text", "tea with the team"),
+            doc("in-predicate", "ordered a drink at the office cafe", predicate="likes tea")]
+    flat, weighted = BM25Index(predicate_weight=1), BM25Index(predicate_weight=4)
+    flat.add(docs)
+    weighted.add(docs)
+    assert ids(flat.search("alice", "tea", 2))[0] == "in-text"
+    assert ids(weighted.search("alice", "tea", 2))[0] == "in-predicate"
+    ignored = BM25Index(predicate_weight=0)
+    ignored.add(docs)
+    assert ids(ignored.search("alice", "tea", 2)) == ["in-text"]
+
+
+def test_stemming_matches_inflections(index: BM25Index) -> None:
+    assert ids(index.search("alice", "standup meetings", 1)) == ["standup"]
+
+
+def test_type_filter(index: BM25Index) -> None:
+    everything = ids(index.search("alice", "my badge coffee lunch", 10))
+    assert {"badge", "coffee", "lunch"} <= set(everything)
+    assert ids(index.search("alice", "my badge coffee lunch", 10, frozenset({PREF}))) == ["coffee"]
+    assert set(ids(index.search("alice", "my badge coffee lunch", 10, frozenset({PREF, EVENT})))) == {"coffee", "lunch"}
+    assert index.search("alice", "badge", 10, frozenset({MemoryType.ENTITY})) == []
+    # string types are accepted; an empty set means "no filter" (a plan without type hints)
+    assert ids(index.search("alice", "coffee", 10, frozenset({"preference"}))) == ["coffee"]  # type: ignore[arg-type]
+    assert index.search("alice", "badge", 10, frozenset()) == index.search("alice", "badge", 10)
+
+
+def test_namespaces_are_isolated(index: BM25Index) -> None:
+    before = index.search("alice", "badge reader broken", 5)
+    index.add([doc("bob-badge", "badge reader broken badge reader", ns="bob") for _ in range(3)])
+    index.add([doc(f"bob-{i}", f"filler words number {i} badge", ns="bob") for i in range(20)])
+    assert index.search("alice", "badge reader broken", 5) == before   # bob's IDF does not leak
+    assert ids(index.search("bob", "badge reader", 1)) == ["bob-badge"]
+    assert "bob-badge" not in ids(index.search("alice", "badge reader broken", 10))
+    assert index.count("alice") == len(BADGES) and index.count("bob") == 21
+    index.delete("bob", ["badge"])                     # alice's id, bob's namespace: no effect on alice
+    assert "badge" in ids(index.search("alice", "E-47821", 3))
+
+
+def test_delete(index: BM25Index) -> None:
+    index.delete("alice", ["badge", "never-existed"])
+    assert "badge" not in ids(index.search("alice", "badge E-47821", 10))
+    assert index.count("alice") == len(BADGES) - 1
+    index.delete("nobody", ["badge"])                  # unknown namespace: ignored
+    index.delete("alice", [])
+
+
+def test_upsert_replaces(index: BM25Index) -> None:
+    index.add([doc("badge", "my parking spot is P-12")])
+    assert index.count("alice") == len(BADGES)
+    assert "badge" not in ids(index.search("alice", "E-47821", 10))
+    assert ids(index.search("alice", "parking spot P-12", 1)) == ["badge"]
+    # within one batch the last version of an id wins
+    index.add([doc("x", "first version zebra"), doc("x", "second version giraffe")])
+    assert index.search("alice", "zebra", 5) == []
+    assert ids(index.search("alice", "giraffe", 5)) == ["x"]
+
+
+def test_read_after_write() -> None:
+    idx = BM25Index()
+    for i in range(50):
+        idx.add([doc(f"m{i}", f"memory number {i} code X-{i}")])
+        assert ids(idx.search("alice", f"X-{i}", 1)) == [f"m{i}"]
+        assert idx.count("alice") == i + 1
+    idx.delete("alice", ["m7"])
+    assert "m7" not in ids(idx.search("alice", "X-7", 5))
+
+
+def test_clear() -> None:
+    idx = BM25Index()
+    idx.add([doc("a", "apple pie"), doc("b", "apple tart", ns="bob")])
+    idx.clear("alice")
+    assert idx.search("alice", "apple", 5) == [] and idx.count("alice") == 0
+    assert ids(idx.search("bob", "apple", 5)) == ["b"]
+    idx.clear()
+    assert idx.count("bob") == 0
+    idx.add([doc("c", "apple crumble")])
+    assert ids(idx.search("alice", "apple", 5)) == ["c"]
+
+
+@pytest.mark.parametrize(("namespace", "text", "k"), [
+    ("alice", "", 5), ("alice", "   ", 5), ("alice", "the and of what is", 5), ("alice", "?!", 5),
+    ("alice", "badge", 0), ("alice", "badge", -3), ("nobody", "badge", 5), ("alice", "unknownword", 5),
+])
+def test_bad_input_gives_nothing(index: BM25Index, namespace: str, text: str, k: int) -> None:
+    assert index.search(namespace, text, k) == []
+
+
+def test_bad_config() -> None:
+    for kwargs in ({"predicate_weight": -1}, {"k1": 0}, {"b": 1.5}, {"epsilon": 0}):
+        with pytest.raises(ConfigurationError):
+            BM25Index(**kwargs)  # type: ignore[arg-type]
+
+
+def test_ties_are_broken_by_id() -> None:
+    idx = BM25Index()
+    idx.add([doc(mid, "same words here") for mid in ("c", "a", "b")] + [doc("z", "other stuff")])
+    assert ids(idx.search("alice", "same words", 3)) == ["a", "b", "c"]
+    assert ids(idx.search("alice", "same words", 2)) == ["a", "b"]
+
+
+# ------------------------------------------------------------------ exactness against rank-bm25
+def _random_docs(n: int, seed: int, vocab: int = 80) -> list[LexicalDoc]:
+    rng = random.Random(seed)
+    words = [f"w{i}x" for i in range(vocab)]  # "w3x" etc.: stemmer- and stopword-proof
+    weights = [1 / (r + 1) for r in range(vocab)]
+    out = []
+    for i in range(n):
+        text = " ".join(rng.choices(words, weights, k=rng.randint(1, 15)))
+        pred = " ".join(rng.choices(words, weights, k=3)) if rng.random() < 0.3 else None
+        out.append(doc(f"d{i}", text, pred, rng.choice([FACT, PREF, EVENT, None])))
+    return out
+
+
+QUERIES = ["w0x", "w1x w2x", "w3x w40x w79x", "w0x w1x w2x w3x w4x", "w55x w61x", "w0x nothere", "w7x w7x w8x"]
+
+
+def _check_exact(idx: BM25Index, live: dict[str, LexicalDoc], seed: int) -> None:
+    order = sorted(live)
+    corpus = [doc_terms(live[m], idx.predicate_weight) for m in order]
+    ref = BM25Okapi(corpus)
+    n = len(corpus)
+    assert ref.average_idf > 0                     # not the tiny-corpus regime (documented deviation)
+    rng = random.Random(seed)
+    randoms = [" ".join(f"w{rng.randrange(90)}x" for _ in range(rng.randint(1, 6))) for _ in range(25)]
+    for q in QUERIES + randoms:
+        qt = list(dict.fromkeys(tokenize(q)))
+        if any(2 * sum(t in d for d in corpus) == n for t in qt):
+            continue                                # the df == N/2 deviation: tested separately
+        full = ref.get_scores(qt)
+        ours = idx.raw_scores("alice", q)
+        for i, mid in enumerate(order):
+            assert ours.get(mid, 0.0) == pytest.approx(full[i], rel=1e-9, abs=1e-12), (q, mid)
+        # the pruned top-k is the full ranking's top-k (ties by id), with and without a type filter
+        for types in (None, frozenset({FACT}), frozenset({PREF, EVENT})):
+            ranked = sorted((-full[i], order[i]) for i in range(n)
+                            if full[i] > 0 and (types is None or live[order[i]].type in types))
+            for k in (1, 3, 10):
+                assert ids(idx.search("alice", q, k, types)) == [mid for _, mid in ranked[:k]], (q, k, types)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+def test_scores_equal_a_fresh_bm25okapi(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bm25_module._Pruner, "SCAN_LIMIT", 4)  # exercise the pruning lattice
+    docs = _random_docs(151, seed)
+    idx = BM25Index()
+    idx.add(docs)                                                   # bulk path
+    live = {d.memory_id: d for d in docs}
+    _check_exact(idx, live, seed)
+    # incremental deletes and upserts (terms appear and vanish) still equal a fresh build
+    rng = random.Random(seed)
+    fresh = _random_docs(60, seed + 100, vocab=90)
+    for i in range(60):
+        victim = rng.choice(sorted(live))
+        idx.delete("alice", [victim])
+        del live[victim]
+        new = LexicalDoc(rng.choice([victim, f"new{i}"]), "alice", fresh[i].text, fresh[i].predicate, fresh[i].type)
+        idx.add([new])
+        live[new.memory_id] = new
+        if i % 20 == 19:
+            _check_exact(idx, live, seed + i)
+    # a large upsert batch over existing ids takes the bulk path with removals
+    replaced = _random_docs(120, seed + 200, vocab=70)
+    idx.add(replaced)
+    live.update({d.memory_id: d for d in replaced})
+    _check_exact(idx, live, seed + 999)
+
+
+def test_deviations_keep_every_match_positive() -> None:
+    # two docs: rank-bm25's IDFs are all <= 0 and its floor is negative; ours stay > 0
+    idx = BM25Index()
+    idx.add([doc("a", "red apple"), doc("b", "green apple")])
+    results = idx.search("alice", "red apple", 2)
+    assert ids(results) == ["a", "b"] and all(s > 0 for _, s in results)
+    assert BM25Okapi([["red", "appl"], ["green", "appl"]]).get_scores(["red", "appl"]).max() <= 0
+    # df == N/2: rank-bm25 gives the term 0; we give it the floor
+    idx = BM25Index()
+    idx.add([doc("a", "kiwi one"), doc("b", "kiwi two"), doc("c", "three"), doc("d", "four five six")])
+    assert ids(idx.search("alice", "kiwi", 5)) == ["a", "b"]
+    single = BM25Index()
+    single.add([doc("only", "badge E-47821")])
+    assert single.search("alice", "badge E-47821", 1)[0][1] > 0.5
+
+
+# ------------------------------------------------------------------ normalization
+def test_scores_are_normalized(index: BM25Index) -> None:
+    for q in ["what's my badge E-47821", "badge", "coffee black", "broken badge reader front door",
+              "JIRA-9921 login bug", "my", "Carol Friday lunch badge coffee"]:
+        for _, score in index.search("alice", q, 10):
+            assert 0.0 <= score <= 1.0
+
+
+def test_weak_matches_score_low_and_full_matches_high() -> None:
+    idx = BM25Index()
+    idx.add(_random_docs(301, 5))
+    idx.add([doc("target", "w70x w71x w0x")])
+    results = idx.search("alice", "w70x w71x w0x", 400)
+    assert results[0][0] == "target" and results[0][1] > 0.9
+    common_only = {"w0x"}  # docs sharing only the most common word of the query
+    texts = {d.memory_id: set(doc_terms(d, 4)) for d in _random_docs(301, 5)}
+    weak = [s for mid, s in results if mid in texts and texts[mid] & {"w0x", "w70x", "w71x"} == common_only]
+    assert weak and max(weak) < 0.3
+    # a common word alone among absent specific terms does not look like a full match
+    partial = idx.search("alice", "w0x zzunknown qqmissing", 5)
+    assert partial and all(s < 0.3 for _, s in partial)
+
+
+def test_scores_never_negative_in_tiny_or_homogeneous_namespaces() -> None:
+    idx = BM25Index()
+    idx.add([doc(f"m{i}", "same same words everywhere") for i in range(5)])
+    for _, s in idx.search("alice", "same words", 5):
+        assert 0 < s <= 1
+
+
+# ------------------------------------------------------------------ threads
+def test_concurrent_readers_and_a_writer() -> None:
+    idx = BM25Index()
+    idx.add(_random_docs(200, 9))
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def writer() -> None:
+        try:
+            for i in range(300):
+                idx.add([doc(f"w{i}", f"written item {i} code Z-{i} w1x")])
+                if i % 10 == 0:
+                    idx.delete("alice", [f"w{i - 5}"])
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+        finally:
+            done.set()
+
+    def reader(seed: int) -> None:
+        rng = random.Random(seed)
+        try:
+            while not done.is_set():
+                q = rng.choice([*QUERIES, "written item", "Z-17", "code w1x"])
+                results = idx.search("alice", q, rng.randint(1, 20))
+                assert all(0 <= s <= 1 for _, s in results)
+                assert len({m for m, _ in results}) == len(results)
+                idx.count("alice")
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer)] + [threading.Thread(target=reader, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not errors, errors
+    assert idx.count("alice") == 200 + 300 - 29  # i = 10, 20, ..., 290 deleted w5 ... w285
+    assert ids(idx.search("alice", "Z-299", 1)) == ["w299"]
+
+
+def test_raw_scores_are_numpy_free_floats(index: BM25Index) -> None:
+    raw = index.raw_scores("alice", "badge")
+    assert raw and all(type(v) is float for v in raw.values())
+    assert np.isfinite(list(raw.values())).all()
