@@ -1,0 +1,384 @@
+"""One contract for every `VectorBackend`: qdrant-edge (embedded, in a tmp dir) and qdrant-client
+(local mode), run with identical expectations. Vectors are tiny and hand-made so every ranking and
+every filter result is exact. Backend-specific behaviour (edge index policy, server errors) is at
+the end, clearly separated."""
+
+from __future__ import annotations
+
+import math
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+
+from fused_memory.errors import BackendError, BackendUnavailable, EmbeddingMismatch, InvalidMemory
+from fused_memory.store._qdrant_common import SCROLL_PAGE, point_id
+from fused_memory.store.protocols import VectorBackend, VectorFilter, VectorQuery, VectorRecord
+from fused_memory.store.qdrant_edge import QdrantEdgeBackend
+from fused_memory.store.qdrant_server import QdrantClientBackend
+from fused_memory.types import MemoryType, TimeWindow
+
+Factory = Callable[[], VectorBackend]
+T0 = datetime(2024, 5, 1, tzinfo=timezone.utc)
+DIM = 4
+
+
+# ---------------------------------------------------------------- fixtures
+def _factory(kind: str, root: Path) -> Factory:
+    """Each call makes a *new* backend object on the same storage (for reopen tests)."""
+    if kind == "edge":
+        return lambda: QdrantEdgeBackend(str(root / "edge"))
+    if kind == "client-path":
+        return lambda: QdrantClientBackend(location=str(root / "client"), collection="contract")
+    return lambda: QdrantClientBackend(location=":memory:", collection="contract")
+
+
+@pytest.fixture
+def _made() -> Iterator[list[VectorBackend]]:
+    made: list[VectorBackend] = []
+    yield made
+    for b in made:
+        b.close()
+
+
+def _tracking(factory: Factory, made: list[VectorBackend]) -> Factory:
+    def make() -> VectorBackend:
+        made.append(factory())
+        return made[-1]
+    return make
+
+
+@pytest.fixture(params=["edge", "client-memory"])
+def make_vb(request: pytest.FixtureRequest, tmp_path: Path, _made: list[VectorBackend]) -> Factory:
+    return _tracking(_factory(request.param, tmp_path), _made)
+
+
+@pytest.fixture(params=["edge", "client-path"])
+def make_persistent_vb(request: pytest.FixtureRequest, tmp_path: Path, _made: list[VectorBackend]) -> Factory:
+    """Reopenable storage: ":memory:" dies with its client, so the client side uses a folder."""
+    return _tracking(_factory(request.param, tmp_path), _made)
+
+
+@pytest.fixture
+def vb(make_vb: Factory) -> VectorBackend:
+    b = make_vb()
+    b.open(DIM)
+    return b
+
+
+# ---------------------------------------------------------------- helpers
+def payload(ns: str, mid: str, *, text: str | None = None, type: str | None = "fact",
+            event_at: datetime | None = None, **extra: Any) -> dict[str, Any]:
+    """The payload shape the store writes (see store/codec.py)."""
+    return {"memory_id": mid, "namespace": ns, "text": text or f"text of {mid}", "predicate": None,
+            "type": type, "event_at": event_at.timestamp() if event_at else None,
+            "event_at_iso": event_at.isoformat() if event_at else None, "created_at": 1714521600.5,
+            "entities": ["ent:a"], "session_id": "s1", "metadata": {"k": [1, 2.5, None, True]}, **extra}
+
+
+def rec(ns: str, mid: str, vec: tuple[float, ...], **kw: Any) -> VectorRecord:
+    return VectorRecord(mid, ns, vec, payload(ns, mid, **kw))
+
+
+def q(vec: tuple[float, ...], ns: str = "a", limit: int = 10, **flt: Any) -> VectorQuery:
+    return VectorQuery(vec, VectorFilter(ns, **flt), limit)
+
+
+def ids(hits: list[Any]) -> list[str]:
+    return [h.payload["memory_id"] for h in hits]
+
+
+X, Y, Z, W = (1.0, 0.0, 0.0, 0.0), (0.0, 1.0, 0.0, 0.0), (0.0, 0.0, 1.0, 0.0), (0.0, 0.0, 0.0, 1.0)
+
+
+def search(b: VectorBackend, query: VectorQuery) -> list[str]:
+    return ids(b.query_batch([query])[0])
+
+
+# ---------------------------------------------------------------- contract
+def test_is_a_vector_backend(make_vb: Factory) -> None:
+    b = make_vb()
+    assert isinstance(b, VectorBackend) and isinstance(b.name, str) and b.name
+
+
+def test_constructors_do_no_io(tmp_path: Path) -> None:
+    QdrantEdgeBackend(str(tmp_path / "nowhere"))
+    QdrantClientBackend(location=str(tmp_path / "nowhere-either"))
+    QdrantClientBackend(url="http://127.0.0.1:1")  # nobody listens; must not be contacted yet
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_upsert_then_get_round_trips_payload(vb: VectorBackend) -> None:
+    r = rec("a", "m1", X, event_at=T0)
+    vb.upsert([r, rec("a", "m2", Y)])
+    assert vb.get("a", ["m2", "missing", "m1"]) == [dict(rec("a", "m2", Y).payload), dict(r.payload)]
+
+
+def test_upsert_same_id_updates_one_point(vb: VectorBackend) -> None:
+    vb.upsert([rec("a", "m1", X, text="old")])
+    vb.upsert([rec("a", "m1", Y, text="new")])
+    vb.upsert([rec("a", "m2", Z, text="x"), rec("a", "m2", W, text="last wins")])
+    assert vb.count("a") == 2
+    assert [p["text"] for p in vb.get("a", ["m1", "m2"])] == ["new", "last wins"]
+    top = vb.query_batch([q(Y, limit=1)])[0][0]
+    assert top.payload["memory_id"] == "m1" and top.score == pytest.approx(1.0, abs=1e-5)
+
+
+def test_delete(vb: VectorBackend) -> None:
+    vb.upsert([rec("a", "m1", X), rec("a", "m2", Y)])
+    vb.delete("a", ["m1", "never-existed"])
+    assert vb.get("a", ["m1", "m2"]) == [dict(rec("a", "m2", Y).payload)]
+    assert vb.count("a") == 1 and search(vb, q(X)) == ["m2"]
+
+
+def test_namespace_isolation(vb: VectorBackend) -> None:
+    vb.upsert([rec("a", "m1", X, text="alice"), rec("b", "m1", X, text="bob"), rec("b", "m2", Y)])
+    assert [p["text"] for p in vb.get("a", ["m1", "m2"])] == ["alice"]
+    assert [h.payload["text"] for h in vb.query_batch([q(X, "a")])[0]] == ["alice"]
+    assert sorted(p["namespace"] for p in vb.scroll("a")) == ["a"]
+    assert vb.count("a") == 1 and vb.count("b") == 2 and vb.count("nobody") == 0
+    vb.delete("a", ["m1", "m2"])  # b's m1 and m2 must survive
+    assert vb.count("b") == 2 and [p["text"] for p in vb.get("b", ["m1"])] == ["bob"]
+    assert vb.query_batch([q(X, "a")]) == [[]]
+
+
+def test_type_filter(vb: VectorBackend) -> None:
+    vb.upsert([rec("a", "f", X, type="fact"), rec("a", "p", X, type="preference"),
+               rec("a", "e", X, type="event"), rec("a", "n", X, type=None), rec("b", "f2", X, type="fact")])
+    assert search(vb, q(X, types=frozenset({MemoryType.FACT}))) == ["f"]
+    assert sorted(search(vb, q(X, types=frozenset({MemoryType.FACT, MemoryType.EVENT})))) == ["e", "f"]
+    assert search(vb, q(X, types=frozenset())) == []  # "any of nothing" matches nothing
+
+
+def test_event_window_is_inclusive_and_needs_event_at(vb: VectorBackend) -> None:
+    start, end = T0, T0 + timedelta(days=7)
+    vb.upsert([rec("a", "at-start", X, event_at=start), rec("a", "at-end", X, event_at=end),
+               rec("a", "inside", X, event_at=start + timedelta(days=3)),
+               rec("a", "before", X, event_at=start - timedelta(seconds=1)),
+               rec("a", "after", X, event_at=end + timedelta(seconds=1)),
+               rec("a", "no-time", X), VectorRecord("x", "a", X, {"memory_id": "x", "namespace": "a"})])
+    got = search(vb, q(X, event_window=TimeWindow(start, end)))
+    assert sorted(got) == ["at-end", "at-start", "inside"]
+
+
+def test_memory_ids_filter(vb: VectorBackend) -> None:
+    vb.upsert([rec("a", "m1", X), rec("a", "m2", Y), rec("a", "m3", Z), rec("b", "m1", X)])
+    got = vb.query_batch([q(X, memory_ids=("m2", "m1", "m1"))])[0]
+    assert ids(got) == ["m1", "m2"] and all(h.payload["namespace"] == "a" for h in got)
+    assert search(vb, q(X, memory_ids=())) == []
+
+
+def test_filters_combine(vb: VectorBackend) -> None:
+    vb.upsert([rec("a", "e1", X, type="event", event_at=T0), rec("a", "e2", Y, type="event"),
+               rec("a", "f1", X, type="fact", event_at=T0)])
+    got = search(vb, q(X, types=frozenset({MemoryType.EVENT}), event_window=TimeWindow(T0, T0),
+                       memory_ids=("e1", "e2", "f1")))
+    assert got == ["e1"]
+
+
+def test_query_batch_keeps_query_order_and_ranks_by_cosine(vb: VectorBackend) -> None:
+    s = 1 / math.sqrt(2)
+    vb.upsert([rec("a", "x", X), rec("a", "xy", (s, s, 0.0, 0.0)), rec("a", "y", Y),
+               rec("a", "-x", (-1.0, 0.0, 0.0, 0.0)), rec("b", "bx", X)])
+    res = vb.query_batch([q(X), q(Y, limit=2), q(X, "b"), q(Z, "empty-ns"), q(X, types=frozenset())])
+    assert [ids(r) for r in res] == [["x", "xy", "y", "-x"], ["y", "xy"], ["bx"], [], []]
+    scores = [h.score for h in res[0]]
+    assert scores == sorted(scores, reverse=True) and all(-1.0 <= v <= 1.0 for v in scores)
+    assert scores == pytest.approx([1.0, s, 0.0, -1.0], abs=1e-5)
+
+
+def test_limit_is_respected(vb: VectorBackend) -> None:
+    vb.upsert([rec("a", f"m{i}", (1.0, i / 10, 0.0, 0.0)) for i in range(10)])
+    assert search(vb, q(X, limit=3)) == ["m0", "m1", "m2"]
+
+
+def test_scroll_returns_every_payload_across_pages(vb: VectorBackend) -> None:
+    n = SCROLL_PAGE * 2 + 7
+    vb.upsert([rec("a", f"m{i}", (1.0, float(i), 0.0, 1.0)) for i in range(n)] + [rec("b", "other", X)])
+    got = [p["memory_id"] for p in vb.scroll("a")]
+    assert sorted(got) == sorted(f"m{i}" for i in range(n)) and len(got) == n
+    assert len(list(vb.scroll())) == n + 1 and vb.count("a") == n
+
+
+def test_namespaces(vb: VectorBackend) -> None:
+    assert vb.namespaces() == []
+    vb.upsert([rec("zeta", "m", X), rec("alpha", "m", X), rec("alpha", "n", Y), rec("émoji 🧠", "m", X)])
+    assert vb.namespaces() == sorted(["zeta", "alpha", "émoji 🧠"])
+    vb.delete("zeta", ["m"])
+    assert vb.namespaces() == sorted(["alpha", "émoji 🧠"])
+
+
+def test_meta_round_trip(make_vb: Factory) -> None:
+    b = make_vb()
+    assert b.read_meta() is None  # readable before open: the store may need it to learn the dim
+    b.open(DIM)
+    meta = {"layout": 1, "embedder": {"name": "hash", "dim": DIM, "weights_hash": "ab"}, "sessions": {"a": 1.5}}
+    b.write_meta(meta)
+    assert b.read_meta() == meta
+    b.write_meta({**meta, "sessions": {}})
+    assert b.read_meta() == {**meta, "sessions": {}}
+
+
+HOSTILE = [
+    "O'Brien said \"hi\" \\ `tick` ${x} {{y}} %s -- ; DROP TABLE memories; /* */",
+    "z' WITH 1 AS q MATCH (k) DETACH DELETE k //",
+    "émoji 🧠🔥 中文 العربية עברית \u200b\u200d \u2028 \u2029 \t\r\n",
+    "x" * 10_240,
+    "",
+]
+
+
+def test_hostile_strings_round_trip_exactly(vb: VectorBackend) -> None:
+    recs = []
+    for i, s in enumerate(HOSTILE):
+        ns, mid = f"ns {s[:40]}" if s else "ns", f"id-{i}-{s[:60]}"
+        recs.append(VectorRecord(mid, ns, X, payload(ns, mid, text=s or " ", metadata={s[:50]: s, "nested": [s]},
+                                                     entities=[s], predicate=s)))
+    vb.upsert(recs)
+    for r in recs:
+        assert vb.get(r.namespace, [r.memory_id]) == [dict(r.payload)]
+        assert ids(vb.query_batch([q(X, r.namespace)])[0]) == [r.memory_id]
+        assert vb.count(r.namespace) == 1
+        assert vb.query_batch([q(X, r.namespace, memory_ids=(r.memory_id,))])[0][0].payload == r.payload
+
+
+def test_frozen_payload_values_are_written_as_plain_json(vb: VectorBackend) -> None:
+    frozen = MappingProxyType({"tags": ("x", "y"), "inner": MappingProxyType({"n": (1, (2.5,))})})
+    vb.upsert([VectorRecord("m", "a", X, MappingProxyType({**payload("a", "m"), "metadata": frozen}))])
+    assert vb.get("a", ["m"])[0]["metadata"] == {"tags": ["x", "y"], "inner": {"n": [1, [2.5]]}}
+
+
+def test_empty_inputs_are_no_ops(vb: VectorBackend) -> None:
+    vb.upsert([])
+    vb.delete("a", [])
+    assert vb.get("a", []) == [] and vb.query_batch([]) == [] and list(vb.scroll()) == []
+    assert vb.count("a") == 0
+
+
+def test_payload_namespace_comes_from_the_record(vb: VectorBackend) -> None:
+    vb.upsert([VectorRecord("m", "a", X, {"text": "bare"})])
+    assert vb.get("a", ["m"]) == [{"text": "bare", "namespace": "a", "memory_id": "m"}]
+    with pytest.raises(InvalidMemory):
+        vb.upsert([VectorRecord("m", "a", X, {"namespace": "b", "memory_id": "m"})])
+
+
+def test_wrong_dimension_is_an_embedding_mismatch(vb: VectorBackend) -> None:
+    with pytest.raises(EmbeddingMismatch):
+        vb.upsert([VectorRecord("m", "a", (1.0, 0.0), {})])
+    with pytest.raises(EmbeddingMismatch):
+        vb.query_batch([q((1.0, 0.0, 0.0))])
+    with pytest.raises(EmbeddingMismatch):
+        vb.open(DIM + 1)
+    assert vb.count("a") == 0
+
+
+def test_reopen_keeps_data_and_refuses_another_dimension(make_persistent_vb: Factory) -> None:
+    b = make_persistent_vb()
+    b.open(DIM)
+    b.upsert([rec("a", "m1", X, event_at=T0), rec("b", "m2", Y)])
+    b.write_meta({"layout": 1})
+    b.flush()
+    b.close()
+    b.close()  # idempotent
+    with pytest.raises(BackendError):
+        b.count("a")
+    again = make_persistent_vb()
+    assert again.read_meta() == {"layout": 1}
+    again.open(DIM)
+    assert again.get("a", ["m1"]) == [dict(rec("a", "m1", X, event_at=T0).payload)]
+    assert sorted(again.namespaces()) == ["a", "b"]
+    assert search(again, q(X, event_window=TimeWindow(T0, T0))) == ["m1"]
+    again.close()
+    other = make_persistent_vb()
+    with pytest.raises(EmbeddingMismatch):
+        other.open(DIM * 2)
+
+
+def test_queries_from_threads_while_a_writer_upserts(vb: VectorBackend) -> None:
+    vb.upsert([rec("a", "anchor", X)])
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def reader() -> None:
+        try:
+            while not done.is_set():
+                res = vb.query_batch([q(X, limit=1), q(Y, "b", limit=3)])
+                assert ids(res[0]) == ["anchor"] and all(h.payload["namespace"] == "b" for h in res[1])
+        except BaseException as exc:  # noqa: BLE001 - surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=reader) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for i in range(0, 300, 30):
+        vb.upsert([rec("b", f"m{j}", (0.0, 1.0, j / 300, 0.0)) for j in range(i, i + 30)])
+    done.set()
+    for t in threads:
+        t.join()
+    assert errors == [] and vb.count("b") == 300
+
+
+# ---------------------------------------------------------------- qdrant-edge specifics
+def test_edge_builds_hnsw_after_index_after_writes_and_stays_correct(tmp_path: Path) -> None:
+    b = QdrantEdgeBackend(str(tmp_path / "e"), index_after=300)
+    b.open(8)
+    try:
+        recs = [VectorRecord(f"m{i}", "a", tuple(float((i >> k) & 1) + 0.01 * k for k in range(8)),
+                             payload("a", f"m{i}")) for i in range(400)]
+        b.upsert(recs[:250])
+        assert b.index_status().indexed == 0  # below the threshold: brute force only, nothing built
+        b.upsert(recs[250:])
+        st = b.index_status()
+        assert st.indexed >= 300 and st.unindexed < 300 and st.points == 400
+        assert search(b, VectorQuery(recs[399].vector, VectorFilter("a", memory_ids=("m399",)), 1)) == ["m399"]
+        assert b.count("a") == 400 and len(list(b.scroll("a"))) == 400
+    finally:
+        b.close()
+
+
+def test_edge_second_open_of_same_path_is_a_backend_error(tmp_path: Path) -> None:
+    first, second = QdrantEdgeBackend(str(tmp_path / "e")), QdrantEdgeBackend(str(tmp_path / "e"))
+    first.open(DIM)
+    try:
+        with pytest.raises(BackendError, match="already open"):
+            second.open(DIM)
+    finally:
+        first.close()
+        second.close()
+
+
+def test_edge_point_ids_are_deterministic_per_namespace() -> None:
+    assert point_id("a", "m") == point_id("a", "m") != point_id("b", "m")
+    assert point_id("a:b", "c") != point_id("a", "b:c")
+
+
+# ---------------------------------------------------------------- qdrant-client specifics
+def _dead_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_client_unreachable_server_is_backend_unavailable_quickly() -> None:
+    b = QdrantClientBackend(url=f"http://127.0.0.1:{_dead_port()}", timeout=2)
+    t = time.perf_counter()
+    with pytest.raises(BackendUnavailable):
+        b.open(DIM)
+    with pytest.raises(BackendUnavailable):
+        b.read_meta()
+    assert time.perf_counter() - t < 5
+    b.close()
+
+
+def test_client_needs_exactly_one_of_url_and_location() -> None:
+    from fused_memory.errors import ConfigurationError
+    with pytest.raises(ConfigurationError):
+        QdrantClientBackend()
+    with pytest.raises(ConfigurationError):
+        QdrantClientBackend(url="http://x", location=":memory:")

@@ -1,0 +1,204 @@
+"""The store and the ensemble over both vector backends: read-your-writes, isolation, delete,
+reopen, fault isolation and bad input. One suite, identical expectations for both backends."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import datetime, timedelta
+
+import pytest
+
+from fused_memory import (BackendUnavailable, EmbeddingMismatch, EnsembleMemory, FusionConfig, Hit,
+                          InvalidMemory, Memory, MemoryType, QueryError)
+from fused_memory.embeddings import HashingEmbedder
+from fused_memory.retrievers.base import ArmRequest
+from tests.conftest import NOW
+
+FACTS = [
+    Memory(text="My employee badge ID is E-47821.", namespace="alice", type=MemoryType.FACT, id="badge"),
+    Memory(text="I prefer dark mode in every editor.", namespace="alice", type=MemoryType.PREFERENCE, id="dark"),
+    Memory(text="Met Sarah to discuss the Berlin office.", namespace="alice", type=MemoryType.EVENT, id="berlin",
+           event_at=NOW - timedelta(days=3)),
+    Memory(text="Deployed Kestrel to staging.", namespace="alice", type=MemoryType.EVENT, id="deploy",
+           event_at=NOW - timedelta(days=1)),
+    Memory(text="Bob's badge ID is E-11111.", namespace="bob", type=MemoryType.FACT, id="bob-badge"),
+]
+
+
+def ids(result) -> list[str]:
+    return [h.memory.id for h in result.hits]
+
+
+def test_read_your_writes_through_every_query_path(store):
+    store.add(FACTS)
+    ens = EnsembleMemory(store)
+    r = ens.retrieve("what's my badge ID E-47821?", namespace="alice", k=3, now=NOW)
+    assert ids(r)[0] == "badge"
+    assert r.hits[0].explain().endswith(f"-> {r.hits[0].score:.4f}")
+    store.add(Memory(text="My locker code is L-5521.", namespace="alice", id="locker"))
+    assert ids(ens.retrieve("locker code L-5521", namespace="alice", k=1, now=NOW)) == ["locker"]
+
+
+def test_namespaces_never_leak(store):
+    store.add(FACTS)
+    ens = EnsembleMemory(store)
+    for q in ("badge ID E-11111", "what's my badge ID?", "what did I do yesterday?", "what do I prefer?"):
+        r = ens.retrieve(q, namespace="alice", k=10, now=NOW)
+        assert all(h.memory.namespace == "alice" for h in r.hits)
+        assert "bob-badge" not in ids(r)
+    assert ids(ens.retrieve("badge ID E-11111", namespace="bob", k=10, now=NOW)) == ["bob-badge"]
+    for arm in ("dense", "lexical", "temporal", "type"):
+        assert all(h.memory.namespace == "bob" for h in
+                   ens.retrieve("badge", namespace="bob", k=10, now=NOW, arms=[arm]).hits)
+
+
+def test_delete_removes_from_every_arm_and_only_that_namespace(store):
+    store.add(FACTS)
+    store.delete("alice", ["badge"])
+    ens = EnsembleMemory(store)
+    r = ens.retrieve("badge ID E-47821", namespace="alice", k=10, now=NOW)
+    assert "badge" not in ids(r)
+    assert store.get_many("alice", ["badge"]) == []
+    assert [m.id for m in store.get_many("bob", ["bob-badge"])] == ["bob-badge"]
+
+
+def test_upsert_by_id_replaces(store):
+    store.add(FACTS)
+    store.add(Memory(text="My employee badge ID is now E-99999.", namespace="alice", id="badge"))
+    assert store.count("alice") == 4
+    [m] = store.get_many("alice", ["badge"])
+    assert "E-99999" in m.text
+    ens = EnsembleMemory(store)
+    assert "badge" not in ids(ens.retrieve("E-47821", namespace="alice", k=10, now=NOW, arms=["lexical"]))
+
+
+def test_reopen_gives_the_same_answers(store_factory):
+    s = store_factory("persist")
+    s.add(FACTS)
+    s.end_session("alice", NOW - timedelta(days=2))
+    before = EnsembleMemory(s).retrieve("badge ID and dark mode", namespace="alice", k=5, now=NOW)
+    s.close()
+    s2 = store_factory("persist")
+    after = EnsembleMemory(s2).retrieve("badge ID and dark mode", namespace="alice", k=5, now=NOW)
+    assert ids(after) == ids(before)
+    assert [h.score for h in after.hits] == pytest.approx([h.score for h in before.hits])
+    assert s2.last_session_end("alice") == NOW - timedelta(days=2)
+
+
+def test_other_embedder_is_refused(store_factory):
+    s = store_factory("pinned")
+    s.add(FACTS[:1])
+    s.close()
+    with pytest.raises(EmbeddingMismatch):
+        store_factory("pinned", embedder=HashingEmbedder(dim=64)).open()
+
+
+class Raising:
+    name = "dense"
+
+    def search(self, request: ArmRequest) -> list[Hit]:
+        raise RuntimeError("vector backend exploded")
+
+
+class Sleeping:
+    name = "lexical"
+
+    def search(self, request: ArmRequest) -> list[Hit]:
+        time.sleep(1.5)
+        return [Hit("badge", 1.0)]
+
+
+def _faulty(store) -> EnsembleMemory:
+    cfg = FusionConfig(timeouts_s={"lexical": 0.2})
+    return EnsembleMemory(store, cfg, arms={"dense": Raising(), "lexical": Sleeping()})
+
+
+def test_raising_and_sleeping_arms_are_dropped_and_flagged(store):
+    store.add(FACTS)
+    r = _faulty(store).retrieve("what do I prefer?", namespace="alice", k=5, now=NOW)
+    failed = {f.arm: f.kind for f in r.failures}
+    assert failed == {"dense": "error", "lexical": "timeout"}
+    assert "dark" in ids(r)  # the type arm still answered
+    assert all(c.arm == "type" for h in r.hits for c in h.contributions)
+
+
+async def test_async_path_isolates_faults_the_same_way(store):
+    store.add(FACTS)
+    r = await _faulty(store).aretrieve("what do I prefer?", namespace="alice", k=5, now=NOW)
+    assert {f.arm: f.kind for f in r.failures} == {"dense": "error", "lexical": "timeout"}
+    assert "dark" in ids(r)
+
+
+async def test_sync_and_async_agree(store):
+    store.add(FACTS)
+    ens = EnsembleMemory(store)
+    for q in ("badge E-47821", "what did I do yesterday?", "what do I prefer?"):
+        a = ens.retrieve(q, namespace="alice", k=5, now=NOW)
+        b = await ens.aretrieve(q, namespace="alice", k=5, now=NOW)
+        assert ids(a) == ids(b)
+
+
+def test_every_arm_failing_raises_one_clear_error(store):
+    store.add(FACTS)
+
+    class Boom:
+        def __init__(self, name): self.name = name
+        def search(self, request): raise ConnectionError(f"{self.name} down")
+
+    ens = EnsembleMemory(store, arms={a: Boom(a) for a in ("dense", "lexical", "temporal", "type", "graph")})
+    with pytest.raises(BackendUnavailable) as exc:
+        ens.retrieve("what did I do yesterday?", namespace="alice", k=5, now=NOW)
+    assert set(exc.value.causes) >= {"dense", "temporal"}
+    assert "dense down" in str(exc.value)
+
+
+@pytest.mark.parametrize("query,kw,error", [
+    ("", {}, QueryError),
+    ("   \n\t ", {}, QueryError),
+    ("x" * 100_000, {}, QueryError),
+    ("badge", {"k": 0}, QueryError),
+    ("badge", {"k": -3}, QueryError),
+    ("badge", {"types": ["opinion"]}, QueryError),
+    ("badge", {"now": datetime(2024, 5, 15, 12, 0)}, QueryError),
+    ("badge", {"namespace": ""}, QueryError),
+    ("badge", {"arms": ["telepathy"]}, QueryError),
+])
+def test_bad_queries_get_clear_errors(store, query, kw, error):
+    store.add(FACTS)
+    args = {"namespace": "alice", "k": 5, "now": NOW, **kw}
+    with pytest.raises(error):
+        EnsembleMemory(store).retrieve(query, **args)
+
+
+def test_unknown_namespace_is_a_defined_empty_result(store):
+    store.add(FACTS)
+    r = EnsembleMemory(store).retrieve("badge", namespace="nobody", k=5, now=NOW)
+    assert r.hits == () and r.failures == ()
+
+
+def test_a_bad_memory_in_a_batch_writes_nothing(store):
+    with pytest.raises(InvalidMemory):
+        store.add([FACTS[0], "not a memory"])  # type: ignore[list-item]
+    with pytest.raises(InvalidMemory):
+        Memory(text="naive", event_at=datetime(2024, 1, 1))
+    with pytest.raises(InvalidMemory):
+        Memory(text="bad type", type="opinion")  # type: ignore[arg-type]
+    with pytest.raises(InvalidMemory):
+        Memory(text="   ")
+    assert store.count("alice") == 0
+
+
+def test_type_hint_widens_when_the_filter_leaves_too_few(store):
+    store.add(FACTS)
+    r = EnsembleMemory(store).retrieve("what's my setting for the badge?", namespace="alice", k=5, now=NOW)
+    if r.plan.hard_filter:
+        assert set(r.widened) <= {"dense", "lexical"} and r.widened
+    assert "badge" in ids(r)  # a Fact, found although the query implies a preference
+
+
+def test_forced_types_restrict_the_type_arm(store):
+    store.add(FACTS)
+    r = EnsembleMemory(store).retrieve("anything about work", namespace="alice", k=5, now=NOW,
+                                       types=["event"], arms=["type"])
+    assert {h.memory.type for h in r.hits} == {MemoryType.EVENT}
