@@ -55,6 +55,12 @@ class _Job:
     timings: dict[str, float] = field(default_factory=dict)
 
 
+def _raiser(exc: Exception) -> Callable[[], dict[str, tuple[list[Hit], bool]]]:
+    def run() -> dict[str, tuple[list[Hit], bool]]:
+        raise exc
+    return run
+
+
 class EnsembleMemory:
     """The five arms over one `MemoryStore`, fused by score-weighted RRF.
 
@@ -183,8 +189,12 @@ class EnsembleMemory:
         tasks: list[_Task] = []
         vector_jobs: list[tuple[str, VectorArm, ArmRequest]] = []
         for name in plan.arms:
-            arm = self.arm(name)
             req = self._request_for(name, plan, base)
+            try:
+                arm = self.arm(name)
+            except Exception as exc:  # noqa: BLE001 - an arm that cannot even be built is a failed arm
+                tasks.append(_Task(name, (name,), 1.0, _raiser(exc)))
+                continue
             if isinstance(arm, VectorArm):
                 vector_jobs.append((name, arm, req))
             else:

@@ -80,6 +80,10 @@ ENTITY_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "W
 _SPEAKER = re.compile(r"^\s*([A-Z][\w'.-]{1,40}(?:\s[A-Z][\w'.-]{1,40})?):\s")
 
 
+_TAG_PIPES = ("tok2vec", "tagger", "attribute_ruler", "ner")
+_PROPER = frozenset({"NNP", "NNPS"})
+
+
 class EntityExtractor:
     """Finds entity mentions in memory texts. `nlp=None` loads spaCy lazily on first use."""
 
@@ -98,12 +102,8 @@ class EntityExtractor:
                 ms.append(EntityMention(sp.group(1), "PERSON"))
             found.append(ms)
         if self.enabled:
-            nlp = self._nlp if self._nlp is not None else load_nlp()
-            texts = [m.text[:5000] for m in memories]
-            for ms, doc in zip(found, nlp.pipe(texts, batch_size=self.batch_size)):
-                for ent in doc.ents:
-                    if ent.label_ in ENTITY_LABELS and len(ent.text.strip()) > 1:
-                        ms.append(EntityMention(ent.text.strip(), ent.label_))
+            for ms, spans in zip(found, self._ner([m.text[:5000] for m in memories])):
+                ms.extend(spans)
         out: list[tuple[EntityMention, ...]] = []
         for ms in found:
             seen: set[str] = set()
@@ -114,4 +114,33 @@ class EntityExtractor:
                     seen.add(key)
                     uniq.append(mention)
             out.append(tuple(uniq))
+        return out
+
+    def _ner(self, texts: list[str]) -> list[list[EntityMention]]:
+        """NER-only pass over every text, then a tagged pass over the few texts where a span starts
+        a sentence with several tokens: spaCy's small model reads "Told Sarah" or "Deployed
+        Kestrel" as one PERSON, and the tagger tells the verb from the name. Tagging everything
+        would cost ~70% more; the spans that need it are rare."""
+        nlp = self._nlp if self._nlp is not None else load_nlp()
+        docs = list(nlp.pipe(texts, batch_size=self.batch_size))
+        suspect = [i for i, d in enumerate(docs)
+                   if any(len(e) > 1 and e[0].is_sent_start for e in d.ents)]
+        if suspect and self._nlp is None:
+            tagged = load_nlp(_TAG_PIPES)
+            for i, d in zip(suspect, tagged.pipe([texts[i] for i in suspect], batch_size=self.batch_size)):
+                docs[i] = d
+        out: list[list[EntityMention]] = []
+        for d in docs:
+            spans: list[EntityMention] = []
+            for ent in d.ents:
+                if ent.label_ not in ENTITY_LABELS:
+                    continue
+                toks = list(ent)
+                if d.has_annotation("TAG"):
+                    while len(toks) > 1 and toks[0].tag_ not in _PROPER and toks[0].is_sent_start:
+                        toks = toks[1:]
+                name = d[toks[0].i:toks[-1].i + 1].text.strip()
+                if len(name) > 1:
+                    spans.append(EntityMention(name, ent.label_))
+            out.append(spans)
         return out

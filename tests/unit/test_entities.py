@@ -170,7 +170,7 @@ def test_ner_refs_from_a_pipeline() -> None:
 
 
 def test_missing_models_raise_missing_dependency(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(entities_mod, "_NLP", None)
+    monkeypatch.setattr(entities_mod, "_NLP", {})
     monkeypatch.setattr(entities_mod, "SPACY_MODELS", ("no_such_model_xyz", "nor_this_one_xyz"))
     with pytest.raises(MissingDependency, match="spaCy model"):
         load_nlp()
