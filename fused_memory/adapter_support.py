@@ -1,0 +1,201 @@
+"""Framework-neutral glue shared by the LangChain and the LlamaIndex adapters.
+
+Both adapters do the same three things around the core: turn "a store or an ensemble" into an
+`EnsembleMemory`, merge constructor defaults with per-call overrides into the core's keyword
+arguments, and flatten a `FusedHit` (via the core's own `FusedHit.to_json()`) into JSON-safe
+metadata. Doing that here, once, keeps the two adapters down to framework glue and guarantees they
+describe a memory identically. It lives in the core because it imports neither framework: each
+adapter works with the other framework absent.
+
+No ranking, parsing or fusion happens here: every ordering comes from the core's `Retrieval`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from .ensemble import EnsembleMemory
+from .store.memory_store import MemoryStore
+from .types import Contribution, FusedHit, MemoryType, Retrieval
+
+__all__ = [
+    "ARM_RETRIEVERS",
+    "LLM_HIDDEN_KEYS",
+    "ArmReport",
+    "CallOptions",
+    "arm_reports",
+    "hit_metadata",
+    "resolve_ensemble",
+]
+
+#: Adapter class name -> the core arm it exposes (None: the fused ensemble). One table, so both
+#: adapters agree on which class is which arm.
+ARM_RETRIEVERS: Mapping[str, str | None] = {
+    "DenseMemoryRetriever": "dense",
+    "BM25MemoryRetriever": "lexical",
+    "GraphMemoryRetriever": "graph",
+    "TemporalMemoryRetriever": "temporal",
+    "TypeFilterMemoryRetriever": "type",
+    "EnsembleMemoryRetriever": None,
+}
+
+#: Metadata keys that describe *how* a memory was found. They stay on the Document / node for
+#: programs and traces but are kept out of the text an LLM or an embedder sees (LlamaIndex renders
+#: node metadata into prompts by default; a prompt full of RRF arithmetic helps no one).
+LLM_HIDDEN_KEYS: tuple[str, ...] = (
+    "memory_id", "namespace", "created_at", "session_id", "score", "rank", "arms", "contributions",
+    "explain", "skipped_arms", "failed_arms", "widened_arms", "metadata",
+)
+
+
+def resolve_ensemble(store: MemoryStore | EnsembleMemory | None, ensemble: EnsembleMemory | None,
+                     arm: str | None = None) -> tuple[MemoryStore, EnsembleMemory]:
+    """Accept a store, an ensemble, or both (then they must agree) and return both.
+
+    A store alone gets a default `EnsembleMemory` (construction does no I/O): with the optimizer for
+    the fused retriever; without it (`optimizer=False`, "every arm that can run") for a single-arm
+    retriever, because the optimizer's skip rules and type pre-filter exist to make the *fusion*
+    better: a caller who asked for BM25 alone wants BM25 for "what did I do yesterday?", not an empty
+    list because the fused plan would have left BM25 out. The arm still gets everything the parser
+    found (time window, entities, type hints). Passing an ensemble is how a caller chooses otherwise,
+    or brings a tuned `FusionConfig` or custom arms.
+    """
+    if isinstance(store, EnsembleMemory):  # "the store" may be given as an ensemble
+        store, ensemble = (None, store) if ensemble is None else (store, ensemble)
+        if isinstance(store, EnsembleMemory):
+            raise TypeError("pass the ensemble as `ensemble=` and its store as `store=`, not two ensembles")
+    if ensemble is not None and not isinstance(ensemble, EnsembleMemory):
+        raise TypeError(f"ensemble must be a fused_memory EnsembleMemory, got {type(ensemble).__name__}")
+    if store is not None and not isinstance(store, MemoryStore):
+        raise TypeError(f"store must be a fused_memory MemoryStore or EnsembleMemory, got {type(store).__name__}")
+    if ensemble is None:
+        if store is None:
+            raise TypeError("give a MemoryStore (store=...) or an EnsembleMemory (ensemble=...)")
+        return store, EnsembleMemory(store, optimizer=arm is None)
+    if store is not None and store is not ensemble.store:
+        raise ValueError("store and ensemble disagree: the ensemble runs over a different store")
+    return ensemble.store, ensemble
+
+
+def _parse_now(value: datetime | str | None) -> datetime | None:
+    """Agents and configs pass times as ISO strings; the core wants datetimes (and itself refuses
+    naive ones, so no zone is guessed here)."""
+    if value is None or isinstance(value, datetime):
+        return value
+    if isinstance(value, str):
+        return datetime.fromisoformat(value)
+    raise TypeError(f"now must be a datetime or an ISO-8601 string, got {type(value).__name__}")
+
+
+def _types(value: Sequence[MemoryType | str] | MemoryType | str | None) -> tuple[MemoryType | str, ...] | None:
+    """A single type is a common shorthand; the core validates the names."""
+    if value is None:
+        return None
+    if isinstance(value, (str, MemoryType)):
+        return (value,)
+    return tuple(value)
+
+
+@dataclass(frozen=True)
+class CallOptions:
+    """The per-call parameters both adapters accept, resolved against the retriever's defaults.
+
+    `None` in an override means "use the default"; validation of the values is the core's job.
+    """
+
+    namespace: str
+    k: int
+    now: datetime | None = None
+    types: tuple[MemoryType | str, ...] | None = None
+
+    @classmethod
+    def of(cls, namespace: str, k: int, now: datetime | str | None = None,
+           types: Sequence[MemoryType | str] | MemoryType | str | None = None) -> CallOptions:
+        return cls(namespace, k, _parse_now(now), _types(types))
+
+    def override(self, *, namespace: str | None = None, k: int | None = None,
+                 now: datetime | str | None = None,
+                 types: Sequence[MemoryType | str] | MemoryType | str | None = None) -> CallOptions:
+        """These options with every non-None override applied."""
+        changes: dict[str, Any] = {}
+        if namespace is not None:
+            changes["namespace"] = namespace
+        if k is not None:
+            changes["k"] = k
+        if now is not None:
+            changes["now"] = _parse_now(now)
+        if types is not None:
+            changes["types"] = _types(types)
+        return replace(self, **changes) if changes else self
+
+    def core_kwargs(self, arm: str | None) -> dict[str, Any]:
+        """Keyword arguments for `EnsembleMemory.retrieve` / `aretrieve`; a single-arm retriever
+        is the ensemble restricted to that arm (for one arm, fused order is the arm's order)."""
+        kw: dict[str, Any] = {"namespace": self.namespace, "k": self.k, "now": self.now, "types": self.types}
+        if arm is not None:
+            kw["arms"] = [arm]
+        return kw
+
+
+def _retrieval_info(retrieval: Retrieval) -> dict[str, Any]:
+    """What one retrieval says about arms that did not answer: the same on every hit."""
+    return {
+        "skipped_arms": dict(retrieval.plan.skipped),
+        "failed_arms": {f.arm: f"{f.kind}: {f.reason}" for f in retrieval.failures},
+        "widened_arms": list(retrieval.widened),
+    }
+
+
+def hit_metadata(hit: FusedHit, retrieval: Retrieval) -> dict[str, Any]:
+    """JSON-safe metadata for one fused hit, built from `FusedHit.to_json()`.
+
+    The memory's fields come first (type, ISO `event_at`, entities...), the caller's own memory
+    metadata under `metadata`, then the retrieval facts: score, rank, arms, per-arm contributions,
+    the explain string and the skipped / failed / widened arms.
+    """
+    data = hit.to_json()
+    memory = dict(data["memory"])
+    memory_id = memory.pop("id")
+    memory.pop("text")
+    return {
+        "memory_id": memory_id,
+        **memory,
+        "score": data["score"],
+        "rank": data["rank"],
+        "arms": [c["arm"] for c in data["contributions"]],
+        "contributions": data["contributions"],
+        "explain": data["explain"],
+        **_retrieval_info(retrieval),
+    }
+
+
+@dataclass(frozen=True)
+class ArmReport:
+    """One planned arm as a trace wants to show it: the fused hits it contributed to, in the arm's
+    own rank order, how long it took, and why it failed if it did."""
+
+    arm: str
+    hits: tuple[tuple[FusedHit, Contribution], ...]
+    elapsed_ms: float | None
+    error: str | None = None
+    widened: bool = False
+
+
+def arm_reports(retrieval: Retrieval) -> list[ArmReport]:
+    """A report per planned arm, in plan order.
+
+    The core keeps each arm's share of every *returned* hit (`FusedHit.contributions`), not the
+    arm's full candidate list, so a report lists the returned hits that arm found, ordered by the
+    rank the arm itself gave them.
+    """
+    failed = {f.arm: f"{f.kind}: {f.reason}" for f in retrieval.failures}
+    out: list[ArmReport] = []
+    for arm in retrieval.plan.arms:
+        found = [(h, c) for h in retrieval.hits for c in h.contributions if c.arm == arm]
+        found.sort(key=lambda hc: hc[1].rank)
+        out.append(ArmReport(arm, tuple(found), retrieval.timings_ms.get(arm), failed.get(arm),
+                             arm in retrieval.widened))
+    return out

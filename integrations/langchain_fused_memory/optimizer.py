@@ -1,0 +1,61 @@
+"""`QueryOptimizerChain`: the core's query optimizer (Stage 1 parse + Stage 2 plan) as a Runnable.
+
+`str -> QueryPlan`. It is the very function `EnsembleMemory` runs before fanning out
+(`EnsembleMemory.plan`), exposed so a LangChain user can inspect a plan, trace it as its own chain
+run, or compose a chain around it (route on `plan.type_hints`, log `plan.reasons`...). Entity
+resolution needs a namespace's known entities and "since we last talked" its last session, so the
+store (or ensemble) and the namespace are fixed at construction.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig, RunnableSerializable
+from langchain_core.runnables.config import run_in_executor
+from pydantic import ConfigDict, model_validator
+
+from fused_memory.ensemble import EnsembleMemory
+from fused_memory.store.memory_store import MemoryStore
+from fused_memory.types import QueryPlan
+
+from fused_memory.adapter_support import CallOptions, resolve_ensemble
+
+__all__ = ["QueryOptimizerChain"]
+
+
+class QueryOptimizerChain(RunnableSerializable[str, QueryPlan]):
+    """Runnable `str -> QueryPlan` over one namespace of one store."""
+
+    store: MemoryStore | EnsembleMemory | None = None
+    """The memory store whose entities and sessions the parser resolves against (or an ensemble)."""
+    ensemble: EnsembleMemory | None = None
+    """The ensemble whose optimizer settings (e.g. `optimizer=False`) to use; built from `store` if absent."""
+    namespace: str = "default"
+    now: datetime | None = None
+    """The moment queries are asked at (tz-aware); None = the core's clock."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    @model_validator(mode="after")
+    def _bind(self) -> QueryOptimizerChain:
+        self.store, self.ensemble = resolve_ensemble(self.store, self.ensemble)
+        return self
+
+    def _plan(self, query: str, run_manager: Any, config: RunnableConfig) -> QueryPlan:
+        assert self.ensemble is not None  # set by _bind
+        configurable = config.get("configurable") or {}
+        opts = CallOptions.of(self.namespace, 1, self.now).override(
+            namespace=configurable.get("namespace"), now=configurable.get("now"))
+        return self.ensemble.plan(query, namespace=opts.namespace, now=opts.now)[1]
+
+    def invoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> QueryPlan:
+        """Plan `input`; `config["configurable"]` may override `namespace` and `now`."""
+        return self._call_with_config(self._plan, input, config, run_type="chain")
+
+    async def ainvoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> QueryPlan:
+        """Parsing is CPU work with no async core path: it runs in the executor, off the event loop."""
+        async def plan(query: str, run_manager: Any, config: RunnableConfig) -> QueryPlan:
+            return await run_in_executor(config, self._plan, query, None, config)
+        return await self._acall_with_config(plan, input, config, run_type="chain")

@@ -1,0 +1,119 @@
+"""The six fused-memory retrievers as native LlamaIndex `BaseRetriever`s.
+
+Same contract as the LangChain adapter (both share `fused_memory.adapter_support`, which imports
+neither framework): the ensemble class calls `EnsembleMemory.retrieve` / `aretrieve`, a single-arm
+class calls it restricted to its arm (on an `optimizer=False` ensemble unless one is given, so the arm
+runs whenever it can). `_aretrieve` awaits the core's `aretrieve`, so an event loop
+keeps running while the arms search (the base class's default would run the sync path on the loop).
+Callback (`CBEventType.RETRIEVE`) and instrumentation (`RetrievalStart/EndEvent`, span) events are
+emitted by the base class's `retrieve` / `aretrieve`, exactly as for any LlamaIndex retriever.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import ClassVar
+
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.callbacks.base import CallbackManager
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+
+from fused_memory.ensemble import EnsembleMemory
+from fused_memory.store.memory_store import MemoryStore
+from fused_memory.types import MemoryType, Retrieval
+from fused_memory.adapter_support import (ARM_RETRIEVERS, LLM_HIDDEN_KEYS, CallOptions, hit_metadata,
+                                            resolve_ensemble)
+
+__all__ = [
+    "FusedMemoryRetriever",
+    "DenseMemoryRetriever",
+    "BM25MemoryRetriever",
+    "GraphMemoryRetriever",
+    "TemporalMemoryRetriever",
+    "TypeFilterMemoryRetriever",
+    "EnsembleMemoryRetriever",
+    "to_nodes",
+]
+
+
+def to_nodes(retrieval: Retrieval) -> list[NodeWithScore]:
+    """One `NodeWithScore` per fused hit, in the core's order; node id = memory id, score = fused score.
+
+    Retrieval bookkeeping (scores, contributions, explain...) and empty fields stay in the metadata
+    but out of the text LlamaIndex renders for the LLM and the embedder.
+    """
+    nodes = []
+    for h in retrieval.hits:
+        metadata = hit_metadata(h, retrieval)
+        hidden = [*LLM_HIDDEN_KEYS, *(key for key, value in metadata.items() if value in (None, [], {}))]
+        nodes.append(NodeWithScore(node=TextNode(id_=h.memory.id, text=h.memory.text, metadata=metadata,
+                                                 excluded_llm_metadata_keys=hidden,
+                                                 excluded_embed_metadata_keys=hidden), score=h.score))
+    return nodes
+
+
+class FusedMemoryRetriever(BaseRetriever):
+    """Shared shell of the six retrievers: which arm (`arm`, None = fused ensemble), the store or
+    ensemble, and the call options (`namespace`, `k`, `now`, `types`), plain attributes a caller
+    may change between calls."""
+
+    arm: ClassVar[str | None] = None
+
+    def __init__(self, store: MemoryStore | EnsembleMemory | None = None, *, ensemble: EnsembleMemory | None = None,
+                 namespace: str = "default", k: int = 10, now: datetime | str | None = None,
+                 types: Sequence[MemoryType | str] | MemoryType | str | None = None,
+                 callback_manager: CallbackManager | None = None, verbose: bool = False) -> None:
+        super().__init__(callback_manager=callback_manager, verbose=verbose)
+        self.store, self.ensemble = resolve_ensemble(store, ensemble, self.arm)
+        defaults = CallOptions.of(namespace, k, now, types)
+        self.namespace, self.k, self.now, self.types = defaults.namespace, defaults.k, defaults.now, defaults.types
+
+    def _options(self) -> CallOptions:
+        return CallOptions.of(self.namespace, self.k, self.now, self.types)
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return to_nodes(self.ensemble.retrieve(query_bundle.query_str, **self._options().core_kwargs(self.arm)))
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        retrieval = await self.ensemble.aretrieve(query_bundle.query_str, **self._options().core_kwargs(self.arm))
+        return to_nodes(retrieval)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(namespace={self.namespace!r}, k={self.k})"
+
+
+class DenseMemoryRetriever(FusedMemoryRetriever):
+    """Semantic nearest neighbours (MiniLM cosine) over one namespace's memories."""
+
+    arm: ClassVar[str | None] = ARM_RETRIEVERS["DenseMemoryRetriever"]
+
+
+class BM25MemoryRetriever(FusedMemoryRetriever):
+    """BM25 keyword search: exact identifiers, codes and rare names."""
+
+    arm: ClassVar[str | None] = ARM_RETRIEVERS["BM25MemoryRetriever"]
+
+
+class GraphMemoryRetriever(FusedMemoryRetriever):
+    """Memories linked to the entities the query names, up to the planned number of hops."""
+
+    arm: ClassVar[str | None] = ARM_RETRIEVERS["GraphMemoryRetriever"]
+
+
+class TemporalMemoryRetriever(FusedMemoryRetriever):
+    """Event memories inside the query's time window ("last week", "since we last talked")."""
+
+    arm: ClassVar[str | None] = ARM_RETRIEVERS["TemporalMemoryRetriever"]
+
+
+class TypeFilterMemoryRetriever(FusedMemoryRetriever):
+    """Memories of the types the query implies (preference, event, entity, fact), or of `types`."""
+
+    arm: ClassVar[str | None] = ARM_RETRIEVERS["TypeFilterMemoryRetriever"]
+
+
+class EnsembleMemoryRetriever(FusedMemoryRetriever):
+    """All five arms in parallel, fused by score-weighted RRF, each node explained in its metadata."""
+
+    arm: ClassVar[str | None] = ARM_RETRIEVERS["EnsembleMemoryRetriever"]

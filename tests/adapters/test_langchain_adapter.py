@@ -1,0 +1,222 @@
+"""The LangChain adapter beyond the standard suite: Document shape, per-call overrides, tracing
+(ls params, child runs per arm, failures), the tool's artifact, and the optimizer Runnable."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from typing import Any
+from uuid import UUID
+
+import pytest
+from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
+from langchain_core.messages import ToolMessage
+
+from fused_memory.ensemble import EnsembleMemory
+from fused_memory.errors import QueryError
+from fused_memory.store.memory_store import MemoryStore
+from fused_memory.types import ARMS, Hit, QueryPlan
+from langchain_fused_memory import (DenseMemoryRetriever, EnsembleMemoryRetriever, QueryOptimizerChain,
+                                    TemporalMemoryRetriever, memory_tool)
+
+from ._seed import NOW, NS, OTHER_NS, QUERY
+
+
+class Recorder(BaseCallbackHandler):
+    """Every retriever and chain run: (kind, name, run_id, parent_run_id, metadata, outcome)."""
+
+    def __init__(self) -> None:
+        self.runs: dict[UUID, dict[str, Any]] = {}
+
+    def _start(self, kind: str, run_id: UUID, parent_run_id: UUID | None, **kw: Any) -> None:
+        self.runs[run_id] = {"kind": kind, "name": kw.get("name"), "parent": parent_run_id,
+                             "metadata": kw.get("metadata") or {}, "tags": kw.get("tags") or []}
+
+    def on_retriever_start(self, serialized: Any, query: str, *, run_id: UUID,
+                           parent_run_id: UUID | None = None, **kw: Any) -> None:
+        self._start("retriever", run_id, parent_run_id, **kw)
+
+    def on_retriever_end(self, documents: Any, *, run_id: UUID, **kw: Any) -> None:
+        self.runs[run_id]["documents"] = documents
+
+    def on_retriever_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
+        self.runs[run_id]["error"] = str(error)
+
+    def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: UUID,
+                       parent_run_id: UUID | None = None, **kw: Any) -> None:
+        self._start("chain", run_id, parent_run_id, **kw)
+
+    def on_chain_end(self, outputs: Any, *, run_id: UUID, **kw: Any) -> None:
+        self.runs[run_id]["outputs"] = outputs
+
+    def root(self) -> tuple[UUID, dict[str, Any]]:
+        [(rid, run)] = [(r, v) for r, v in self.runs.items() if v["parent"] is None]
+        return rid, run
+
+    def children(self, parent: UUID) -> list[dict[str, Any]]:
+        return [v for v in self.runs.values() if v["parent"] == parent]
+
+
+class AsyncRecorder(Recorder, AsyncCallbackHandler):  # type: ignore[misc]
+    """The same records through the async callback path (sync methods are allowed on async handlers)."""
+
+
+@pytest.fixture
+def ensemble_retriever(seeded_store: MemoryStore) -> EnsembleMemoryRetriever:
+    return EnsembleMemoryRetriever(store=seeded_store, namespace=NS, now=NOW, k=5)
+
+
+def test_documents_carry_id_text_and_json_safe_metadata(ensemble_retriever: EnsembleMemoryRetriever,
+                                                         core: EnsembleMemory) -> None:
+    docs = ensemble_retriever.invoke(QUERY)
+    result = core.retrieve(QUERY, namespace=NS, k=5, now=NOW)
+    assert [d.id for d in docs] == result.ids()
+    for doc, hit in zip(docs, result.hits):
+        meta = doc.metadata
+        json.dumps(meta, allow_nan=False)  # JSON-safe, nothing to coerce
+        assert doc.page_content == hit.memory.text
+        assert meta["memory_id"] == hit.memory.id
+        assert meta["type"] == hit.memory.type.value
+        assert meta["event_at"] == (hit.memory.event_at.isoformat() if hit.memory.event_at else None)
+        assert meta["entities"] == list(hit.memory.entities)
+        assert meta["score"] == pytest.approx(hit.score) and meta["rank"] == hit.rank
+        assert meta["explain"] == hit.explain()
+        assert [c["arm"] for c in meta["contributions"]] == meta["arms"] == [c.arm for c in hit.contributions]
+        assert set(meta["arms"]) <= set(ARMS)
+        assert meta["skipped_arms"] == dict(result.plan.skipped)
+        assert meta["failed_arms"] == {}
+    assert any(d.metadata["event_at"] for d in docs), "the query is about events: some carry a time"
+
+
+def test_per_call_overrides(ensemble_retriever: EnsembleMemoryRetriever) -> None:
+    assert len(ensemble_retriever.invoke(QUERY, k=2)) == 2
+    bob = ensemble_retriever.invoke("badge ID", namespace=OTHER_NS)
+    assert bob and {d.metadata["namespace"] for d in bob} == {OTHER_NS}
+    prefs = ensemble_retriever.invoke("what do I like?", types=["preference"])
+    assert prefs and {d.metadata["type"] for d in prefs} == {"preference"}
+    temporal = TemporalMemoryRetriever(store=ensemble_retriever.store, namespace=NS, k=5)
+    yesterday = temporal.invoke("what did I do yesterday?", now=NOW)
+    assert yesterday and all(d.metadata["event_at"] for d in yesterday)
+    a_month_later = (NOW + timedelta(days=30)).isoformat()  # nothing was recorded the day before that
+    assert temporal.invoke("what did I do yesterday?", now=a_month_later) == []
+
+
+def test_bad_arguments_are_clear(ensemble_retriever: EnsembleMemoryRetriever, seeded_store: MemoryStore) -> None:
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        ensemble_retriever.invoke(QUERY, top_k=3)
+    with pytest.raises(QueryError):
+        ensemble_retriever.invoke(QUERY, k=0)
+    with pytest.raises(QueryError, match="timezone-aware"):
+        ensemble_retriever.invoke(QUERY, now=datetime(2026, 3, 20))
+    with pytest.raises(TypeError, match="MemoryStore"):
+        DenseMemoryRetriever(namespace=NS)
+    other = EnsembleMemory(MemoryStore.embedded(seeded_store.config.path + "-unused"))
+    with pytest.raises(ValueError, match="disagree"):
+        DenseMemoryRetriever(store=seeded_store, ensemble=other)
+
+
+def test_store_or_ensemble(seeded_store: MemoryStore, core: EnsembleMemory) -> None:
+    by_store = EnsembleMemoryRetriever(store=seeded_store, namespace=NS, now=NOW)
+    by_ensemble = EnsembleMemoryRetriever(ensemble=core, namespace=NS, now=NOW)
+    given_as_store = EnsembleMemoryRetriever(store=core, namespace=NS, now=NOW)
+    assert by_ensemble.ensemble is core and given_as_store.ensemble is core and by_ensemble.store is seeded_store
+    ids = [d.id for d in by_store.invoke(QUERY)]
+    assert ids == [d.id for d in by_ensemble.invoke(QUERY)] == [d.id for d in given_as_store.invoke(QUERY)]
+
+
+def _check_trace(rec: Recorder, result_plan: QueryPlan, name: str) -> None:
+    root_id, root = rec.root()
+    assert root["kind"] == "retriever" and root["name"] == name
+    assert root["metadata"]["ls_retriever_name"] == "fused_memory_ensemble"
+    children = rec.children(root_id)
+    [optimizer] = [c for c in children if c["kind"] == "chain"]
+    assert optimizer["name"] == "QueryOptimizerChain"
+    assert optimizer["outputs"]["arms"] == list(result_plan.arms)
+    arms = [c for c in children if c["kind"] == "retriever"]
+    assert [c["name"] for c in arms] == [f"fused_memory:{a}" for a in result_plan.arms]
+    assert len(result_plan.arms) >= 4, "the query plans most arms"
+    for run, arm in zip(arms, result_plan.arms):
+        assert run["metadata"]["ls_retriever_name"] == f"fused_memory_{arm}"
+        assert run["metadata"]["elapsed_ms"] >= 0
+        ranks = [d.metadata["arm_rank"] for d in run["documents"]]
+        assert ranks == sorted(ranks)
+        assert all(d.id in {x.id for x in root["documents"]} for d in run["documents"])
+    assert any(run["documents"] for run in arms)
+
+
+def test_child_runs_per_arm(ensemble_retriever: EnsembleMemoryRetriever, core: EnsembleMemory) -> None:
+    rec = Recorder()
+    ensemble_retriever.invoke(QUERY, config={"callbacks": [rec]})
+    _check_trace(rec, core.retrieve(QUERY, namespace=NS, k=5, now=NOW).plan, "EnsembleMemoryRetriever")
+
+
+async def test_child_runs_per_arm_async(ensemble_retriever: EnsembleMemoryRetriever, core: EnsembleMemory) -> None:
+    rec = AsyncRecorder()
+    await ensemble_retriever.ainvoke(QUERY, config={"callbacks": [rec], "run_name": "memory"})
+    _check_trace(rec, core.retrieve(QUERY, namespace=NS, k=5, now=NOW).plan, "memory")
+
+
+def test_single_arm_run_names_its_arm(seeded_store: MemoryStore) -> None:
+    rec = Recorder()
+    DenseMemoryRetriever(store=seeded_store, namespace=NS, now=NOW).invoke(QUERY, config={"callbacks": [rec]})
+    root_id, root = rec.root()
+    assert root["metadata"]["ls_retriever_name"] == "fused_memory_dense"
+    assert [c["name"] for c in rec.children(root_id) if c["kind"] == "retriever"] == ["fused_memory:dense"]
+
+
+class Exploding:
+    name = "lexical"
+
+    def search(self, request: Any) -> list[Hit]:
+        raise RuntimeError("bm25 index exploded")
+
+
+def test_failed_arm_is_an_error_run_and_flagged(seeded_store: MemoryStore) -> None:
+    broken = EnsembleMemory(seeded_store, arms={"lexical": Exploding()})
+    rec = Recorder()
+    docs = EnsembleMemoryRetriever(ensemble=broken, namespace=NS, now=NOW).invoke(QUERY, config={"callbacks": [rec]})
+    assert docs, "the other arms still answer"
+    assert "lexical" in docs[0].metadata["failed_arms"]
+    assert "bm25 index exploded" in docs[0].metadata["failed_arms"]["lexical"]
+    root_id, _ = rec.root()
+    [failed] = [c for c in rec.children(root_id) if c["name"] == "fused_memory:lexical"]
+    assert "bm25 index exploded" in failed["error"]
+    broken.close()
+
+
+def test_memory_tool_artifact_holds_the_documents(ensemble_retriever: EnsembleMemoryRetriever) -> None:
+    tool = memory_tool(ensemble_retriever, "recall", "Search the user's memories.")
+    assert tool.name == "recall" and tool.response_format == "content_and_artifact"
+    message = tool.invoke({"type": "tool_call", "id": "call-1", "name": "recall", "args": {"query": QUERY}})
+    assert isinstance(message, ToolMessage)
+    docs = message.artifact
+    assert [d.id for d in docs] == [d.id for d in ensemble_retriever.invoke(QUERY)]
+    assert docs[0].page_content in message.content
+
+
+async def test_memory_tool_async(ensemble_retriever: EnsembleMemoryRetriever) -> None:
+    tool = memory_tool(ensemble_retriever, "recall", "Search the user's memories.")
+    message = await tool.ainvoke({"type": "tool_call", "id": "c", "name": "recall", "args": {"query": QUERY}})
+    assert message.artifact and message.artifact[0].page_content in message.content
+
+
+def test_query_optimizer_chain(seeded_store: MemoryStore, core: EnsembleMemory,
+                               ensemble_retriever: EnsembleMemoryRetriever) -> None:
+    chain = QueryOptimizerChain(store=seeded_store, namespace=NS, now=NOW)
+    rec = Recorder()
+    plan = chain.invoke(QUERY, config={"callbacks": [rec]})
+    assert isinstance(plan, QueryPlan)
+    assert plan == core.plan(QUERY, namespace=NS, now=NOW)[1]
+    assert plan.reasons and "graph" in plan.arms
+    _, root = rec.root()
+    assert root["kind"] == "chain" and root["name"] == "QueryOptimizerChain"
+    assert ensemble_retriever.optimizer.invoke(QUERY) == plan
+    assert chain.invoke("badge ID", config={"configurable": {"namespace": OTHER_NS}}) == \
+        core.plan("badge ID", namespace=OTHER_NS, now=NOW)[1]
+
+
+async def test_query_optimizer_chain_async(seeded_store: MemoryStore, core: EnsembleMemory) -> None:
+    chain = QueryOptimizerChain(store=seeded_store, namespace=NS, now=NOW)
+    assert await chain.ainvoke(QUERY) == core.plan(QUERY, namespace=NS, now=NOW)[1]
+    composed = chain | (lambda plan: sorted(plan.arms))
+    assert composed.invoke(QUERY) == sorted(core.plan(QUERY, namespace=NS, now=NOW)[1].arms)
