@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from .config import FusionConfig
-from .errors import BackendUnavailable, QueryError
+from .errors import BackendError, BackendUnavailable, QueryError
 from .fusion import fuse
 from .query.optimizer import optimize, optimize_off
 from .query.parse import parse_query
@@ -53,6 +53,7 @@ class _Job:
     tasks: list[_Task]
     started: float
     timings: dict[str, float] = field(default_factory=dict)
+    failures: list[ArmFailure] = field(default_factory=list)
 
 
 def _raiser(exc: Exception) -> Callable[[], dict[str, tuple[list[Hit], bool]]]:
@@ -83,11 +84,23 @@ class EnsembleMemory:
     # ------------------------------------------------------------------ public API
     def plan(self, query: str, *, namespace: str, now: datetime | None = None) -> tuple[ParsedQuery, QueryPlan]:
         """Stages 1 and 2 only: what the ensemble would do for `query`, and why."""
+        parsed, plan, _ = self._plan(query, namespace, now)
+        return parsed, plan
+
+    def _plan(self, query: str, namespace: str, now: datetime | None
+              ) -> tuple[ParsedQuery, QueryPlan, ArmFailure | None]:
+        """Parse and optimize. The entity lookup needs the graph backend; if that is down, the query
+        goes on without known entities and the graph arm is reported failed, not the whole query."""
         now = self._now(now)
-        parsed = parse_query(query, now=now, matcher=self.store.entity_matcher(namespace),
+        failure: ArmFailure | None = None
+        try:
+            matcher = self.store.entity_matcher(namespace)
+        except BackendError as exc:
+            matcher, failure = None, ArmFailure("graph", f"entity lookup failed: {exc}")
+        parsed = parse_query(query, now=now, matcher=matcher,
                              last_session_end=self.store.last_session_end(namespace),
                              max_chars=self.config.max_query_chars)
-        return parsed, (optimize(parsed) if self.optimizer else optimize_off(parsed))
+        return parsed, (optimize(parsed) if self.optimizer else optimize_off(parsed)), failure
 
     def retrieve(self, query: str, *, namespace: str, k: int = 10, now: datetime | None = None,
                  types: Sequence[MemoryType | str] | None = None, arms: Sequence[str] | None = None
@@ -160,7 +173,7 @@ class EnsembleMemory:
             unknown = [a for a in arms if a not in ARMS and a not in self._arms]
             if unknown:
                 raise QueryError(f"unknown arm(s) {unknown}; arms are {list(ARMS)}")
-        parsed, plan = self.plan(query, namespace=namespace, now=now)
+        parsed, plan, lookup_failure = self._plan(query, namespace, now)
         if forced is not None:
             plan = replace(plan, type_hints=forced, hard_filter=True,
                            arms=tuple(dict.fromkeys((*plan.arms, "type"))),
@@ -173,6 +186,8 @@ class EnsembleMemory:
         base = ArmRequest(query=parsed, namespace=namespace, k=depth, window=parsed.temporal_window,
                           max_hops=plan.max_hops)
         job = _Job(parsed, plan, namespace, k, self._tasks(plan, base), started)
+        if lookup_failure is not None:
+            job.failures.append(lookup_failure)
         job.timings["plan"] = (time.perf_counter() - started) * 1000
         return job
 
@@ -242,7 +257,7 @@ class EnsembleMemory:
     def _finish(self, job: _Job, outcomes: Mapping[str, Any]) -> Retrieval:
         t0 = time.perf_counter()
         results: dict[str, list[Hit]] = {}
-        failures: list[ArmFailure] = []
+        failures: list[ArmFailure] = list(job.failures)
         widened: list[str] = []
         for task in job.tasks:
             outcome = outcomes.get(task.label)

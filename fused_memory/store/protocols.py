@@ -105,6 +105,10 @@ class EntityMention:
 
 @dataclass(frozen=True)
 class Entity:
+    """A canonical entity of one namespace. `id` is the normalized name; `aliases` are the other
+    names that resolve to it (merged and explicit aliases, plus the first and last name of a
+    multi-token PERSON); `mentions` counts the memories that mention it (any alias)."""
+
     id: str
     name: str
     aliases: tuple[str, ...] = ()
@@ -114,6 +118,9 @@ class Entity:
 
 @dataclass(frozen=True)
 class Relation:
+    """An explicit entity relation; endpoints are names (normalized, created when missing).
+    Times are aware datetimes; `valid_to` in the past makes a lifecycle edge stale (x 0.3)."""
+
     src: str
     rel: str
     dst: str
@@ -125,20 +132,43 @@ class Relation:
 
 @runtime_checkable
 class GraphStore(Protocol):
-    """Entities, MENTIONS edges and entity relations, scoped by namespace in every call."""
+    """Entities, MENTIONS edges and entity relations, scoped by namespace in every call.
+    Constructors do no I/O; `open` connects or loads. Entity arguments are names or ids (both are
+    normalized)."""
 
     name: str
 
     def open(self) -> None: ...
     def link(self, namespace: str,
              items: Sequence[tuple[str, Sequence[EntityMention], MemoryType | None]]) -> None:
-        """Batch: for each (memory_id, mentions, type) write MENTIONS edges and co-mention edges."""
+        """Batch: for each (memory_id, mentions, type) write MENTIONS edges and co-mention edges.
+        Upsert: re-linking a memory replaces its mentions."""
         ...
-    def unlink(self, namespace: str, memory_ids: Sequence[str]) -> None: ...
+    def unlink(self, namespace: str, memory_ids: Sequence[str]) -> None:
+        """Forget memories: their MENTIONS edges go, co-mention counts are decremented."""
+        ...
     def relate(self, namespace: str, relation: Relation) -> None: ...
+    def add_alias(self, namespace: str, entity: str, alias: str) -> None:
+        """Make `alias` resolve to `entity` (both created when missing)."""
+        ...
     def entities(self, namespace: str) -> list[Entity]: ...
+    def resolve(self, namespace: str, name: str) -> list[Entity]:
+        """Canonical entities a name may mean, best first: its own entity, then the full names it
+        is the first or last token of (ambiguous "Sarah" -> Sarah Chen, Sarah Park)."""
+        ...
+    def mentions_of(self, namespace: str, memory_id: str) -> list[str]:
+        """Ids of the entities a memory is linked to (sorted)."""
+        ...
+    def entity_version(self, namespace: str) -> int:
+        """Changes whenever the namespace's entity list (names, aliases, kinds) changes."""
+        ...
+    def stats(self, namespace: str | None = None) -> Mapping[str, int]:
+        """Counts: entities, memories, mentions, relations, co_mentions (all namespaces if None)."""
+        ...
     def traverse(self, namespace: str, seeds: Sequence[tuple[str, float]], max_hops: int,
-                 limit: int, now: datetime) -> list[Hit]:
-        """Memories reachable from the seed entities (entity id, ref confidence), best first."""
+                 limit: int, now: datetime, *, multi_hop_factor: float = 1.0,
+                 types: frozenset[MemoryType] | None = None) -> list[Hit]:
+        """Memories reachable from the seed entities (entity id, ref confidence), best first.
+        `multi_hop_factor` scales hits found at hop >= 1; `types` keeps only those memory types."""
         ...
     def close(self) -> None: ...

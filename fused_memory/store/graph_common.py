@@ -1,0 +1,423 @@
+"""What both graph backends share: ids, keys, the scoring formula, hub damping and alias rules.
+
+The embedded store and the Cypher store differ only in where adjacency lives. Scoring, damping,
+caps, tie-breaks, alias resolution and the traversal itself are written once here, over two small
+read interfaces (`CatalogView`, `TraversalSource`), so the two backends return identical results by
+construction; the contract suite checks it.
+
+Scoring (DESIGN.md section 5): a memory reached from seed `s` through entities e0=s..eh scores
+
+    seed_weight * HOP_SCORES[h] * prod(edge factors) * prod(hub damping of e0..eh) * (0.8 if h else 1)
+
+where an edge factor is confidence * kind prior (structural 1.0, semantic 0.9, lifecycle 1.0) *
+freshness (0.3 for a lifecycle edge whose valid_to is before `now`). We take the *product* of edge
+confidences, not the minimum: a chain of two 0.9 links is weaker evidence than one, and the product
+keeps every score in [0, 1]. Relations are followed in both directions ("Tom -reports_to-> Sarah"
+also leads from Sarah to Tom). A memory reached by several paths keeps its best.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import math
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from ..errors import QueryError
+from ..query.entities import normalize_entity_id
+from ..types import MemoryType, require_aware
+from .protocols import Entity, EntityMention, Relation
+
+__all__ = [
+    "HOP_SCORES", "MAX_HOPS", "KIND_PRIORS", "RELATION_KINDS", "EXPIRED_FRESHNESS", "CO_MENTION_REL",
+    "CO_MENTION_CAP", "CO_MENTION_SATURATION", "CO_CONF_TABLE", "HUB_MIN_DF", "HUB_SHARE", "HUB_FLOOR",
+    "MENTION_CAP", "EDGE_CAP", "FRONTIER_CAP", "MAX_KIND_CHARS",
+    "normalize_entity_id", "entity_key", "memory_key", "token_key", "rel_key", "co_mention_confidence",
+    "hub_damping", "quantize_confidence", "epoch_ms", "person_like", "name_tokens", "check_relation",
+    "clean_mentions", "edge_factor", "render_step", "build_entity",
+    "GroupInfo", "EdgeView", "TraversalSource", "CatalogView", "NewEntity", "EntityPlan", "plan_entities",
+    "traverse_source",
+]
+
+#: Hop score by hop count: a memory naming the seed itself is the strongest evidence.
+HOP_SCORES: tuple[float, ...] = (1.0, 0.6, 0.35, 0.15)
+MAX_HOPS = len(HOP_SCORES) - 1
+RELATION_KINDS: tuple[str, ...] = ("structural", "semantic", "lifecycle")
+#: Type prior per relation kind; co-mention edges are semantic.
+KIND_PRIORS: Mapping[str, float] = {"structural": 1.0, "semantic": 0.9, "lifecycle": 1.0}
+#: Freshness of a lifecycle edge whose valid_to has passed ("used to work at Acme").
+EXPIRED_FRESHNESS = 0.3
+CO_MENTION_REL = "co_mentioned"
+#: Co-mention confidence is 1 - 0.5**count (0.5, 0.75, 0.875, 0.9375 ...) capped at 0.95: two names
+#: in one memory are a hint, in five they are a relationship. Capped below 1 so an explicit
+#: structural relation (confidence 1.0) always outranks mere co-occurrence.
+CO_MENTION_CAP = 0.95
+CO_MENTION_SATURATION = 5  # the first count at which the cap is reached
+#: Hub damping: an entity mentioned by more than HUB_SHARE of a namespace's memories (and by more
+#: than HUB_MIN_DF, so small namespaces are left alone) is a hub (the user, a speaker present in every
+#: turn). Its factor falls from 1 at that share to HUB_FLOOR when it is in every memory:
+#: max(HUB_FLOOR, log(N/df) / log(1/HUB_SHARE)), an IDF rescaled so non-hubs are untouched.
+HUB_MIN_DF = 10
+HUB_SHARE = 0.05
+HUB_FLOOR = 0.1
+#: Fan-out caps: memories taken per entity group (most recently linked first), relation edges
+#: followed per entity group (highest stored confidence first), entities expanded per hop level.
+MENTION_CAP = 200
+EDGE_CAP = 50
+FRONTIER_CAP = 64
+MAX_KIND_CHARS = 64
+_PERSON_KINDS = frozenset({"PERSON", "PER"})
+
+
+def co_mention_confidence(count: int) -> float:
+    """1 - 0.5**count, capped at CO_MENTION_CAP; 0 for no co-mentions."""
+    return 0.0 if count <= 0 else min(CO_MENTION_CAP, 1.0 - 0.5 ** count)
+
+
+#: co_mention_confidence by count 0..SATURATION (a table the Cypher backend indexes server-side).
+CO_CONF_TABLE: tuple[float, ...] = tuple(co_mention_confidence(i) for i in range(CO_MENTION_SATURATION + 1))
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.blake2b("\x1f".join(parts).encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def entity_key(namespace: str, entity_id: str) -> str:
+    """A fixed-size key for (namespace, entity id). Servers match on keys, never on user strings, so
+    a 10 KB name costs the same as a short one and never reaches a size-limited parameter."""
+    return "e" + _digest("e", namespace, entity_id)
+
+
+def memory_key(namespace: str, memory_id: str) -> str:
+    return "m" + _digest("m", namespace, memory_id)
+
+
+def token_key(namespace: str, token: str) -> str:
+    return "t" + _digest("t", namespace, token)
+
+
+def rel_key(rel: str) -> str:
+    return "r" + _digest("r", rel)
+
+
+def hub_damping(df: int, n: int) -> float:
+    """See HUB_SHARE: 1.0 for ordinary entities, down to HUB_FLOOR for one in every memory."""
+    if df <= HUB_MIN_DF or n <= 0 or df <= HUB_SHARE * n:
+        return 1.0
+    return max(HUB_FLOOR, min(1.0, math.log(n / df) / math.log(1.0 / HUB_SHARE)))
+
+
+def quantize_confidence(value: float) -> float:
+    """Confidence clamped to [0, 1] and rounded to 6 decimals. FalkorDB's Bolt listener prints float
+    parameters with 6 significant digits; rounding first makes both backends store the same number."""
+    v = float(value)
+    if not math.isfinite(v):
+        raise QueryError(f"confidence must be a finite number, got {value!r}")
+    return round(min(1.0, max(0.0, v)), 6)
+
+
+def epoch_ms(when: datetime | None) -> int | None:
+    """Aware datetime -> integer epoch milliseconds. Integers, because FalkorDB has no datetime type
+    and would print an epoch float parameter as 1.71e+09."""
+    if when is None:
+        return None
+    return int(round(require_aware(when, "relation time").timestamp() * 1000))
+
+
+def person_like(kind: str | None) -> bool:
+    """Unknown kinds count: a mention without an NER label may well be a person."""
+    return kind is None or kind.upper() in _PERSON_KINDS
+
+
+def name_tokens(entity_id: str) -> list[str]:
+    return entity_id.split(" ")
+
+
+def check_relation(rel: Relation) -> tuple[str, str, str]:
+    """Validate a relation; returns (src id, dst id, rel label)."""
+    if rel.kind not in RELATION_KINDS:
+        raise QueryError(f"relation kind must be one of {RELATION_KINDS}, not {rel.kind!r}")
+    if not isinstance(rel.rel, str) or not rel.rel.strip():
+        raise QueryError("relation label must be a non-empty string")
+    src, dst = normalize_entity_id(rel.src), normalize_entity_id(rel.dst)
+    if not src or not dst:
+        raise QueryError(f"relation endpoints must be non-empty names: {rel.src!r}, {rel.dst!r}")
+    quantize_confidence(rel.confidence)
+    epoch_ms(rel.valid_from)
+    epoch_ms(rel.valid_to)
+    return src, dst, rel.rel.strip()
+
+
+def clean_mentions(mentions: Sequence[EntityMention | str]) -> list[tuple[str, str, str | None]]:
+    """(id, display name, kind) per distinct entity id, first spelling wins, the first non-empty
+    kind wins; names that normalize to nothing are dropped."""
+    names: dict[str, str] = {}
+    kinds: dict[str, str | None] = {}
+    for m in mentions:
+        name, kind = (m, None) if isinstance(m, str) else (m.name, m.kind)
+        eid = normalize_entity_id(name)
+        if not eid:
+            continue
+        names.setdefault(eid, " ".join(name.split()))
+        kind = (kind.strip()[:MAX_KIND_CHARS] or None) if isinstance(kind, str) else None
+        if kinds.get(eid) is None:
+            kinds[eid] = kind
+    return [(eid, names[eid], kinds[eid]) for eid in names]
+
+
+def build_entity(gid: str, name: str, kind: str | None, member_names: Sequence[str], df: int) -> Entity:
+    """The public view of a group: aliases are the other members' names plus, for a multi-token
+    entity labelled PERSON, its first and last name (so the query matcher finds "Sarah" even if no
+    memory ever said "Sarah" alone); deduplicated by id, sorted."""
+    aliases = {normalize_entity_id(n): n for n in sorted(member_names)}
+    toks = name.split()
+    if len(toks) > 1 and kind and kind.upper() in _PERSON_KINDS:
+        for t in (toks[0], toks[-1]):
+            aliases.setdefault(normalize_entity_id(t), t)
+    aliases.pop(gid, None)
+    aliases.pop("", None)
+    return Entity(gid, name, tuple(sorted(aliases.values())), kind, int(df))
+
+
+# ------------------------------------------------------------------------ alias resolution
+class CatalogView(Protocol):
+    """What `plan_entities` needs to know about a namespace's existing entities."""
+
+    def lookup(self, ids: Collection[str]) -> dict[str, tuple[str, str | None]]:
+        """Existing ids -> (canonical id of their group, kind of that canonical entity)."""
+        ...
+
+    def person_tokens(self, tokens: Collection[str]) -> dict[str, list[str]]:
+        """token -> canonical multi-token person-like entities whose first or last token it is."""
+        ...
+
+
+@dataclass(frozen=True)
+class NewEntity:
+    id: str
+    name: str
+    kind: str | None
+    canon: str
+
+
+@dataclass(frozen=True)
+class EntityPlan:
+    """How a batch of names maps onto the graph: `resolved` id -> canonical id, entities to create,
+    groups to fold into another (`merges`: old canonical -> new canonical)."""
+
+    resolved: Mapping[str, str]
+    created: tuple[NewEntity, ...]
+    merges: tuple[tuple[str, str], ...]
+
+
+def plan_entities(view: CatalogView, names: Sequence[tuple[str, str, str | None]]) -> EntityPlan:
+    """Alias merging. Known ids resolve to their group. A new multi-token name starts a group. A new
+    single-token person-like name that is the first or last token of exactly one known multi-token
+    person-like entity joins it as an alias ("Sarah" -> "Sarah Chen"); with two candidates ("Sarah
+    Chen", "Sarah Park") it stays its own entity and query-time resolution fans out. A standalone
+    single-token entity seen *before* its full name is folded into the first full name that makes it
+    unambiguous. Merges are sticky: a later "Sarah Park" does not split an existing merge."""
+    info: dict[str, tuple[str, str | None]] = {}
+    for eid, name, kind in names:
+        if eid not in info:
+            info[eid] = (name, kind)
+    known = view.lookup(list(info))
+    resolved = {eid: known[eid][0] for eid in info if eid in known}
+    new = [eid for eid in info if eid not in known]
+    multi = sorted(e for e in new if len(name_tokens(e)) > 1)
+    single = sorted(e for e in new if len(name_tokens(e)) == 1)
+    tokens = {t for e in multi if person_like(info[e][1]) for t in (name_tokens(e)[0], name_tokens(e)[-1])}
+    tokens |= {e for e in single if person_like(info[e][1])}
+    tokmap = {t: list(v) for t, v in view.person_tokens(tokens).items()}
+    created: list[NewEntity] = []
+    for e in multi:
+        created.append(NewEntity(e, info[e][0], info[e][1], e))
+        resolved[e] = e
+        if person_like(info[e][1]):
+            for t in {name_tokens(e)[0], name_tokens(e)[-1]}:
+                tokmap.setdefault(t, []).append(e)
+    for e in single:
+        cands = sorted(set(tokmap.get(e, ()))) if person_like(info[e][1]) else []
+        canon = cands[0] if len(cands) == 1 else e
+        created.append(NewEntity(e, info[e][0], info[e][1], canon))
+        resolved[e] = canon
+    merges: list[tuple[str, str]] = []
+    retro = sorted({t for e in multi if person_like(info[e][1]) for t in (name_tokens(e)[0], name_tokens(e)[-1])})
+    for t, (canon, kind) in sorted(view.lookup([t for t in retro if t not in new]).items()):
+        cands = sorted(set(tokmap.get(t, ())))
+        if canon == t and person_like(kind) and len(cands) == 1:
+            merges.append((t, cands[0]))
+    folded = dict(merges)
+    resolved = {eid: folded.get(c, c) for eid, c in resolved.items()}
+    return EntityPlan(resolved, tuple(created), tuple(merges))
+
+
+# ------------------------------------------------------------------------ traversal
+@dataclass(frozen=True)
+class GroupInfo:
+    """A canonical entity as traversal sees it: display name, memories mentioning its group, and a
+    stable tie-break key (the hashed entity key, identical on both backends)."""
+
+    name: str
+    df: int
+    order: str
+
+
+@dataclass(frozen=True)
+class EdgeView:
+    """One relation or co-mention edge leaving group `src` for group `dst`."""
+
+    src: str
+    dst: str
+    rel: str
+    kind: str
+    conf: float
+    valid_to_ms: int | None
+    forward: bool  # src is the relation's source (meaningless for co-mentions)
+
+
+class TraversalSource(Protocol):
+    """The four reads a traversal makes; group handles are opaque (ids or keys)."""
+
+    def memory_count(self) -> int: ...
+    def groups_of(self, entity_ids: Sequence[str]) -> dict[str, str]: ...
+    def group_info(self, handles: Collection[str]) -> dict[str, GroupInfo]: ...
+    def edges(self, handles: Sequence[str], cap: int) -> dict[str, list[EdgeView]]:
+        """Per group, at most `cap` edges ordered by (-conf, dst order key, rel, not forward)."""
+        ...
+    def memories(self, handles: Sequence[str], cap: int,
+                 types: frozenset[MemoryType] | None) -> dict[str, list[str]]:
+        """Per group, at most `cap` memory ids, most recently linked first."""
+        ...
+
+
+def edge_factor(e: EdgeView, now_ms: int) -> float:
+    fresh = EXPIRED_FRESHNESS if e.kind == "lifecycle" and e.valid_to_ms is not None and e.valid_to_ms < now_ms \
+        else 1.0
+    return e.conf * KIND_PRIORS.get(e.kind, 0.9) * fresh
+
+
+def render_step(e: EdgeView) -> str:
+    if e.rel == CO_MENTION_REL:
+        return f"-{CO_MENTION_REL}-"
+    return f"-{e.rel}->" if e.forward else f"<-{e.rel}-"
+
+
+#: A walk's state at one hop level: (product, parent state | None, edge | None, tie-break key). Plain
+#: tuples because a traversal makes hundreds. Equal products go to the smaller tie key
+#: (parent order key, rel, backward) so both backends pick the same path.
+_State = tuple
+
+
+def _path(st: _State, info: Mapping[str, GroupInfo]) -> str:
+    steps: list[str] = []
+    while st[2] is not None:
+        steps.append(f"{render_step(st[2])} {info[st[2].dst].name}")
+        st = st[1]
+    return " ".join([info[st[3][1]].name, *reversed(steps)])
+
+
+def traverse_source(src: TraversalSource, seeds: Sequence[tuple[str, float]], max_hops: int, limit: int,
+                    now: datetime, multi_hop_factor: float = 1.0,
+                    types: frozenset[MemoryType] | None = None) -> list[tuple[str, float, str]]:
+    """Best (memory id, score, detail) per memory, best first (ties by memory id), at most `limit`.
+
+    Level-synchronous: one `edges` read per hop level (one round trip on a server), best product per
+    (level, group). Each level's groups are read best first until `limit` memories are held; the
+    limit-th score held is then a floor: walks below it are not kept, and once it beats what any
+    deeper hop could reach (hop score x best product so far) deeper levels are never read. The
+    pruning only skips work whose memories could not enter the top `limit`; ties are kept."""
+    now_ms = epoch_ms(require_aware(now, "now"))
+    if limit <= 0 or not seeds or now_ms is None:
+        return []
+    max_hops = max(0, min(MAX_HOPS, int(max_hops)))
+    weights: dict[str, float] = {}
+    for eid, w in seeds:
+        nid, w = normalize_entity_id(eid), float(w)
+        w = min(1.0, max(0.0, w)) if math.isfinite(w) else 0.0
+        if nid and w > 0:
+            weights[nid] = max(weights.get(nid, 0.0), w)
+    n = src.memory_count() if weights else 0
+    if n <= 0:
+        return []
+    seed_w: dict[str, float] = {}
+    for eid, g in src.groups_of(sorted(weights)).items():
+        seed_w[g] = max(seed_w.get(g, 0.0), weights[eid])
+    info = dict(src.group_info(list(seed_w)))
+    frontier = {g: (w * hub_damping(info[g].df, n), None, None, ("", g)) for g, w in seed_w.items() if g in info}
+    best: dict[str, tuple[float, int, _State]] = {}
+    kth = 0.0  # the limit-th best score held so far: it only rises, so it is a floor for what is left
+    for hop in range(max_hops + 1):
+        factor = HOP_SCORES[hop] * (multi_hop_factor if hop else 1.0)
+        if hop:
+            frontier = _expand(src, frontier, info, n, now_ms, kth / factor if factor > 0 else math.inf)
+        cands = sorted(((factor * st[0], hop, info[g].order, g, st) for g, st in frontier.items()
+                        if st[0] > 0 and factor * st[0] >= kth), key=lambda c: (-c[0], c[1], c[2]))
+        kth = _gather(src, cands, info, limit, types, best, kth)
+        bound = HOP_SCORES[hop + 1] * max(multi_hop_factor, 0.0) * max((st[0] for st in frontier.values()),
+                                                                      default=0.0) if hop < max_hops else 0.0
+        if len(best) >= limit and kth > bound:
+            break  # no deeper walk can reach the top `limit`
+    ranked = heapq.nsmallest(limit, [(-v[0], mid) for mid, v in best.items()])
+    return [(mid, min(1.0, max(0.0, -s)), f"{_path(best[mid][2], info)} -> memory (hop {best[mid][1]})")
+            for s, mid in ranked]
+
+
+def _expand(src: TraversalSource, frontier: Mapping[str, _State], info: dict[str, GroupInfo], n: int,
+            now_ms: int, floor: float) -> dict[str, _State]:
+    """The next hop level: best walk per group, from the FRONTIER_CAP best groups of this level.
+    Walks whose product falls below `floor` could not reach the top `limit` at this hop or any
+    deeper one, so they are not kept (edges come best confidence first: the rest are skipped)."""
+    top = sorted(frontier, key=lambda g: (-frontier[g][0], info[g].order))[:FRONTIER_CAP]
+    top = [g for g in top if frontier[g][0] >= floor]  # no edge can lift a walk: skip hubs' fan-out reads
+    edges = src.edges(top, EDGE_CAP) if top else {}
+    fresh = {e.dst for g, es in edges.items() for e in es if frontier[g][0] * e.conf >= floor} - info.keys()
+    if fresh:
+        info.update(src.group_info(sorted(fresh)))
+    nxt: dict[str, _State] = {}
+    for g in top:
+        st = frontier[g]
+        base = st[0]
+        for e in edges.get(g, ()):
+            if base * e.conf < floor:
+                break
+            gi = info.get(e.dst)
+            if gi is None or e.dst == g:
+                continue
+            p = base * edge_factor(e, now_ms) * hub_damping(gi.df, n)
+            if p <= 0.0 or p < floor:
+                continue
+            cur = nxt.get(e.dst)
+            if cur is None or p > cur[0]:
+                nxt[e.dst] = (p, st, e, (info[g].order, e.rel, not e.forward))
+            elif p == cur[0]:
+                tie = (info[g].order, e.rel, not e.forward)
+                if tie < cur[3]:
+                    nxt[e.dst] = (p, st, e, tie)
+    return nxt
+
+
+def _gather(src: TraversalSource, cands: list, info: Mapping[str, GroupInfo], limit: int,
+            types: frozenset[MemoryType] | None, best: dict[str, tuple[float, int, _State]], kth: float) -> float:
+    """Read the memories of `cands` (sorted best first) until `limit` are held and the next group
+    cannot beat the limit-th (a group that ties it is still read: it may hold smaller memory ids).
+    A memory keeps its best score. Returns the new limit-th score (0 while fewer are held)."""
+    i = 0
+    while i < len(cands) and not (len(best) >= limit and cands[i][0] < kth):
+        batch, expect, need = [], 0, max(1, limit - len(best))
+        while i < len(cands) and (not batch or expect < need or (len(best) >= limit and cands[i][0] >= kth)):
+            batch.append(cands[i])
+            expect += min(info[cands[i][3]].df, MENTION_CAP)
+            i += 1
+        mems = src.memories(list(dict.fromkeys(c[3] for c in batch)), MENTION_CAP, types)
+        for score, h, _order, g, st in batch:
+            for mid in mems.get(g, ()):
+                cur = best.get(mid)
+                if cur is None or score > cur[0]:
+                    best[mid] = (score, h, st)
+        if len(best) >= limit:
+            kth = heapq.nlargest(limit, [v[0] for v in best.values()])[-1]
+    return kth

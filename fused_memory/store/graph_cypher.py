@@ -1,0 +1,415 @@
+"""`GraphStore` over Cypher and the official `neo4j` driver: Neo4j 5, or FalkorDB's Bolt listener.
+
+Model: (:Entity {ns, key, id, name, kind, canon, ftk, ltk, df, gdf, recent}), (:Memory {ns, key, mid,
+seq, type}), (:Memory)-[:MENTIONS]->(:Entity), (:Entity)-[:REL {rk, rel, kind, conf, vf, vt}]->(:Entity),
+(:Entity)-[:CO {count, conf}]->(:Entity) (start key < end key), (:GraphMeta {ns, version, memories}).
+`canon` is the key of the entity's group (aliases point at their canonical entity), `df`/`gdf` count
+mentions of the node / group, `ftk`/`ltk` key its first and last name tokens for alias resolution.
+Every match is on fixed-size hashed keys (`graph_common.entity_key` & co), every value is a
+parameter, labels and relationship types are fixed strings, and every statement filters on `ns`.
+Times are integer epoch milliseconds. Traversal runs the shared algorithm in `graph_common` with
+one edge query per hop level, so results equal the embedded store's.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from itertools import combinations
+
+from ..errors import QueryError
+from ..types import Hit, MemoryType
+from . import cypher_dialect as cd
+from .graph_common import (CO_CONF_TABLE, CO_MENTION_REL, CO_MENTION_SATURATION, MENTION_CAP, EdgeView,
+                           EntityPlan, GroupInfo, NewEntity, build_entity, check_relation, clean_mentions,
+                           entity_key, epoch_ms, memory_key, name_tokens, normalize_entity_id, plan_entities,
+                           quantize_confidence, rel_key, token_key, traverse_source)
+from .protocols import Entity, EntityMention, Relation
+
+__all__ = ["CypherGraphStore"]
+
+RECENT_CAP = MENTION_CAP
+# No index on Entity.ns / Memory.ns: given one, FalkorDB's planner scans the whole namespace instead
+# of the key index. Keys embed the namespace; `ns` stays in every WHERE as a second guard.
+_INDEXES = (("Entity", "key"), ("Entity", "canon"), ("Entity", "ftk"), ("Entity", "ltk"), ("Memory", "key"),
+            ("GraphMeta", "ns"))
+_E = "MATCH (e:Entity) WHERE e.ns = $ns AND "
+Q_CANON = _E + "e.key IN $keys RETURN e.key AS key, e.id AS id, e.kind AS kind"
+Q_TOKENS = tuple(_E + f"e.{f} IN $keys AND e.canon = e.key AND (e.kind IS NULL OR toUpper(e.kind) IN $pk) "
+                 f"RETURN e.{f} AS t, e.id AS id" for f in ("ftk", "ltk"))
+Q_NEW_ENT = ("UNWIND $rows AS r MERGE (e:Entity {ns: $ns, key: r.key}) ON CREATE SET e.id = r.id, e.name = r.name, "
+             "e.kind = r.kind, e.canon = r.canon, e.ftk = r.ftk, e.ltk = r.ltk, e.df = 0, e.gdf = 0, e.pend = r.pend")
+Q_KIND = "UNWIND $rows AS r " + _E + "e.key = r.key AND e.kind IS NULL SET e.kind = r.kind"
+Q_FOLD = "UNWIND $rows AS r " + _E + "e.canon = r.old SET e.canon = r.new"
+Q_MOVE = "UNWIND $rows AS r " + _E + "e.key = r.old SET e.canon = r.new"
+Q_OLD = ("MATCH (m:Memory) WHERE m.ns = $ns AND m.key IN $keys OPTIONAL MATCH (m)-[:MENTIONS]->(e:Entity) "
+         "RETURN m.key AS m, collect(e.key) AS es")
+Q_DEL_MEM = "MATCH (m:Memory) WHERE m.ns = $ns AND m.key IN $keys DETACH DELETE m"
+Q_NEW_MEM = ("UNWIND $rows AS r CREATE (:Memory {ns: $ns, key: r.key, mid: r.mid, seq: r.seq, type: r.type, "
+             "pend: r.pend})")
+Q_MENTION = ("UNWIND $rows AS r MATCH (m:Memory) WHERE m.ns = $ns AND m.key = r.m "
+             "MATCH (e:Entity) WHERE e.ns = $ns AND e.key = r.e CREATE (m)-[:MENTIONS]->(e)")
+Q_CO = ("UNWIND $rows AS r MATCH (a:Entity) WHERE a.ns = $ns AND a.key = r.a "
+        "MATCH (b:Entity) WHERE b.ns = $ns AND b.key = r.b MERGE (a)-[c:CO]->(b) "
+        "WITH c, coalesce(c.count, 0) + r.d AS n "
+        "SET c.ns = $ns, c.count = n, c.conf = $tbl[CASE WHEN n > $sat THEN $sat WHEN n < 0 THEN 0 ELSE n END]")
+# Separate statement: FalkorDB drops a SET's effect on rows that a later WHERE filters out.
+Q_CO_DEL = ("UNWIND $rows AS r MATCH (a:Entity)-[c:CO]->(b:Entity) WHERE a.ns = $ns AND a.key = r.a AND b.ns = $ns "
+            "AND b.key = r.b AND c.count <= 0 DELETE c")
+Q_DF = (_E + "e.key IN $keys OPTIONAL MATCH (m:Memory)-[:MENTIONS]->(e) WITH e, count(m) AS n SET e.df = n")
+Q_GDF = ("MATCH (x:Entity) WHERE x.ns = $ns AND x.key IN $keys WITH DISTINCT x.canon AS c "
+         "MATCH (e:Entity) WHERE e.ns = $ns AND e.canon = c WITH c, sum(e.df) AS n "
+         "MATCH (g:Entity) WHERE g.ns = $ns AND g.key = c SET g.gdf = n")
+Q_REL = ("MATCH (a:Entity) WHERE a.ns = $ns AND a.key = $a MATCH (b:Entity) WHERE b.ns = $ns AND b.key = $b "
+         "MERGE (a)-[r:REL {rk: $rk}]->(b) ON CREATE SET r.ns = $ns, r.rel = $rel, r.pend = $pend "
+         "SET r.kind = $kind, r.conf = $conf, r.vf = $vf, r.vt = $vt")
+Q_BUMP = "MERGE (v:GraphMeta {ns: $ns}) WITH v, coalesce(v.version, 0) + 1 AS n SET v.version = n"
+Q_VERSION = "MATCH (v:GraphMeta) WHERE v.ns = $ns RETURN v.version AS v"
+Q_MEMCOUNT = "MERGE (v:GraphMeta {ns: $ns}) WITH v, coalesce(v.memories, 0) + $d AS n SET v.memories = n"
+Q_COUNT = "MATCH (v:GraphMeta) WHERE v.ns = $ns RETURN v.memories AS n"
+Q_GROUPS = _E + "e.key IN $keys RETURN e.key AS key, e.canon AS canon"
+Q_INFO = _E + "e.key IN $keys RETURN e.key AS key, e.name AS name, e.gdf AS df"
+Q_MEMBERS = _E + "{cond} RETURN e.key AS key, e.id AS id, e.name AS name, e.kind AS kind, e.canon AS canon, e.gdf AS df"
+Q_EDGES = ("MATCH (a:Entity)-[r:REL|CO]-(b:Entity) WHERE a.ns = $ns AND a.canon IN $keys AND b.ns = $ns "
+           "WITH a.canon AS src, b.canon AS dst, r, startNode(r) = a AS fwd WHERE dst <> src "
+           "WITH src, dst, fwd, coalesce(r.rel, $co) AS rel, coalesce(r.kind, 'semantic') AS kind, r.conf AS conf, "
+           "r.vt AS vt ORDER BY conf DESC, dst, rel, fwd DESC "
+           "WITH src, collect([dst, rel, kind, conf, vt, fwd]) AS es RETURN src, es[..$cap] AS es")
+# Per-group top-k in a subquery: half the server time of sorting and collecting every mention.
+Q_MEMS = ("MATCH (e:Entity) WHERE e.ns = $ns AND e.canon IN $keys CALL {{ WITH e MATCH (m:Memory)-[:MENTIONS]->(e) "
+          "{cond}RETURN m ORDER BY m.seq DESC LIMIT $cap }} WITH e.canon AS g, m ORDER BY m.seq DESC "
+          "WITH g, collect(m.mid) AS ms RETURN g, ms[..$cap] AS ms")
+# Each entity keeps `recent`: the keys of its MENTION_CAP most recently linked memories, newest first,
+# so reading a popular entity's memories costs O(cap), not a sort of all its mentions. Prepended on
+# link (one row per entity: FalkorDB would lose all but one update of a node within a statement),
+# rebuilt from the edges for entities that lost mentions; reads re-check the MENTIONS edge, so a key
+# left behind (an entity that lost its last mention) matches nothing.
+Q_RECENT_ADD = ("UNWIND $rows AS r " + _E + "e.key = r.key "
+                "SET e.recent = (r.mks + coalesce(e.recent, []))[..$cap]")
+Q_RECENT_FIX = (_E + "e.key IN $keys CALL { WITH e MATCH (m:Memory)-[:MENTIONS]->(e) RETURN m "
+                "ORDER BY m.seq DESC LIMIT $cap } WITH e, m ORDER BY m.seq DESC WITH e, collect(m.key) AS ks "
+                "SET e.recent = ks")
+# Index lookup first, then the edge as a predicate: as a MATCH, FalkorDB expands every mention of e.
+Q_MEMS_RECENT = (_E + "e.canon IN $keys UNWIND coalesce(e.recent, []) AS k MATCH (m:Memory) WHERE m.key = k "
+                 "WITH e, m WHERE m.ns = $ns AND (m)-[:MENTIONS]->(e) WITH e.canon AS g, m ORDER BY m.seq DESC "
+                 "WITH g, collect(m.mid) AS ms RETURN g, ms[..$cap] AS ms")
+Q_MENTIONS_OF = ("MATCH (m:Memory)-[:MENTIONS]->(e:Entity) WHERE m.ns = $ns AND m.key = $key AND e.ns = $ns "
+                 "RETURN e.id AS id")
+_APPEND = {  # (label, property) -> statement appending one piece of a long string (FalkorDB only)
+    ("Entity", "id"): _E + "e.key = $key AND e.pend = $pend SET e.id = e.id + $piece",
+    ("Entity", "name"): _E + "e.key = $key AND e.pend = $pend SET e.name = e.name + $piece",
+    ("Memory", "mid"): ("MATCH (m:Memory) WHERE m.ns = $ns AND m.key = $key AND m.pend = $pend "
+                        "SET m.mid = m.mid + $piece"),
+    ("REL", "rel"): ("MATCH (a:Entity)-[r:REL]->(b:Entity) WHERE a.ns = $ns AND a.key = $a AND b.key = $b "
+                     "AND r.rk = $key AND r.pend = $pend SET r.rel = r.rel + $piece"),
+}
+_UNPEND = {"Entity": _E + "e.key = $key AND e.pend = $pend SET e.pend = null",
+           "Memory": "MATCH (m:Memory) WHERE m.ns = $ns AND m.key = $key AND m.pend = $pend SET m.pend = null",
+           "REL": ("MATCH (a:Entity)-[r:REL]->(b:Entity) WHERE a.ns = $ns AND a.key = $a AND b.key = $b "
+                   "AND r.rk = $key AND r.pend = $pend SET r.pend = null")}
+# Edges are counted through a bound variable: FalkorDB counts an anonymous pattern once per node pair,
+# so two REL edges between the same entities would count as one.
+_STATS = {"entities": "MATCH (x:Entity) {w} RETURN count(x) AS n",
+          "memories": "MATCH (x:Memory) {w} RETURN count(x) AS n",
+          "mentions": "MATCH (x:Memory)-[r:MENTIONS]->(:Entity) {w} RETURN count(r) AS n",
+          "relations": "MATCH (x:Entity)-[r:REL]->(:Entity) {w} RETURN count(r) AS n",
+          "co_mentions": "MATCH (x:Entity)-[r:CO]->(:Entity) {w} RETURN count(r) AS n"}
+
+
+class _Catalog:
+    """`CatalogView` and `TraversalSource` over one unit of work; group handles are entity keys."""
+
+    def __init__(self, w: cd.Work, ns: str) -> None:
+        self.w, self.ns = w, ns
+
+    def lookup(self, ids: Collection[str]) -> dict[str, tuple[str, str | None]]:
+        groups = self.groups_of(list(ids))  # two indexed reads: a join here makes FalkorDB scan
+        rows = self.w.batch(Q_CANON, "keys", sorted(set(groups.values())), ns=self.ns)
+        canon = {r["key"]: (r["id"], r["kind"]) for r in rows}
+        return {i: canon[g] for i, g in groups.items() if g in canon}
+
+    def person_tokens(self, tokens: Collection[str]) -> dict[str, list[str]]:
+        keys = {token_key(self.ns, t): t for t in tokens}
+        out: dict[str, set[str]] = {}
+        for q in Q_TOKENS:
+            for r in self.w.batch(q, "keys", sorted(keys), ns=self.ns, pk=["PERSON", "PER"]):
+                out.setdefault(keys[r["t"]], set()).add(r["id"])
+        return {t: sorted(v) for t, v in out.items()}
+
+    def memory_count(self) -> int:
+        rows = self.w.run(Q_COUNT, ns=self.ns)
+        return int(rows[0]["n"] or 0) if rows else 0
+
+    def groups_of(self, entity_ids: Sequence[str]) -> dict[str, str]:
+        keys = {entity_key(self.ns, i): i for i in entity_ids}
+        return {keys[r["key"]]: r["canon"] for r in self.w.batch(Q_GROUPS, "keys", sorted(keys), ns=self.ns)}
+
+    def group_info(self, handles: Collection[str]) -> dict[str, GroupInfo]:
+        rows = self.w.batch(Q_INFO, "keys", sorted(handles), ns=self.ns)
+        return {r["key"]: GroupInfo(r["name"], int(r["df"] or 0), r["key"]) for r in rows}
+
+    def edges(self, handles: Sequence[str], cap: int) -> dict[str, list[EdgeView]]:
+        out: dict[str, list[EdgeView]] = {}
+        for r in self.w.batch(Q_EDGES, "keys", list(handles), ns=self.ns, co=CO_MENTION_REL, cap=cap):
+            out[r["src"]] = [EdgeView(r["src"], dst, rel, kind, float(conf), vt, bool(fwd))
+                             for dst, rel, kind, conf, vt, fwd in r["es"]]
+        return out
+
+    def memories(self, handles: Sequence[str], cap: int,
+                 types: frozenset[MemoryType] | None) -> dict[str, list[str]]:
+        if types is None and cap <= RECENT_CAP:
+            rows = self.w.batch(Q_MEMS_RECENT, "keys", list(handles), ns=self.ns, cap=cap)
+            return {r["g"]: list(dict.fromkeys(r["ms"]))[:cap] for r in rows}
+        q = Q_MEMS.format(cond="WHERE m.type IN $types " if types is not None else "")
+        extra = {"types": sorted(t.value for t in types)} if types is not None else {}
+        rows = self.w.batch(q, "keys", list(handles), ns=self.ns, cap=cap, **extra)
+        return {r["g"]: list(dict.fromkeys(r["ms"])) for r in rows}
+
+
+class CypherGraphStore:
+    """`GraphStore` on a Bolt server. `dialect` is "neo4j", "falkordb" or None (detected on open);
+    `timeout_s` bounds connecting, so a dead server fails fast with `BackendUnavailable`."""
+
+    name = "cypher"
+
+    def __init__(self, uri: str, auth: tuple[str, str] | None = None, database: str | None = None,
+                 dialect: str | None = None, *, timeout_s: float = 2.0) -> None:
+        self.uri, self.database = uri, database
+        self._bolt = cd.Bolt(uri, auth, database, dialect, timeout_s)
+        self._wlock = threading.RLock()
+        self._seq = 0
+
+    @property
+    def dialect(self) -> cd.Dialect:
+        return self._bolt.dialect
+
+    def open(self) -> None:
+        self._bolt.open(_INDEXES)
+
+    def close(self) -> None:
+        self._bolt.close()
+
+    def _work(self, write: bool = False) -> AbstractContextManager[cd.Work]:
+        return self._bolt.work(write)
+
+    def _next_seq(self, n: int) -> int:
+        """First of `n` increasing link sequence numbers (microseconds, so later writers from other
+        processes still sort after earlier ones)."""
+        self._seq = max(self._seq + 1, time.time_ns() // 1000)
+        first, self._seq = self._seq, self._seq + n
+        return first
+
+    # ------------------------------------------------------------------ writes
+    def _apply(self, w: cd.Work, ns: str, plan: EntityPlan, kinds: Mapping[str, str | None]) -> set[str]:
+        """Write a plan; returns the entity keys whose counts must be recomputed."""
+        rows = []
+        for e in plan.created:
+            key, toks = entity_key(ns, e.id), name_tokens(e.id)
+            multi = len(toks) > 1
+            rows.append({"key": key, "id": w.text("Entity", "id", e.id, key=key),
+                         "name": w.text("Entity", "name", e.name, key=key), "kind": e.kind,
+                         "canon": entity_key(ns, e.canon), "ftk": token_key(ns, toks[0]) if multi else None,
+                         "ltk": token_key(ns, toks[-1]) if multi else None})
+        for r in rows:
+            r["pend"] = w.pend if w.is_long(key=r["key"]) else None
+        w.batch(Q_NEW_ENT, "rows", rows, ns=ns)
+        w.flush(ns, _APPEND, _UNPEND)
+        fold = [{"old": entity_key(ns, a), "new": entity_key(ns, b)} for a, b in plan.merges]
+        w.batch(Q_FOLD, "rows", fold, ns=ns)
+        kind_rows = [{"key": entity_key(ns, i), "kind": k} for i, k in kinds.items() if k]
+        w.batch(Q_KIND, "rows", kind_rows, ns=ns)
+        if plan.created or fold or kind_rows:
+            w.run(Q_BUMP, ns=ns)
+        return {r["key"] for r in rows} | {x[k] for x in fold for k in ("old", "new")}
+
+    def _recount(self, w: cd.Work, ns: str, keys: set[str]) -> None:
+        w.batch(Q_DF, "keys", sorted(keys), ns=ns)
+        w.batch(Q_GDF, "keys", sorted(keys), ns=ns)
+
+    @staticmethod
+    def _pairs(targets: Sequence[str]) -> list[tuple[str, str]]:
+        return [(a, b) if a < b else (b, a) for a, b in combinations(sorted(set(targets)), 2)]
+
+    def _drop(self, w: cd.Work, ns: str, mkeys: Sequence[str], co: Counter[tuple[str, str]]) -> tuple[set[str], int]:
+        """Delete memories; returns the entity keys they mentioned and how many existed."""
+        touched: set[str] = set()
+        old = w.batch(Q_OLD, "keys", list(mkeys), ns=ns)
+        for r in old:
+            touched.update(r["es"])
+            for p in self._pairs(r["es"]):
+                co[p] -= 1
+        w.batch(Q_DEL_MEM, "keys", list(mkeys), ns=ns)
+        return touched, len(old)
+
+    def _write_co(self, w: cd.Work, ns: str, co: Counter[tuple[str, str]]) -> None:
+        rows = [{"a": a, "b": b, "d": d} for (a, b), d in sorted(co.items()) if d]
+        w.batch(Q_CO, "rows", rows, ns=ns, tbl=list(CO_CONF_TABLE), sat=CO_MENTION_SATURATION)
+        w.batch(Q_CO_DEL, "rows", [r for r in rows if r["d"] < 0], ns=ns)
+
+    @staticmethod
+    def _add_recent(w: cd.Work, ns: str, mention_rows: list[dict[str, str]], per_row: int = 40) -> None:
+        """Prepend new memory keys to each entity's `recent`, oldest slice first, one row per entity
+        per statement, at most `per_row` keys a row (a row must fit FalkorDB's payload limit)."""
+        newest: dict[str, list[str]] = {}
+        for row in reversed(mention_rows):  # rows are in link order: reversed is newest first
+            newest.setdefault(row["e"], []).append(row["m"])
+        slices = {k: [v[i:i + per_row] for i in range(0, min(len(v), RECENT_CAP), per_row)][::-1]
+                  for k, v in newest.items()}
+        for r in range(max((len(x) for x in slices.values()), default=0)):
+            rows = [{"key": k, "mks": x[r]} for k, x in sorted(slices.items()) if r < len(x)]
+            w.batch(Q_RECENT_ADD, "rows", rows, ns=ns, cap=RECENT_CAP)
+
+    def link(self, namespace: str,
+             items: Sequence[tuple[str, Sequence[EntityMention], MemoryType | None]]) -> None:
+        ns = _check_ns(namespace)
+        batch = {str(mid): (clean_mentions(ms), mtype) for mid, ms, mtype in items}
+        if not batch:
+            return
+        with self._wlock, self._work(write=True) as w:
+            names = [n for ms, _t in batch.values() for n in ms]
+            plan = plan_entities(_Catalog(w, ns), names)
+            touched = self._apply(w, ns, plan, {eid: kind for eid, _n, kind in names if kind})
+            co: Counter[tuple[str, str]] = Counter()
+            dropped, existed = self._drop(w, ns, [memory_key(ns, m) for m in batch], co)
+            touched |= dropped
+            w.run(Q_MEMCOUNT, ns=ns, d=len(batch) - existed)
+            seq = self._next_seq(len(batch))
+            mem_rows, mention_rows = [], []
+            for i, (mid, (ms, mtype)) in enumerate(batch.items()):
+                mk = memory_key(ns, mid)
+                targets = sorted({entity_key(ns, plan.resolved[eid]) for eid, _n, _k in ms})
+                mem_rows.append({"key": mk, "mid": w.text("Memory", "mid", mid, key=mk), "seq": seq + i,
+                                 "type": MemoryType(mtype).value if mtype is not None else None})
+                mention_rows += [{"m": mk, "e": t} for t in targets]
+                touched.update(targets)
+                for p in self._pairs(targets):
+                    co[p] += 1
+            for r in mem_rows:
+                r["pend"] = w.pend if w.is_long(key=r["key"]) else None
+            w.batch(Q_NEW_MEM, "rows", mem_rows, ns=ns)
+            w.flush(ns, _APPEND, _UNPEND)
+            w.batch(Q_MENTION, "rows", mention_rows, ns=ns)
+            self._add_recent(w, ns, mention_rows)
+            w.batch(Q_RECENT_FIX, "keys", sorted(dropped), ns=ns, cap=RECENT_CAP)
+            self._write_co(w, ns, co)
+            self._recount(w, ns, touched)
+
+    def unlink(self, namespace: str, memory_ids: Sequence[str]) -> None:
+        ns = _check_ns(namespace)
+        mkeys = [memory_key(ns, str(m)) for m in dict.fromkeys(memory_ids)]
+        if not mkeys:
+            return
+        with self._wlock, self._work(write=True) as w:
+            co: Counter[tuple[str, str]] = Counter()
+            touched, existed = self._drop(w, ns, mkeys, co)
+            if existed:
+                w.run(Q_MEMCOUNT, ns=ns, d=-existed)
+            w.batch(Q_RECENT_FIX, "keys", sorted(touched), ns=ns, cap=RECENT_CAP)
+            self._write_co(w, ns, co)
+            self._recount(w, ns, touched)
+
+    def relate(self, namespace: str, relation: Relation) -> None:
+        ns = _check_ns(namespace)
+        src, dst, label = check_relation(relation)
+        names = [(src, " ".join(relation.src.split()), None), (dst, " ".join(relation.dst.split()), None)]
+        with self._wlock, self._work(write=True) as w:
+            plan = plan_entities(_Catalog(w, ns), names)
+            self._recount(w, ns, self._apply(w, ns, plan, {}))
+            rk, a, b = rel_key(label), entity_key(ns, plan.resolved[src]), entity_key(ns, plan.resolved[dst])
+            rel = w.text("REL", "rel", label, key=rk, a=a, b=b)
+            w.run(Q_REL, ns=ns, a=a, b=b, rk=rk, rel=rel, pend=w.pend if w.is_long(key=rk, a=a, b=b) else None,
+                  kind=relation.kind, conf=quantize_confidence(relation.confidence),
+                  vf=epoch_ms(relation.valid_from), vt=epoch_ms(relation.valid_to))
+            w.flush(ns, _APPEND, _UNPEND)
+
+    def add_alias(self, namespace: str, entity: str, alias: str) -> None:
+        ns = _check_ns(namespace)
+        eid, aid = normalize_entity_id(entity), normalize_entity_id(alias)
+        if not eid or not aid:
+            raise QueryError(f"entity and alias must be non-empty names: {entity!r}, {alias!r}")
+        with self._wlock, self._work(write=True) as w:
+            cat = _Catalog(w, ns)
+            plan = plan_entities(cat, [(eid, " ".join(entity.split()), None)])
+            touched = self._apply(w, ns, plan, {})
+            target = plan.resolved[eid]
+            known = cat.lookup([aid]).get(aid)
+            if known is None:
+                touched |= self._apply(w, ns, EntityPlan({}, (NewEntity(aid, " ".join(alias.split()), None, target),),
+                                                         ()), {})
+            elif known[0] != target:
+                q = Q_FOLD if known[0] == aid else Q_MOVE
+                w.run(q, ns=ns, rows=[{"old": entity_key(ns, aid), "new": entity_key(ns, target)}])
+                w.run(Q_BUMP, ns=ns)
+                touched |= {entity_key(ns, aid), entity_key(ns, known[0]), entity_key(ns, target)}
+            self._recount(w, ns, touched)
+
+    # ------------------------------------------------------------------ reads
+    def _groups(self, w: cd.Work, ns: str, canon_keys: Sequence[str] | None) -> list[Entity]:
+        if canon_keys is None:
+            rows = w.run(Q_MEMBERS.format(cond="true"), ns=ns)
+        else:
+            rows = w.batch(Q_MEMBERS.format(cond="e.canon IN $keys"), "keys", list(canon_keys), ns=ns)
+        heads = {r["key"]: r for r in rows if r["key"] == r["canon"]}
+        members: dict[str, list[str]] = {}
+        for r in rows:
+            if r["key"] != r["canon"]:
+                members.setdefault(r["canon"], []).append(r["name"])
+        out = [build_entity(h["id"], h["name"], h["kind"], members.get(k, []), int(h["df"] or 0))
+               for k, h in heads.items()]
+        return sorted(out, key=lambda e: e.id)
+
+    def entities(self, namespace: str) -> list[Entity]:
+        ns = _check_ns(namespace)
+        with self._work() as w:
+            return self._groups(w, ns, None)
+
+    def resolve(self, namespace: str, name: str) -> list[Entity]:
+        ns = _check_ns(namespace)
+        eid = normalize_entity_id(name)
+        if not eid:
+            return []
+        with self._work() as w:
+            cat = _Catalog(w, ns)
+            own = cat.lookup([eid]).get(eid)
+            ids = [own[0]] if own else []
+            if len(name_tokens(eid)) == 1:
+                ids += [c for c in cat.person_tokens([eid]).get(eid, []) if c not in ids]
+            found = {e.id: e for e in self._groups(w, ns, [entity_key(ns, i) for i in ids])}
+        return [found[i] for i in ids if i in found]
+
+    def mentions_of(self, namespace: str, memory_id: str) -> list[str]:
+        ns = _check_ns(namespace)
+        with self._work() as w:
+            return sorted(r["id"] for r in w.run(Q_MENTIONS_OF, ns=ns, key=memory_key(ns, str(memory_id))))
+
+    def entity_version(self, namespace: str) -> int:
+        ns = _check_ns(namespace)
+        with self._work() as w:
+            rows = w.run(Q_VERSION, ns=ns)
+        return int(rows[0]["v"]) if rows and rows[0]["v"] is not None else 0
+
+    def stats(self, namespace: str | None = None) -> Mapping[str, int]:
+        params = {} if namespace is None else {"ns": _check_ns(namespace)}
+        where = "" if namespace is None else "WHERE x.ns = $ns"
+        with self._work() as w:
+            return {k: int(w.run(q.format(w=where), **params)[0]["n"]) for k, q in _STATS.items()}
+
+    def traverse(self, namespace: str, seeds: Sequence[tuple[str, float]], max_hops: int, limit: int,
+                 now: datetime, *, multi_hop_factor: float = 1.0,
+                 types: frozenset[MemoryType] | None = None) -> list[Hit]:
+        ns = _check_ns(namespace)
+        if limit <= 0 or not seeds:
+            return []
+        with self._work() as w:
+            found = traverse_source(_Catalog(w, ns), seeds, max_hops, limit, now, multi_hop_factor, types)
+        return [Hit(mid, score, detail) for mid, score, detail in found]
+
+
+def _check_ns(namespace: str) -> str:
+    if not isinstance(namespace, str) or not namespace.strip():
+        raise QueryError("namespace must be a non-empty string")
+    return namespace
