@@ -125,11 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--json", action="store_true")
     q.set_defaults(fn=cmd_query)
 
-    try:
-        from .evaluation.cli import add_commands
-        add_commands(sub)
-    except ImportError:  # evaluation tools not installed in this build
-        pass
+    from .evaluation.cli import add_commands
+    add_commands(sub)
     return p
 
 

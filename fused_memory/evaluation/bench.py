@@ -1,0 +1,257 @@
+"""`fused-memory bench`: ingest and query speed at several corpus sizes, every ratio side by side.
+
+Why each number is measured the way it is:
+
+* **Ingest** goes through `MemoryStore.add` with the real default embedder (NER, classification,
+  embedding, vectors, BM25, graph), plus the first read that folds the BM25 write buffer in, since a
+  read-after-write pays for it. The embedder alone is timed on a sample of the same texts in the
+  same run, so `ingest_overhead` (ingest time / embedding-only time) shows what the store adds on
+  top of the model on this machine, today, rather than against a number from another day.
+* **Latency** is wall time of `EnsembleMemory.retrieve` with the query-embedding cache cleared
+  before every call, so each measurement includes embedding the query, as a first-time question
+  would. Each arm alone is `retrieve(arms=[arm])` on the same query, right after the ensemble, so
+  the arm pays the same parse + embed + hydrate the ensemble does; an arm counts on the queries
+  where the optimizer planned it (others never run it).
+* `fanout_over_slowest` / `fanout_over_sum` are per-query ratios (ensemble / slowest planned arm
+  alone, ensemble / sum of planned arms alone), medians over the query set.
+* `optimizer_p99_ratio`: p99 with the optimizer on / off over plain topical queries, alternating
+  on / off per query so both see the same machine state.
+* `lexical_vs_rank_bm25`: p50 of our lexical arm / p50 of `BM25Okapi.get_scores` + top-k over the
+  same documents and tokens (< 1 means ours is faster).
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..types import ARMS
+from .runner import Progress, quiet_progress
+from .synth import SYNTH_NOW, SynthQuery, simple_queries, synth_memories, synth_queries
+
+__all__ = ["run_bench", "bench_size", "rss_mb", "percentile"]
+
+_NS = "bench"
+
+
+def rss_mb() -> float:
+    """Resident set size now (Linux /proc), else the peak from getrusage."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile on sorted values (q in [0, 1]); 0.0 for no values."""
+    ordered = sorted(values)
+    if not ordered:
+        return 0.0
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def _ms(fn: Callable[[], Any]) -> tuple[float, Any]:
+    t0 = time.perf_counter()
+    out = fn()
+    return (time.perf_counter() - t0) * 1000, out
+
+
+def _clear_query_cache(store: Any) -> None:
+    cache = getattr(store.embedder, "cache", None)
+    if cache is not None and hasattr(cache, "clear"):
+        cache.clear()
+
+
+def _r(x: float, digits: int = 2) -> float:
+    return round(float(x), digits)
+
+
+def _embed_rate(embedder: Any, texts: Sequence[str]) -> float:
+    """Texts/s of the embedder alone, in the store's chunk size, after a warm-up batch."""
+    embedder.embed_documents(list(texts[:32]))
+    t0 = time.perf_counter()
+    for i in range(0, len(texts), 256):
+        embedder.embed_documents(list(texts[i:i + 256]))
+    return len(texts) / max(1e-9, time.perf_counter() - t0)
+
+
+def _ner_rate(store: Any, memories: Sequence[Any]) -> float:
+    """Memories/s of entity extraction alone (spaCy NER), on a sample."""
+    store.extractor.extract(list(memories[:32]))
+    t0 = time.perf_counter()
+    store.extractor.extract(list(memories))
+    return len(memories) / max(1e-9, time.perf_counter() - t0)
+
+
+def _latencies(ens: Any, store: Any, queries: Sequence[SynthQuery]) -> dict[str, Any]:
+    """Ensemble and per-arm wall times, side by side per query."""
+    per_arm: dict[str, list[float]] = {a: [] for a in ARMS}
+    ensemble: list[float] = []
+    over_slowest: list[float] = []
+    over_sum: list[float] = []
+    stages: dict[str, list[float]] = {}
+    for q in queries:
+        _clear_query_cache(store)
+        e_ms, result = _ms(lambda q=q: ens.retrieve(q.text, namespace=_NS, k=10, now=SYNTH_NOW))
+        ensemble.append(e_ms)
+        for stage, ms in result.timings_ms.items():
+            stages.setdefault(stage, []).append(float(ms))
+        alone: list[float] = []
+        for arm in result.plan.arms:
+            _clear_query_cache(store)
+            a_ms, _ = _ms(lambda q=q, arm=arm: ens.retrieve(q.text, namespace=_NS, k=10, now=SYNTH_NOW,
+                                                            arms=[arm]))
+            per_arm[arm].append(a_ms)
+            alone.append(a_ms)
+        if alone:
+            over_slowest.append(e_ms / max(alone))
+            over_sum.append(e_ms / sum(alone))
+    p50 = {"ensemble": _r(statistics.median(ensemble))}
+    p99 = {"ensemble": _r(percentile(ensemble, 0.99))}
+    for arm, values in per_arm.items():
+        if values:
+            p50[arm], p99[arm] = _r(statistics.median(values)), _r(percentile(values, 0.99))
+    return {"p50_ms": p50, "p99_ms": p99,
+            "fanout_over_slowest": _r(statistics.median(over_slowest), 3) if over_slowest else None,
+            "fanout_over_sum": _r(statistics.median(over_sum), 3) if over_sum else None,
+            "arm_runs": {a: len(v) for a, v in per_arm.items()},
+            "ensemble_stages_p50_ms": {k: _r(statistics.median(v)) for k, v in stages.items()}}
+
+
+def _optimizer(on: Any, off: Any, store: Any, queries: Sequence[SynthQuery]) -> dict[str, Any]:
+    """Optimizer on vs off on plain topical queries (simple by construction). `n_plain` counts those
+    the optimizer indeed planned as dense + lexical only; on the rest it found an entity, a time
+    or a type cue among the words and ran that arm too, as it would for a user."""
+    simple = list(queries)
+    n_plain = sum(1 for q in simple
+                  if set(on.plan(q.text, namespace=_NS, now=SYNTH_NOW)[1].arms) <= {"dense", "lexical"})
+    t_on: list[float] = []
+    t_off: list[float] = []
+    for i, q in enumerate(simple):
+        order = ((on, t_on), (off, t_off)) if i % 2 == 0 else ((off, t_off), (on, t_on))
+        for ens, sink in order:
+            _clear_query_cache(store)
+            sink.append(_ms(lambda ens=ens, q=q: ens.retrieve(q.text, namespace=_NS, k=10, now=SYNTH_NOW))[0])
+    if not simple:
+        return {"n_simple": 0}
+    on99, off99 = percentile(t_on, 0.99), percentile(t_off, 0.99)
+    return {"n_simple": len(simple), "n_plain": n_plain, "on_p50_ms": _r(statistics.median(t_on)), "on_p99_ms": _r(on99),
+            "off_p50_ms": _r(statistics.median(t_off)), "off_p99_ms": _r(off99),
+            "p99_ratio": _r(on99 / off99, 3) if off99 else None}
+
+
+def _lexical(store: Any, ens: Any, memories: Sequence[Any], queries: Sequence[SynthQuery],
+             max_full: int) -> dict[str, Any]:
+    """Our lexical arm vs a plain rank-bm25 full scan over the same documents and tokens."""
+    import numpy as np
+    from rank_bm25 import BM25Okapi
+
+    from ..retrievers.base import ArmRequest
+    from ..store.bm25 import doc_terms
+    from ..store.protocols import LexicalDoc
+    from ..text import tokenize
+
+    arm = store.retriever("lexical")
+    weight = getattr(store.lexical, "predicate_weight", 0)
+    corpus = [doc_terms(LexicalDoc(m.id, m.namespace, m.text, m.predicate, m.type), weight) for m in memories]
+    t0 = time.perf_counter()
+    full = BM25Okapi(corpus)
+    build_s = time.perf_counter() - t0
+    ours: list[float] = []
+    theirs: list[float] = []
+    for i, q in enumerate(queries):
+        parsed, _ = ens.plan(q.text, namespace=_NS, now=SYNTH_NOW)
+        req = ArmRequest(query=parsed, namespace=_NS, k=10)
+        ours.append(_ms(lambda req=req: arm.search(req))[0])
+        if i < max_full:
+            tokens = list(dict.fromkeys(tokenize(q.text)))
+
+            def scan(tokens: list[str] = tokens) -> Any:
+                scores = full.get_scores(tokens)
+                top = np.argpartition(-scores, min(10, len(scores) - 1))[:10]
+                return top[np.argsort(-scores[top])]
+
+            theirs.append(_ms(scan)[0])
+    del full, corpus
+    o50, t50 = statistics.median(ours), statistics.median(theirs)
+    return {"ours_p50_ms": _r(o50, 3), "ours_p99_ms": _r(percentile(ours, 0.99), 3),
+            "rank_bm25_p50_ms": _r(t50, 3), "rank_bm25_p99_ms": _r(percentile(theirs, 0.99), 3),
+            "rank_bm25_build_s": _r(build_s), "ratio": _r(o50 / t50, 4) if t50 else None}
+
+
+def bench_size(n: int, *, n_queries: int = 200, n_simple: int = 100, seed: int = 7, embedder: Any = None,
+               embed_sample: int = 2000, progress: Progress = quiet_progress) -> dict[str, Any]:
+    """Every measurement for one corpus size, in a fresh store that is removed afterwards."""
+    from ..embeddings import default_embedder
+    from ..ensemble import EnsembleMemory
+    from ..store.memory_store import MemoryStore
+
+    load_1m = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    memories = synth_memories(n, seed=seed, namespace=_NS)
+    queries = synth_queries(memories, n_queries, seed=seed + 4)
+    simple = simple_queries(memories, n_simple, seed=seed + 6)
+    emb = embedder if embedder is not None else default_embedder()
+    with tempfile.TemporaryDirectory(prefix="fused-memory-bench-") as tmp:
+        store = MemoryStore.embedded(tmp, embedder=emb, show_progress=False)
+        with store:
+            # exactly the texts ingest embeds (predicate-prefixed), so the ratio compares like with like
+            sample = [MemoryStore.embed_text(m) for m in memories[:embed_sample]]
+            embed_per_s = _embed_rate(store.embedder, sample)
+            ner_per_s = _ner_rate(store, memories[:min(len(memories), 1000)])
+            rss_before = rss_mb()
+            progress(f"[n={n}] embedder alone: {embed_per_s:.0f}/s, NER alone: {ner_per_s:.0f}/s; ingesting")
+            t0 = time.perf_counter()
+            store.add(memories, show_progress=False)
+            store.lexical.count(_NS)  # fold the BM25 write buffer in: the first read would pay it
+            ingest_s = time.perf_counter() - t0
+            gc.collect()
+            rss_after = rss_mb()
+            progress(f"[n={n}] ingested in {ingest_s:.1f}s ({n / ingest_s:.0f}/s), RSS {rss_after:.0f} MB; querying")
+            on = EnsembleMemory(store)
+            off = EnsembleMemory(store, optimizer=False)
+            try:
+                for q in queries[:10]:  # warm-up: lazy indexes, matchers, thread pool, allocator
+                    on.retrieve(q.text, namespace=_NS, k=10, now=SYNTH_NOW)
+                    off.retrieve(q.text, namespace=_NS, k=10, now=SYNTH_NOW)
+                lat = _latencies(on, store, queries)
+                opt = _optimizer(on, off, store, simple)
+                lex = _lexical(store, on, memories, queries, max_full=100 if n < 50_000 else 50)
+            finally:
+                on.close()
+                off.close()
+    out = {
+        "ingest_per_s": _r(n / ingest_s, 1), "rss_mb": _r(rss_after, 1),
+        "p50_ms": lat["p50_ms"], "p99_ms": lat["p99_ms"],
+        "fanout_over_slowest": lat["fanout_over_slowest"], "fanout_over_sum": lat["fanout_over_sum"],
+        "optimizer_p99_ratio": opt.get("p99_ratio"), "lexical_vs_rank_bm25": lex["ratio"],
+        # extras: the parts the ratios are made of
+        "ingest_s": _r(ingest_s), "embed_per_s": _r(embed_per_s, 1), "ner_per_s": _r(ner_per_s, 1),
+        "ingest_overhead": _r((ingest_s * embed_per_s) / n, 2), "rss_growth_mb": _r(rss_after - rss_before, 1),
+        "n_queries": len(queries), "loadavg_1m": _r(load_1m) if load_1m is not None else None,
+        "cpus": os.cpu_count(), "arm_runs": lat["arm_runs"], "optimizer": opt, "lexical": lex,
+        "ensemble_stages_p50_ms": lat["ensemble_stages_p50_ms"],
+    }
+    progress(f"[n={n}] ensemble p50 {out['p50_ms']['ensemble']} ms, p99 {out['p99_ms']['ensemble']} ms")
+    return out
+
+
+def run_bench(sizes: Sequence[int], *, n_queries: int = 200, n_simple: int = 100, seed: int = 7,
+              progress: Progress = quiet_progress) -> dict[str, Any]:
+    """`{"<n>": {...}}` for each size, smallest first, one embedder shared (loaded once)."""
+    from ..embeddings import default_embedder
+
+    emb = default_embedder()
+    return {str(n): bench_size(n, n_queries=n_queries, n_simple=n_simple, seed=seed, embedder=emb,
+                               progress=progress) for n in sorted(set(sizes))}

@@ -1,0 +1,183 @@
+"""The eval JSONL format (DESIGN.md section 7): loading and validation.
+
+`memories.jsonl`: {"id", "conversation_id", "session_id", "speaker", "text", "event_at"}
+`queries.jsonl`:  {"id", "conversation_id", "question", "category", "gold_ids", "now"}
+
+Why a loader of our own rather than `json.loads` inline: the files come from other tools
+(LoCoMo converters, users' exports), so the loader is where we are forgiving about what does not
+matter (extra fields are ignored, times without a zone are read as UTC, since the library itself
+refuses naive datetimes) and strict about what does (a missing id or text names the file and line).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ..errors import FusedMemoryError
+
+__all__ = [
+    "EvalDataError",
+    "EvalMemory",
+    "EvalQuery",
+    "EvalDataset",
+    "parse_time",
+    "load_memories",
+    "load_queries",
+    "load_dataset",
+]
+
+
+class EvalDataError(FusedMemoryError, ValueError):
+    """An eval input file is missing, unreadable or has a malformed row (file and line given)."""
+
+
+def parse_time(value: Any, where: str = "time") -> datetime | None:
+    """ISO 8601 text -> aware datetime; no zone means UTC; empty or None -> None."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if not isinstance(value, str):
+        raise EvalDataError(f"{where}: expected an ISO 8601 string, got {type(value).__name__}")
+    text = value.strip()
+    if text.endswith(("Z", "z")):  # Python < 3.11 fromisoformat does not read a trailing Z
+        text = text[:-1] + "+00:00"
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError:
+        raise EvalDataError(f"{where}: {value!r} is not an ISO 8601 time") from None
+    return dt if dt.tzinfo is not None and dt.utcoffset() is not None else dt.replace(tzinfo=timezone.utc)
+
+
+@dataclass(frozen=True)
+class EvalMemory:
+    """One conversation turn to ingest; `conversation_id` becomes its namespace."""
+
+    id: str
+    conversation_id: str
+    text: str
+    session_id: str | None = None
+    speaker: str | None = None
+    event_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class EvalQuery:
+    """One question with the memory ids that answer it. `now` is when it is asked (relative
+    phrases like "last week" resolve against it); None means the conversation's latest memory time."""
+
+    id: str
+    conversation_id: str
+    question: str
+    category: str
+    gold_ids: tuple[str, ...]
+    now: datetime | None = None
+
+
+@dataclass(frozen=True)
+class EvalDataset:
+    """Memories and queries, in file order."""
+
+    memories: tuple[EvalMemory, ...]
+    queries: tuple[EvalQuery, ...]
+
+    def conversations(self) -> tuple[str, ...]:
+        """Conversation ids in order of first appearance among the memories."""
+        return tuple(dict.fromkeys(m.conversation_id for m in self.memories))
+
+    def latest_time(self, conversation_id: str) -> datetime | None:
+        """The last `event_at` of a conversation: the default `now` for its queries."""
+        times = [m.event_at for m in self.memories
+                 if m.conversation_id == conversation_id and m.event_at is not None]
+        return max(times) if times else None
+
+
+def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for every non-blank line; bad JSON names the file and line."""
+    try:
+        fh = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise EvalDataError(f"cannot read {path}: {exc.strerror or exc}") from None
+    with fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise EvalDataError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+            if not isinstance(row, dict):
+                raise EvalDataError(f"{path}:{lineno}: expected a JSON object, got {type(row).__name__}")
+            yield lineno, row
+
+
+def _required_str(row: dict[str, Any], key: str, where: str) -> str:
+    value = row.get(key)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise EvalDataError(f"{where}: missing {key!r}")
+    if isinstance(value, (dict, list, bool)):
+        raise EvalDataError(f"{where}: {key!r} must be a string, got {type(value).__name__}")
+    return str(value)
+
+
+def _optional_str(row: dict[str, Any], key: str) -> str | None:
+    value = row.get(key)
+    return None if value is None or value == "" else str(value)
+
+
+def load_memories(path: str | Path) -> tuple[EvalMemory, ...]:
+    """Every memory row; ids must be unique within a conversation (they are upsert keys)."""
+    path = Path(path)
+    out: list[EvalMemory] = []
+    seen: set[tuple[str, str]] = set()
+    for lineno, row in _rows(path):
+        where = f"{path}:{lineno}"
+        mem = EvalMemory(
+            id=_required_str(row, "id", where),
+            conversation_id=_required_str(row, "conversation_id", where),
+            text=_required_str(row, "text", where),
+            session_id=_optional_str(row, "session_id"),
+            speaker=_optional_str(row, "speaker"),
+            event_at=parse_time(row.get("event_at"), f"{where}: event_at"),
+        )
+        key = (mem.conversation_id, mem.id)
+        if key in seen:
+            raise EvalDataError(f"{where}: duplicate memory id {mem.id!r} in conversation {mem.conversation_id!r}")
+        seen.add(key)
+        out.append(mem)
+    return tuple(out)
+
+
+def load_queries(path: str | Path) -> tuple[EvalQuery, ...]:
+    """Every query row. `gold_ids` may be empty (such queries are excluded from the metrics);
+    a missing category is reported as "uncategorized"."""
+    path = Path(path)
+    out: list[EvalQuery] = []
+    for lineno, row in _rows(path):
+        where = f"{path}:{lineno}"
+        gold = row.get("gold_ids")
+        if gold is None:
+            gold = []
+        if not isinstance(gold, list) or not all(isinstance(g, (str, int)) for g in gold):
+            raise EvalDataError(f"{where}: 'gold_ids' must be a list of ids")
+        category = row.get("category")
+        out.append(EvalQuery(
+            id=_required_str(row, "id", where),
+            conversation_id=_required_str(row, "conversation_id", where),
+            question=_required_str(row, "question", where),
+            category=str(category) if category not in (None, "") else "uncategorized",
+            gold_ids=tuple(dict.fromkeys(str(g) for g in gold)),
+            now=parse_time(row.get("now"), f"{where}: now"),
+        ))
+    return tuple(out)
+
+
+def load_dataset(memories: str | Path, queries: str | Path) -> EvalDataset:
+    """Both files; an empty memories file is an error (there would be nothing to retrieve)."""
+    mems = load_memories(memories)
+    if not mems:
+        raise EvalDataError(f"{memories}: no memories")
+    return EvalDataset(mems, load_queries(queries))

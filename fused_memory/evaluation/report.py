@@ -1,0 +1,205 @@
+"""Reports: plain-text tables for the terminal, JSON for machines, PNG plots for the README.
+
+matplotlib is an optional extra (`fused-memory[plot]`): it is imported only when a plot is asked
+for, and its absence is a `MissingDependency` that says how to install it, never an ImportError
+traceback, and never a cost for users who only want numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import MissingDependency
+from .runner import EvalReport
+
+__all__ = ["format_table", "format_eval", "format_bench", "write_json", "plot_eval", "plot_bench",
+           "require_matplotlib"]
+
+
+def _auto(v: float) -> str:
+    """Significant digits that matter: 12,345 / 123 / 12.3 / 1.23 / 0.123."""
+    a = abs(v)
+    if a >= 1000:
+        return f"{v:,.0f}"
+    if a >= 100:
+        return f"{v:.0f}"
+    if a >= 10:
+        return f"{v:.1f}"
+    return f"{v:.2f}" if a >= 1 else f"{v:.3f}"
+
+
+def format_table(header: Sequence[str], rows: Sequence[Sequence[Any]], *, auto: bool = False) -> str:
+    """A left-aligned first column and right-aligned numbers; floats with 3 decimals (metrics in
+    [0, 1]) or, with `auto`, with the digits their magnitude deserves (timings, rates)."""
+    def cell(v: Any) -> str:
+        if v is None:
+            return "-"
+        if isinstance(v, float):
+            return _auto(v) if auto else f"{v:.3f}"
+        return str(v)
+
+    cells = [[cell(v) for v in header]] + [[cell(v) for v in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = []
+    for j, row in enumerate(cells):
+        parts = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:])]
+        lines.append("  ".join(parts).rstrip())
+        if j == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def format_eval(report: EvalReport) -> str:
+    """One table per metric: systems down, categories (then overall) across, with query counts."""
+    cats = list(report.by_category)
+    header = ["system", *(f"{c} ({report.n_by_category.get(c, 0)})" for c in cats), f"overall ({report.n_queries})"]
+    blocks = []
+    for metric in report.metrics:
+        rows = [[s.name, *(report.by_category[c][s.name].get(metric) for c in cats),
+                 report.overall[s.name].get(metric)] for s in report.systems]
+        blocks.append(f"{metric}\n{format_table(header, rows)}")
+    best = _best_single(report)
+    if best:
+        blocks.append("fused minus best single arm (recall@" + best[0] + "): " + ", ".join(
+            f"{c} {d:+.3f} (best {a})" for c, (a, d) in best[1].items()))
+    failed = {s: n for s, n in report.failures.items() if n}
+    if failed:
+        blocks.append("arm failures/timeouts (results computed without them): "
+                      + ", ".join(f"{s}={n}" for s, n in failed.items()))
+    return "\n\n".join(blocks)
+
+
+def _best_single(report: EvalReport) -> tuple[str, dict[str, tuple[str, float]]] | None:
+    """Per category (and overall): fused minus the best single arm, on the first recall metric."""
+    arms = [s.name for s in report.systems if s.kind == "arm"]
+    recalls = [m for m in report.metrics if m.startswith("recall@")]
+    if not arms or not recalls or "fused" not in report.overall:
+        return None
+    metric = recalls[0]
+    out: dict[str, tuple[str, float]] = {}
+    slices: dict[str, Mapping[str, Mapping[str, float]]] = {**report.by_category, "overall": report.overall}
+    for cat, by_sys in slices.items():
+        best = max(arms, key=lambda a: by_sys[a].get(metric, 0.0))
+        out[cat] = (best, by_sys["fused"].get(metric, 0.0) - by_sys[best].get(metric, 0.0))
+    return metric.split("@", 1)[1], out
+
+
+def format_bench(results: Mapping[str, Mapping[str, Any]]) -> str:
+    """Sizes across; ingest, memory, latency and ratio rows down."""
+    sizes = list(results)
+    if not sizes:
+        return "(no sizes)"
+    systems = list(dict.fromkeys(s for r in results.values() for s in r.get("p50_ms", {})))
+
+    def row(label: str, get: Any) -> list[Any]:
+        values = []
+        for n in sizes:
+            try:
+                values.append(get(results[n]))
+            except (KeyError, TypeError):
+                values.append(None)
+        return [label, *values]
+
+    rows = [
+        row("ingest memories/s", lambda r: r["ingest_per_s"]),
+        row("embedder alone texts/s", lambda r: r["embed_per_s"]),
+        row("ingest time / embedding time", lambda r: r["ingest_overhead"]),
+        row("RSS MB", lambda r: r["rss_mb"]),
+    ]
+    for s in systems:
+        rows.append(row(f"{s} p50 ms", lambda r, s=s: r["p50_ms"][s]))
+        rows.append(row(f"{s} p99 ms", lambda r, s=s: r["p99_ms"][s]))
+    rows += [
+        row("ensemble / slowest arm (median)", lambda r: r["fanout_over_slowest"]),
+        row("ensemble / sum of arms (median)", lambda r: r["fanout_over_sum"]),
+        row("optimizer on p99 ms (simple q.)", lambda r: r["optimizer"]["on_p99_ms"]),
+        row("optimizer off p99 ms (simple q.)", lambda r: r["optimizer"]["off_p99_ms"]),
+        row("optimizer p99 on/off", lambda r: r["optimizer_p99_ratio"]),
+        row("lexical arm p50 ms", lambda r: r["lexical"]["ours_p50_ms"]),
+        row("rank-bm25 get_scores p50 ms", lambda r: r["lexical"]["rank_bm25_p50_ms"]),
+        row("lexical arm / rank-bm25 (p50)", lambda r: r["lexical_vs_rank_bm25"]),
+    ]
+    rows.append(row("load average (1 min) at start", lambda r: r["loadavg_1m"]))
+    return format_table(["n", *(f"{int(n):,}" for n in sizes)], rows, auto=True)
+
+
+def write_json(data: Mapping[str, Any], target: str) -> None:
+    """Pretty JSON to a file, or to stdout when `target` is "-"."""
+    text = json.dumps(data, indent=2, sort_keys=False, default=str) + "\n"
+    if target == "-":
+        sys.stdout.write(text)
+    else:
+        Path(target).parent.mkdir(parents=True, exist_ok=True)
+        Path(target).write_text(text, encoding="utf-8")
+
+
+def require_matplotlib() -> Any:
+    """pyplot on the non-interactive Agg backend, or a MissingDependency saying what to install."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise MissingDependency("plotting needs matplotlib: pip install 'fused-memory[plot]'") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def plot_eval(report: EvalReport, path: str, *, include_ablations: bool = False) -> None:
+    """Grouped bars, category x system, one panel per metric (fused and single arms by default)."""
+    plt = require_matplotlib()
+    systems = [s.name for s in report.systems if include_ablations or s.kind != "ablation"]
+    cats = [*report.by_category, "overall"]
+    data = {**report.by_category, "overall": report.overall}
+    fig, axes = plt.subplots(len(report.metrics), 1, figsize=(max(8, 1.6 * len(cats)), 3.2 * len(report.metrics)),
+                             squeeze=False)
+    width = 0.8 / max(1, len(systems))
+    for ax, metric in zip(axes[:, 0], report.metrics):
+        for j, s in enumerate(systems):
+            xs = [i + (j - (len(systems) - 1) / 2) * width for i in range(len(cats))]
+            ax.bar(xs, [data[c][s].get(metric, 0.0) for c in cats], width, label=s)
+        ax.set_xticks(range(len(cats)))
+        ax.set_xticklabels([f"{c}\n(n={report.n_by_category.get(c, report.n_queries)})" for c in cats], fontsize=8)
+        ax.set_ylim(0, 1)
+        ax.set_ylabel(metric)
+        ax.grid(axis="y", alpha=0.3)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.suptitle(f"fused-memory eval ({report.n_queries} queries)")
+    fig.legend(handles, labels, ncol=min(6, len(systems)), fontsize=8, loc="upper center",
+               bbox_to_anchor=(0.5, 0.965))
+    fig.tight_layout(rect=(0, 0, 1, 0.93))
+    _save(fig, plt, path)
+
+
+def plot_bench(results: Mapping[str, Mapping[str, Any]], path: str) -> None:
+    """Latency vs n (log-log): p50 solid, p99 dashed, one colour per system."""
+    plt = require_matplotlib()
+    sizes = sorted(results, key=int)
+    xs = [int(n) for n in sizes]
+    systems = list(dict.fromkeys(s for n in sizes for s in results[n].get("p50_ms", {})))
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for i, s in enumerate(systems):
+        color = f"C{i}"
+        for key, style in (("p50_ms", "-"), ("p99_ms", "--")):
+            pts = [(x, results[n][key].get(s)) for x, n in zip(xs, sizes) if results[n][key].get(s) is not None]
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", color=color,
+                        label=f"{s} {key[:3]}", linewidth=2.5 if s == "ensemble" else 1.2)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("memories in the namespace")
+    ax.set_ylabel("latency, ms (query embedding included)")
+    ax.set_title("fused-memory bench: latency vs n")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    _save(fig, plt, path)
+
+
+def _save(fig: Any, plt: Any, path: str) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

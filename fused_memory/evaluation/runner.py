@@ -1,0 +1,281 @@
+"""The eval runner: ingest a JSONL dataset, answer every query with every system, score.
+
+Systems are rows of the report, all answered from one ingest so they differ only in how they
+retrieve:
+
+* `fused`: the ensemble as shipped (optimizer on);
+* one row per arm alone (`arms=[name]`), so the gain of fusion over each arm is visible. Single
+  arms run with the optimizer *off*: with it on, the optimizer would skip e.g. the temporal arm on
+  a query without a time cue, and an arm that never ran would look worse than it is, inflating
+  fusion's apparent gain. Off, each arm answers every query it can answer;
+* ablations: the ensemble without each arm (`fused_without_<arm>`), and with the optimizer off
+  (`fused_optimizer_off`), to show what each part is worth.
+
+Every conversation goes into its own namespace of one fresh embedded store (default embedder),
+each query is asked with its own `now`, queries without gold ids are excluded from the metrics.
+`Evaluator` keeps the store open so several fusion configs can be compared on one ingest, which is
+how the defaults were tuned (docs/RESULTS.md).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import MappingProxyType
+from typing import Any
+
+from ..config import FusionConfig
+from ..errors import FusedMemoryError
+from ..types import ARMS, Memory
+from .data import EvalDataset, EvalQuery
+from .metrics import mean_scores, metric_names, score_query
+
+__all__ = ["System", "default_systems", "QueryResult", "EvalReport", "Evaluator", "run_eval",
+           "SINGLE_ARM_OPTIMIZER", "Progress", "quiet_progress", "stderr_progress"]
+
+#: Whether single-arm rows run with the query optimizer (see the module docstring for why not).
+SINGLE_ARM_OPTIMIZER = False
+
+Progress = Callable[[str], None]
+
+
+def quiet_progress(_: str) -> None:
+    """The default progress sink: says nothing (library callers opt in to chatter)."""
+    return None
+
+
+def stderr_progress(message: str) -> None:
+    """Progress lines for the CLI: stderr, so `--json -` on stdout stays clean."""
+    print(message, file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True)
+class System:
+    """One way of answering: which arms may run (None = whatever the plan picks) and whether the
+    query optimizer plans. `kind` is "fused", "arm" or "ablation" (for tables and plots)."""
+
+    name: str
+    arms: tuple[str, ...] | None = None
+    optimizer: bool = True
+    kind: str = "fused"
+
+
+def default_systems(arms: Sequence[str] = ARMS, *, single_arms: bool = True,
+                    ablations: bool = True) -> tuple[System, ...]:
+    """fused, each arm alone, the ensemble without each arm, and the optimizer off.
+    `arms` restricts everything to a subset (the fused row then uses only those arms)."""
+    chosen = tuple(a for a in ARMS if a in set(arms))
+    unknown = sorted(set(arms) - set(ARMS))
+    if unknown or not chosen:
+        raise FusedMemoryError(f"unknown arm(s) {unknown or list(arms)}; arms are {', '.join(ARMS)}")
+    every = None if chosen == ARMS else chosen
+    out = [System("fused", every, True, "fused")]
+    if single_arms:
+        out += [System(a, (a,), SINGLE_ARM_OPTIMIZER, "arm") for a in chosen]
+    if ablations:
+        if len(chosen) > 1:
+            out += [System(f"fused_without_{a}", tuple(x for x in chosen if x != a), True, "ablation")
+                    for a in chosen]
+        out.append(System("fused_optimizer_off", every, False, "ablation"))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """One query's ranked memory ids per system (for per-query analysis and debugging)."""
+
+    query: EvalQuery
+    ranked: Mapping[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class EvalReport:
+    """Mean metrics per system, overall and per category, plus what produced them.
+
+    `latency_ms` is kept for tuning (what a deeper candidate list costs) but left out of the JSON:
+    systems answering the same query share the query-embedding cache, so it is not a speed
+    measurement; `fused-memory bench` is. `failures` counts arms dropped (error or timeout)."""
+
+    systems: tuple[System, ...]
+    metrics: tuple[str, ...]
+    overall: Mapping[str, Mapping[str, float]]
+    by_category: Mapping[str, Mapping[str, Mapping[str, float]]]
+    n_queries: int
+    n_by_category: Mapping[str, int]
+    config: Mapping[str, Any]
+    latency_ms: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    failures: Mapping[str, int] = field(default_factory=dict)
+    per_query: tuple[QueryResult, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The machine-readable report (issue 6 shape, plus a few extra keys)."""
+        return {
+            "overall": {s: dict(m) for s, m in self.overall.items()},
+            "by_category": {c: {s: dict(m) for s, m in by_sys.items()} for c, by_sys in self.by_category.items()},
+            "n_queries": self.n_queries,
+            "n_by_category": dict(self.n_by_category),
+            "config": _plain(self.config),
+            "failures": dict(self.failures),
+        }
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _fusion_json(config: FusionConfig) -> dict[str, Any]:
+    return {"rrf_k": config.k, "weights": dict(config.weights), "depth": config.depth,
+            "widen_below": config.widen_below}
+
+
+def _percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] if ordered else 0.0
+
+
+class Evaluator:
+    """One ingest of a dataset into a fresh embedded store, then any number of evaluations.
+
+    `embedder=None` is the default MiniLM embedder (what the published numbers use); tests may pass
+    another. `path=None` uses a temporary directory removed by `close()`.
+    """
+
+    def __init__(self, dataset: EvalDataset, *, path: str | None = None, embedder: Any = None,
+                 progress: Progress = quiet_progress) -> None:
+        from ..store.memory_store import MemoryStore
+
+        self.dataset = dataset
+        self.progress = progress
+        self._tmp = tempfile.TemporaryDirectory(prefix="fused-memory-eval-") if path is None else None
+        self.path = path if path is not None else self._tmp.name  # type: ignore[union-attr]
+        self.store = MemoryStore.embedded(self.path, embedder=embedder, show_progress=False)
+        self.ingest_s = 0.0
+        self._ingested = False
+
+    def __enter__(self) -> Evaluator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.store.close()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    def ingest(self) -> float:
+        """Each conversation into its own namespace; returns seconds spent (idempotent)."""
+        if self._ingested:
+            return self.ingest_s
+        t0 = time.perf_counter()
+        self.store.open()
+        by_conv: dict[str, list[Memory]] = {}
+        for m in self.dataset.memories:
+            by_conv.setdefault(m.conversation_id, []).append(Memory(
+                text=m.text, id=m.id, namespace=m.conversation_id, session_id=m.session_id,
+                event_at=m.event_at, created_at=m.event_at,
+                metadata={"speaker": m.speaker} if m.speaker else {}))
+        for i, (conv, memories) in enumerate(by_conv.items(), 1):
+            self.store.add(memories, show_progress=False)
+            latest = self.dataset.latest_time(conv)
+            if latest is not None:  # the conversation's last session is over when questions come
+                self.store.end_session(conv, at=latest)
+            self.progress(f"ingested {conv}: {len(memories)} memories ({i}/{len(by_conv)})")
+        self.ingest_s = time.perf_counter() - t0
+        self._ingested = True
+        return self.ingest_s
+
+    def evaluate(self, systems: Sequence[System] | None = None, config: FusionConfig | None = None, *,
+                 ks: Sequence[int] = (5, 10), ndcg_ks: Sequence[int] = (10,),
+                 keep_per_query: bool = False) -> EvalReport:
+        """Answer every query with every system under `config` and score the rankings."""
+        from ..ensemble import EnsembleMemory
+
+        self.ingest()
+        systems = tuple(systems or default_systems())
+        config = config or FusionConfig()
+        depth_k = max((*ks, *ndcg_ks))
+        names = metric_names(ks, ndcg_ks)
+        ensembles = {opt: EnsembleMemory(self.store, config, optimizer=opt) for opt in (True, False)}
+        scored: dict[str, list[tuple[str, dict[str, float]]]] = {s.name: [] for s in systems}
+        latency: dict[str, list[float]] = {s.name: [] for s in systems}
+        failures: dict[str, int] = {s.name: 0 for s in systems}
+        per_query: list[QueryResult] = []
+        queries = [q for q in self.dataset.queries if q.gold_ids]
+        excluded = len(self.dataset.queries) - len(queries)
+        defaults: dict[str, datetime | None] = {}
+        try:
+            for n, q in enumerate(queries, 1):
+                if q.conversation_id not in defaults:
+                    defaults[q.conversation_id] = self.dataset.latest_time(q.conversation_id)
+                now = q.now or defaults[q.conversation_id]
+                ranked_by: dict[str, tuple[str, ...]] = {}
+                for s in systems:
+                    t0 = time.perf_counter()
+                    try:
+                        result = ensembles[s.optimizer].retrieve(
+                            q.question, namespace=q.conversation_id, k=depth_k, now=now,
+                            arms=list(s.arms) if s.arms is not None else None)
+                        ranked = tuple(result.ids())
+                        failures[s.name] += len(result.failures)
+                    except FusedMemoryError:
+                        ranked = ()
+                        failures[s.name] += 1
+                    latency[s.name].append((time.perf_counter() - t0) * 1000)
+                    ranked_by[s.name] = ranked
+                    row = score_query(ranked, q.gold_ids, ks, ndcg_ks)
+                    if row is not None:
+                        scored[s.name].append((q.category, row))
+                if keep_per_query:
+                    per_query.append(QueryResult(q, MappingProxyType(ranked_by)))
+                if n % 100 == 0:
+                    self.progress(f"answered {n}/{len(queries)} queries")
+        finally:
+            for ens in ensembles.values():
+                ens.close()
+
+        categories = list(dict.fromkeys(q.category for q in queries))
+        overall = {s.name: _rounded(mean_scores(r for _, r in scored[s.name]), names) for s in systems}
+        by_category = {c: {s.name: _rounded(mean_scores(r for cat, r in scored[s.name] if cat == c), names)
+                           for s in systems} for c in categories}
+        config_json: dict[str, Any] = {
+            "ks": list(ks), "ndcg_ks": list(ndcg_ks), "fusion": _fusion_json(config),
+            "systems": [{"name": s.name, "arms": list(s.arms) if s.arms else "planned",
+                         "optimizer": s.optimizer, "kind": s.kind} for s in systems],
+            "single_arm_optimizer": SINGLE_ARM_OPTIMIZER,
+            "embedder": getattr(getattr(self.store.embedder, "id", None), "name", None),
+            "n_memories": len(self.dataset.memories),
+            "n_conversations": len(self.dataset.conversations()),
+            "n_queries_total": len(self.dataset.queries), "excluded_no_gold": excluded,
+            "ingest_s": round(self.ingest_s, 2),
+        }
+        return EvalReport(
+            systems=systems, metrics=names, overall=overall, by_category=by_category,
+            n_queries=len(queries), n_by_category={c: sum(1 for q in queries if q.category == c) for c in categories},
+            config=config_json,
+            latency_ms={s: {"p50": round(statistics.median(v), 2) if v else 0.0,
+                            "p99": round(_percentile(v, 0.99), 2)} for s, v in latency.items()},
+            failures=failures, per_query=tuple(per_query))
+
+
+def _rounded(means: Mapping[str, float], names: Sequence[str]) -> dict[str, float]:
+    """Every metric key present (0.0 when no query of that slice was scored), 4 decimals."""
+    return {n: round(float(means.get(n, 0.0)), 4) for n in names}
+
+
+def run_eval(dataset: EvalDataset, *, systems: Sequence[System] | None = None,
+             config: FusionConfig | None = None, ks: Sequence[int] = (5, 10), ndcg_ks: Sequence[int] = (10,),
+             embedder: Any = None, path: str | None = None, progress: Progress = quiet_progress) -> EvalReport:
+    """Ingest `dataset` into a fresh store and evaluate once: what `fused-memory eval` runs."""
+    with Evaluator(dataset, path=path, embedder=embedder, progress=progress) as ev:
+        return ev.evaluate(systems, config, ks=ks, ndcg_ks=ndcg_ks)

@@ -1,0 +1,160 @@
+"""`fused-memory eval ... --json` and `fused-memory bench --n 1000 --json` as a user runs them (the
+installed console script, real default embedder), on small inputs made here; checks the JSON shapes
+issue 6 promises, and that --plot writes a PNG or says clearly what is missing."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fused_memory.errors import MissingDependency
+from fused_memory.types import ARMS
+
+pytestmark = pytest.mark.slow
+
+METRICS = {"recall@5", "recall@10", "ndcg@10"}
+
+MEMORIES = [
+    # conversation A: times without a zone (read as UTC), extra fields that must be ignored
+    ("a:1", "conv-a", "conv-a:S1", "Alice", "Alice: My employee badge ID is E-47821.", "2024-03-01T10:00:00"),
+    ("a:2", "conv-a", "conv-a:S1", "Bob", "Bob: I adopted a retriever puppy named Biscuit.", "2024-03-01T10:01:00"),
+    ("a:3", "conv-a", "conv-a:S1", "Alice", "Alice: I prefer dark mode in every editor.", "2024-03-01T10:02:00"),
+    ("a:4", "conv-a", "conv-a:S2", "Bob", "Bob: Yesterday I ran the Berlin marathon.", "2024-04-10T09:00:00"),
+    ("a:5", "conv-a", "conv-a:S2", "Alice", "Alice: The budget review moved to Thursday.", "2024-04-10T09:05:00"),
+    ("a:6", "conv-a", "conv-a:S2", "Bob", "Bob: My sister Clara works as a nurse in Lisbon.", "2024-04-10T09:06:00"),
+    # conversation B reuses words of A: answers must stay in their own namespace
+    ("b:1", "conv-b", "conv-b:S1", "Dana", "Dana: My badge ID is E-11111, not the old one.", "2024-05-02T15:00:00"),
+    ("b:2", "conv-b", "conv-b:S1", "Eli", "Eli: I started learning the cello last month.", "2024-05-02T15:01:00"),
+    ("b:3", "conv-b", "conv-b:S1", "Dana", "Dana: We booked a cabin by the lake for August.", "2024-05-02T15:02:00"),
+    ("b:4", "conv-b", "conv-b:S2", "Eli", "Eli: My favourite food is spicy ramen.", "2024-06-01T18:00:00"),
+]
+
+QUERIES = [
+    ("qa1", "conv-a", "What is Alice's badge ID?", "single-hop", ["a:1"], "2024-04-20T12:00:00"),
+    ("qa2", "conv-a", "What is the name of Bob's dog?", "single-hop", ["a:2"], "2024-04-20T12:00:00"),
+    ("qa3", "conv-a", "When did Bob run the Berlin marathon?", "temporal", ["a:4"], "2024-04-20T12:00:00"),
+    ("qa4", "conv-a", "Where does Bob's sister work and what is her job?", "multi-hop", ["a:6"], "2024-04-20T12:00:00"),
+    ("qa5", "conv-a", "Which display theme does Alice like?", "single-hop", ["a:3"], "2024-04-20T12:00:00"),
+    ("qa6", "conv-a", "Question without evidence", "open-domain", [], "2024-04-20T12:00:00"),
+    ("qb1", "conv-b", "What instrument is Eli learning?", "single-hop", ["b:2"], "2024-06-10T12:00:00"),
+    ("qb2", "conv-b", "What food does Eli love, and where is the cabin?", "multi-hop", ["b:4", "b:3"], None),
+]
+
+
+def _cli() -> list[str]:
+    """The installed `fused-memory` script next to this interpreter, else `python -m`."""
+    script = Path(sys.executable).with_name("fused-memory")
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("fused-memory")
+    return [found] if found else [sys.executable, "-m", "fused_memory.cli"]
+
+
+def _run(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([*_cli(), *args], capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    return proc
+
+
+@pytest.fixture
+def dataset(tmp_path: Path) -> tuple[Path, Path]:
+    mem = tmp_path / "memories.jsonl"
+    qry = tmp_path / "queries.jsonl"
+    mem.write_text("\n".join(json.dumps(
+        {"id": i, "conversation_id": c, "session_id": s, "speaker": sp, "text": t, "event_at": at,
+         "dia_id": i.split(":")[1], "image_caption": None}) for i, c, s, sp, t, at in MEMORIES) + "\n")
+    qry.write_text("\n".join(json.dumps(
+        {"id": i, "conversation_id": c, "question": q, "category": cat, "gold_ids": g, "now": now,
+         "answer": "ignored", "category_code": 0}) for i, c, q, cat, g, now in QUERIES) + "\n")
+    return mem, qry
+
+
+def _check_metric_block(block: dict, where: str) -> None:
+    assert set(block) == METRICS, where
+    for name, value in block.items():
+        assert isinstance(value, float) and 0.0 <= value <= 1.0, (where, name, value)
+
+
+def test_eval_json_shape(dataset: tuple[Path, Path], tmp_path: Path) -> None:
+    mem, qry = dataset
+    out = tmp_path / "eval.json"
+    proc = _run("eval", "--memories", str(mem), "--queries", str(qry), "--k", "5,10", "--arms", "all",
+                "--json", str(out))
+    assert "recall@5" in proc.stdout and "fused" in proc.stdout  # the human table too
+    report = json.loads(out.read_text())
+    assert {"overall", "by_category", "n_queries", "config"} <= set(report)
+    systems = {"fused", *ARMS, *(f"fused_without_{a}" for a in ARMS), "fused_optimizer_off"}
+    assert set(report["overall"]) == systems
+    for system, block in report["overall"].items():
+        _check_metric_block(block, f"overall/{system}")
+    # the query without gold is excluded; categories are the ones that have scored queries
+    assert report["n_queries"] == 7
+    assert set(report["by_category"]) == {"single-hop", "temporal", "multi-hop"}
+    assert report["n_by_category"] == {"single-hop": 4, "temporal": 1, "multi-hop": 2}
+    for cat, by_system in report["by_category"].items():
+        assert set(by_system) == systems
+        for system, block in by_system.items():
+            _check_metric_block(block, f"{cat}/{system}")
+    assert isinstance(report["config"], dict) and report["config"]["ks"] == [5, 10]
+    assert report["config"]["excluded_no_gold"] == 1
+    # ten memories, k = 10: every system that answers at all recalls nearly everything at 10, and
+    # the ensemble ranks these distinct facts well at 5 (a gross regression check, not a benchmark)
+    assert report["overall"]["fused"]["recall@5"] >= 0.6
+    assert report["overall"]["fused"]["recall@10"] >= report["overall"]["fused"]["recall@5"]
+
+
+def test_eval_subset_of_arms_and_stdout_json(dataset: tuple[Path, Path]) -> None:
+    mem, qry = dataset
+    proc = _run("eval", "--memories", str(mem), "--queries", str(qry), "--k", "3", "--arms", "dense,lexical",
+                "--no-ablations", "--json", "-", "--quiet")
+    report = json.loads(proc.stdout)  # nothing but the JSON on stdout
+    assert set(report["overall"]) == {"fused", "dense", "lexical"}
+    assert set(report["overall"]["fused"]) == {"recall@3", "ndcg@10"}
+
+
+def test_eval_bad_input_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "m.jsonl"
+    bad.write_text('{"id": "x", "conversation_id": "c"}\n')
+    proc = subprocess.run([*_cli(), "eval", "--memories", str(bad), "--queries", str(bad)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "m.jsonl:1: missing 'text'" in proc.stderr
+
+
+def test_bench_json_shape(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    _run("bench", "--n", "1000", "--json", str(out), "--queries", "25", "--simple-queries", "10")
+    results = json.loads(out.read_text())
+    assert list(results) == ["1000"]
+    r = results["1000"]
+    for key in ("ingest_per_s", "rss_mb", "fanout_over_slowest", "fanout_over_sum", "optimizer_p99_ratio",
+                "lexical_vs_rank_bm25"):
+        assert isinstance(r[key], (int, float)) and r[key] > 0, key
+    for key in ("p50_ms", "p99_ms"):
+        assert "ensemble" in r[key] and set(r[key]) - {"ensemble"} <= set(ARMS)
+        assert {"dense", "lexical"} <= set(r[key])
+        assert all(v > 0 for v in r[key].values())
+        assert r["p99_ms"]["ensemble"] >= r["p50_ms"]["ensemble"]
+
+
+def test_plot_writes_png_or_says_what_is_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fused_memory.evaluation import report as rep
+
+    results = {"1000": {"p50_ms": {"ensemble": 3.0, "dense": 2.0}, "p99_ms": {"ensemble": 9.0, "dense": 5.0}},
+               "10000": {"p50_ms": {"ensemble": 4.0, "dense": 2.5}, "p99_ms": {"ensemble": 12.0, "dense": 6.0}}}
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        png = tmp_path / "latency.png"
+        rep.plot_bench(results, str(png))
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the extra were not installed
+    with pytest.raises(MissingDependency, match=r"fused-memory\[plot\]"):
+        rep.plot_bench(results, str(tmp_path / "never.png"))
