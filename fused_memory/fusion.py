@@ -1,6 +1,8 @@
 """Score-weighted Reciprocal Rank Fusion, pure.
 
-    score(d) = Σᵢ wᵢ · √sᵢ(d) / (k + rankᵢ(d))        k = 60, ranks from 1, sᵢ in [0, 1]
+    score(d) = Σᵢ wᵢ · √sᵢ(d) / (k + rankᵢ(d))        ranks from 1, sᵢ in [0, 1]
+
+k defaults to `config.DEFAULT_RRF_K` (10, tuned on public LoCoMo; DESIGN.md's seed was 60).
 
 Plain RRF throws the arms' scores away; weighting by √score keeps a confident #1 (BM25 0.95 on an
 exact identifier) above a lukewarm #1 (dense 0.30), while the square root stops raw scores from
@@ -13,6 +15,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from .config import DEFAULT_RRF_K
 from .types import ARMS, Contribution, Hit
 
 __all__ = ["FusedScore", "rrf_contribution", "fuse"]
@@ -46,7 +49,7 @@ def _arm_order(arm: str) -> int:
     return ARMS.index(arm) if arm in ARMS else len(ARMS)
 
 
-def fuse(results: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: int = 60,
+def fuse(results: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: int = DEFAULT_RRF_K,
          limit: int | None = None) -> list[FusedScore]:
     """Fuse ranked hit lists per arm into one ranking.
 

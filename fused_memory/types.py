@@ -31,6 +31,8 @@ __all__ = [
     "ARMS",
     "parse_memory_type",
     "require_aware",
+    "require_clean",
+    "MAX_NAME_BYTES",
     "thaw",
     "utcnow",
     "stable_json",
@@ -100,14 +102,28 @@ def _json_safe(value: Any, path: str, depth: int = 0) -> Any:
     raise InvalidMemory(f"metadata value at {path} has type {type(value).__name__}, not JSON-safe")
 
 
-def _check_text(value: str, what: str) -> None:
-    """Strings must encode as UTF-8 (no lone surrogates) and hold no NUL: every backend chokes on those."""
+def require_clean(value: str, what: str, error: type[Exception] = InvalidMemory) -> str:
+    """Strings must encode as UTF-8 (no lone surrogates) and hold no NUL: every backend chokes on those
+    (SQLite and the Bolt driver raise UnicodeEncodeError; FalkorDB silently cuts a value at a NUL)."""
     if "\x00" in value:
-        raise InvalidMemory(f"{what} contains a NUL character")
+        raise error(f"{what} contains a NUL character")
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise InvalidMemory(f"{what} is not valid Unicode text ({exc.reason})") from None
+        raise error(f"{what} is not valid Unicode text ({exc.reason})") from None
+    return value
+
+
+_check_text = require_clean
+
+#: Longest memory id or entity name (UTF-8 bytes). The graph stores both, and FalkorDB's Bolt listener
+#: hangs a connection on any record over 64 KB; an entity record carries its id and its name.
+MAX_NAME_BYTES = 16_384
+
+
+def _check_size(value: str, what: str) -> None:
+    if len(value) * 4 > MAX_NAME_BYTES and len(value.encode("utf-8")) > MAX_NAME_BYTES:
+        raise InvalidMemory(f"{what} is longer than {MAX_NAME_BYTES} bytes of UTF-8 ({value[:40]!r}...)")
 
 
 def thaw(value: Any) -> Any:
@@ -166,6 +182,7 @@ class Memory:
             if not isinstance(e, str) or not e.strip():
                 raise InvalidMemory(f"entity {e!r} must be a non-empty string")
             _check_text(e, "entity")
+            _check_size(e, "entity")
         object.__setattr__(self, "entities", ents)
         object.__setattr__(self, "metadata", _json_safe(dict(self.metadata or {}), "metadata"))
         if not self.id:
@@ -174,6 +191,7 @@ class Memory:
         elif not isinstance(self.id, str):
             object.__setattr__(self, "id", str(self.id))
         _check_text(self.id, "memory id")
+        _check_size(self.id, "memory id")
 
     def with_(self, **changes: Any) -> Memory:
         """A copy with some fields changed (dataclasses.replace, validated again)."""
@@ -316,7 +334,7 @@ class FusedHit:
     k: int = 60
 
     def explain(self) -> str:
-        """e.g. `lexical#1(0.93) + dense#4(0.81) k=60 -> 0.0301`."""
+        """e.g. `lexical#1(0.93) + dense#4(0.81) k=10 -> 0.1627`."""
         parts = " + ".join(f"{c.arm}#{c.rank}({c.raw_score:.2f})" for c in self.contributions)
         return f"{parts or 'none'} k={self.k} -> {self.score:.4f}"
 

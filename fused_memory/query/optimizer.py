@@ -172,17 +172,33 @@ def hard_filter_explicit_hint(b: PlanBuilder, q: ParsedQuery) -> None:
 
 
 # ------------------------------------------------------------------ arms
+#: A ref whose best candidate is below this is too weak to plan the graph arm on: a lone common
+#: word that happens to be an alias of many entities ("meeting" -> 25 "<name> meeting" entities at
+#: 0.04 each) would otherwise switch the graph on for almost every query (measured: 96 of 100 plain
+#: topical queries at 100k memories) without adding anything it can rank.
+MIN_REF_CONFIDENCE = 0.3
+
+
+def _strong_refs(q: ParsedQuery) -> list[EntityRef]:
+    return [r for r in q.entity_refs if r.candidates and r.candidates[0].confidence >= MIN_REF_CONFIDENCE]
+
+
 def graph_from_entities(b: PlanBuilder, q: ParsedQuery) -> None:
     """Entity refs -> graph arm (weight 1.0; the arm itself discounts multi-hop hits to 0.8)."""
-    if q.entity_refs:
+    strong = _strong_refs(q)
+    if strong:
         b.run("graph", 1.0)
-        b.note("entities " + ", ".join(_describe(r) for r in q.entity_refs) + " -> graph")
+        b.note("entities " + ", ".join(_describe(r) for r in strong) + " -> graph")
 
 
 def skip_graph_no_entity(b: PlanBuilder, q: ParsedQuery) -> None:
     if not q.entity_refs:
         b.skip("graph", "no entity in the query")
         b.note("no entity in the query -> skip graph")
+    elif not _strong_refs(q):
+        b.skip("graph", f"only weak entity matches (best candidate < {MIN_REF_CONFIDENCE})")
+        b.note(f"entities {', '.join(_describe(r) for r in q.entity_refs)} all below "
+               f"{MIN_REF_CONFIDENCE} -> skip graph")
 
 
 def multi_hop_phrasing(b: PlanBuilder, q: ParsedQuery) -> None:
