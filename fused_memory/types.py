@@ -84,6 +84,9 @@ def _json_safe(value: Any, path: str, depth: int = 0) -> Any:
     if value is None or isinstance(value, (bool, int, str)):
         if isinstance(value, str):
             _check_text(value, path)
+        elif isinstance(value, int) and not isinstance(value, bool) and not -2**63 <= value < 2**63:
+            # the payload stores read such an integer back as a float, silently changing it
+            raise InvalidMemory(f"metadata integer at {path} does not fit in 64 bits; store it as a string")
         return value
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -116,8 +119,8 @@ def require_clean(value: str, what: str, error: type[Exception] = InvalidMemory)
 
 _check_text = require_clean
 
-#: Longest memory id or entity name (UTF-8 bytes). The graph stores both, and FalkorDB's Bolt listener
-#: hangs a connection on any record over 64 KB; an entity record carries its id and its name.
+#: Longest memory id, namespace or entity name (UTF-8 bytes). The graph stores them, and FalkorDB's Bolt
+#: listener hangs a connection on any record over 64 KB; an entity record carries its id and its name.
 MAX_NAME_BYTES = 16_384
 
 
@@ -162,6 +165,7 @@ class Memory:
         if not isinstance(self.namespace, str) or not self.namespace.strip():
             raise InvalidMemory("namespace must be a non-empty string")
         _check_text(self.namespace, "namespace")
+        _check_size(self.namespace, "namespace")
         if self.type is not None:
             try:
                 object.__setattr__(self, "type", parse_memory_type(self.type))

@@ -40,13 +40,18 @@ def parse_query(text: str, *, now: datetime, matcher: EntityMatcher | None = Non
     default, keeps spaCy off the hot path); `last_session_end` anchors "since we last talked";
     `recent_days` and `few_months` size "recently" and "a few months ago" (per namespace).
     Raises QueryError for non-string, empty or whitespace-only text, text longer than `max_chars`,
-    or a naive `now`.
+    text that is not valid Unicode (a lone surrogate), or a naive `now`.
     """
     if not isinstance(text, str):
         raise QueryError(f"query must be a string, got {type(text).__name__}")
     if len(text) > max_chars:
         raise QueryError(f"query is {len(text)} characters long; the limit is {max_chars} "
                          "(FusionConfig.max_query_chars). Shorten it or retrieve for its parts.")
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:  # a lone surrogate: no embedder or backend can take it
+            raise QueryError(f"query is not valid Unicode text ({exc.reason} at {exc.start})") from None
     q = text.strip()
     if not q:
         raise QueryError("query is empty; ask for something (e.g. \"what's my badge ID?\")")

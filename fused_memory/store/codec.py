@@ -3,13 +3,15 @@ graph are rebuilt from it), so this is the one place that knows the on-disk shap
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
 from ..types import Memory, MemoryType, thaw
+from .protocols import EntityMention
 
-__all__ = ["LAYOUT_VERSION", "to_payload", "from_payload"]
+__all__ = ["LAYOUT_VERSION", "to_payload", "from_payload", "payload_mentions"]
 
 #: Bumped when the payload shape changes; a store of another layout is refused on open.
 LAYOUT_VERSION = 1
@@ -25,8 +27,11 @@ def _dt(value: Any) -> datetime | None:
     return datetime.fromtimestamp(float(value), tz=timezone.utc)
 
 
-def to_payload(m: Memory) -> dict[str, Any]:
-    """Epoch floats for times (range filters in both Qdrant engines and FalkorDB all take floats)."""
+def to_payload(m: Memory, entity_kinds: Sequence[str | None] | None = None) -> dict[str, Any]:
+    """Epoch floats for times (range filters in both Qdrant engines and FalkorDB all take floats).
+    `entity_kinds` (NER labels, parallel to `m.entities`) lets the graph be re-linked from the
+    payload exactly as ingest linked it; payloads without it read back with unknown kinds."""
+    kinds = list(entity_kinds) if entity_kinds is not None else []
     return {
         "memory_id": m.id,
         "namespace": m.namespace,
@@ -37,9 +42,23 @@ def to_payload(m: Memory) -> dict[str, Any]:
         "event_at_iso": m.event_at.isoformat() if m.event_at else None,
         "created_at": _ts(m.created_at),
         "entities": list(m.entities),
+        "entity_kinds": kinds if len(kinds) == len(m.entities) else [None] * len(m.entities),
         "session_id": m.session_id,
         "metadata": thaw(m.metadata),
+        **({"metadata_json": json.dumps(thaw(m.metadata), separators=(",", ":"))} if _has_float(m.metadata) else {}),
     }
+
+
+def _has_float(value: Any) -> bool:
+    """qdrant-edge reads ~1 in 6 floats back one ULP off (its JSON number parsing is not exact), so
+    metadata holding floats is also kept as JSON text, which `from_payload` prefers."""
+    if isinstance(value, float):
+        return True
+    if isinstance(value, Mapping):
+        return any(_has_float(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_has_float(v) for v in value)
+    return False
 
 
 def from_payload(p: Mapping[str, Any]) -> Memory:
@@ -50,5 +69,19 @@ def from_payload(p: Mapping[str, Any]) -> Memory:
         type=MemoryType(p["type"]) if p.get("type") else None,
         event_at=_dt(p.get("event_at")), created_at=_dt(p.get("created_at")),
         entities=tuple(p.get("entities") or ()), session_id=p.get("session_id"),
-        metadata=p.get("metadata") or {},
+        metadata=_metadata(p),
     )
+
+
+def _metadata(p: Mapping[str, Any]) -> Any:
+    text = p.get("metadata_json")
+    return json.loads(text) if isinstance(text, str) else p.get("metadata") or {}
+
+
+def payload_mentions(p: Mapping[str, Any]) -> list[EntityMention]:
+    """The entity mentions a payload records, with their kinds when it has them."""
+    names = list(p.get("entities") or ())
+    kinds = list(p.get("entity_kinds") or ())
+    if len(kinds) != len(names):
+        kinds = [None] * len(names)
+    return [EntityMention(str(n), k if isinstance(k, str) else None) for n, k in zip(names, kinds)]

@@ -28,13 +28,13 @@ from typing import Protocol
 
 from ..errors import QueryError
 from ..query.entities import normalize_entity_id
-from ..types import MemoryType, require_aware
+from ..types import MAX_NAME_BYTES, MemoryType, require_aware, require_clean
 from .protocols import Entity, EntityMention, Relation
 
 __all__ = [
     "HOP_SCORES", "MAX_HOPS", "KIND_PRIORS", "RELATION_KINDS", "EXPIRED_FRESHNESS", "CO_MENTION_REL",
     "CO_MENTION_CAP", "CO_MENTION_SATURATION", "CO_CONF_TABLE", "HUB_MIN_DF", "HUB_SHARE", "HUB_FLOOR",
-    "MENTION_CAP", "EDGE_CAP", "FRONTIER_CAP", "MAX_KIND_CHARS",
+    "MENTION_CAP", "EDGE_CAP", "FRONTIER_CAP", "MAX_KIND_CHARS", "MAX_NAME_BYTES", "check_name", "check_namespace",
     "normalize_entity_id", "entity_key", "memory_key", "token_key", "rel_key", "co_mention_confidence",
     "hub_damping", "quantize_confidence", "epoch_ms", "person_like", "name_tokens", "check_relation",
     "clean_mentions", "edge_factor", "render_step", "build_entity",
@@ -136,13 +136,37 @@ def name_tokens(entity_id: str) -> list[str]:
     return entity_id.split(" ")
 
 
+def check_name(value: object, what: str, *, entity: bool = True) -> str:
+    """A string a graph stores: no NUL, no lone surrogate (SQLite and the Bolt driver raise on those,
+    FalkorDB cuts a value at a NUL), at most MAX_NAME_BYTES of UTF-8, also once normalized for an
+    entity name (NFKC can grow a string). Returns it unchanged."""
+    if not isinstance(value, str):
+        raise QueryError(f"{what} must be a string, got {type(value).__name__}")
+    require_clean(value, what, QueryError)
+    if _oversize(value) or (entity and _oversize(normalize_entity_id(value))):
+        raise QueryError(f"{what} is longer than {MAX_NAME_BYTES} bytes of UTF-8 ({value[:40]!r}...)")
+    return value
+
+
+def _oversize(value: str) -> bool:
+    return len(value) * 4 > MAX_NAME_BYTES and len(value.encode()) > MAX_NAME_BYTES
+
+
+def check_namespace(namespace: object) -> str:
+    if not isinstance(namespace, str) or not namespace.strip():
+        raise QueryError("namespace must be a non-empty string")
+    return check_name(namespace, "namespace", entity=False)
+
+
 def check_relation(rel: Relation) -> tuple[str, str, str]:
     """Validate a relation; returns (src id, dst id, rel label)."""
     if rel.kind not in RELATION_KINDS:
         raise QueryError(f"relation kind must be one of {RELATION_KINDS}, not {rel.kind!r}")
     if not isinstance(rel.rel, str) or not rel.rel.strip():
         raise QueryError("relation label must be a non-empty string")
-    src, dst = normalize_entity_id(rel.src), normalize_entity_id(rel.dst)
+    check_name(rel.rel, "relation label", entity=False)
+    src, dst = normalize_entity_id(check_name(rel.src, "relation source")), \
+        normalize_entity_id(check_name(rel.dst, "relation target"))
     if not src or not dst:
         raise QueryError(f"relation endpoints must be non-empty names: {rel.src!r}, {rel.dst!r}")
     quantize_confidence(rel.confidence)
@@ -158,7 +182,9 @@ def clean_mentions(mentions: Sequence[EntityMention | str]) -> list[tuple[str, s
     kinds: dict[str, str | None] = {}
     for m in mentions:
         name, kind = (m, None) if isinstance(m, str) else (m.name, m.kind)
-        eid = normalize_entity_id(name)
+        eid = normalize_entity_id(check_name(name, "entity name", entity=False))
+        if _oversize(eid):
+            raise QueryError(f"entity name is longer than {MAX_NAME_BYTES} bytes of UTF-8 once normalized")
         if not eid:
             continue
         names.setdefault(eid, " ".join(name.split()))

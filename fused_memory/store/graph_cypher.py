@@ -25,9 +25,10 @@ from ..errors import QueryError
 from ..types import Hit, MemoryType
 from . import cypher_dialect as cd
 from .graph_common import (CO_CONF_TABLE, CO_MENTION_REL, CO_MENTION_SATURATION, MENTION_CAP, EdgeView,
-                           EntityPlan, GroupInfo, NewEntity, build_entity, check_relation, clean_mentions,
-                           entity_key, epoch_ms, memory_key, name_tokens, normalize_entity_id, plan_entities,
-                           quantize_confidence, rel_key, token_key, traverse_source)
+                           EntityPlan, GroupInfo, NewEntity, build_entity, check_name, check_namespace,
+                           check_relation, clean_mentions, entity_key, epoch_ms, memory_key, name_tokens,
+                           normalize_entity_id, plan_entities, quantize_confidence, rel_key, token_key,
+                           traverse_source)
 from .protocols import Entity, EntityMention, Relation
 
 __all__ = ["CypherGraphStore"]
@@ -46,8 +47,11 @@ Q_NEW_ENT = ("UNWIND $rows AS r MERGE (e:Entity {ns: $ns, key: r.key}) ON CREATE
 Q_KIND = "UNWIND $rows AS r " + _E + "e.key = r.key AND e.kind IS NULL SET e.kind = r.kind"
 Q_FOLD = "UNWIND $rows AS r " + _E + "e.canon = r.old SET e.canon = r.new"
 Q_MOVE = "UNWIND $rows AS r " + _E + "e.key = r.old SET e.canon = r.new"
+# Reads return one list element per record, never a collected list of user strings or of unbounded
+# length: FalkorDB's Bolt listener hangs the connection on a record over 64 KB (one Bolt chunk), which
+# 200 memory ids of 1 KB, or 50 long relation labels, would reach.
 Q_OLD = ("MATCH (m:Memory) WHERE m.ns = $ns AND m.key IN $keys OPTIONAL MATCH (m)-[:MENTIONS]->(e:Entity) "
-         "RETURN m.key AS m, collect(e.key) AS es")
+         "RETURN m.key AS m, e.key AS e")
 Q_DEL_MEM = "MATCH (m:Memory) WHERE m.ns = $ns AND m.key IN $keys DETACH DELETE m"
 Q_NEW_MEM = ("UNWIND $rows AS r CREATE (:Memory {ns: $ns, key: r.key, mid: r.mid, seq: r.seq, type: r.type, "
              "pend: r.pend})")
@@ -78,11 +82,11 @@ Q_EDGES = ("MATCH (a:Entity)-[r:REL|CO]-(b:Entity) WHERE a.ns = $ns AND a.canon 
            "WITH a.canon AS src, b.canon AS dst, r, startNode(r) = a AS fwd WHERE dst <> src "
            "WITH src, dst, fwd, coalesce(r.rel, $co) AS rel, coalesce(r.kind, 'semantic') AS kind, r.conf AS conf, "
            "r.vt AS vt ORDER BY conf DESC, dst, rel, fwd DESC "
-           "WITH src, collect([dst, rel, kind, conf, vt, fwd]) AS es RETURN src, es[..$cap] AS es")
+           "WITH src, collect([dst, rel, kind, conf, vt, fwd])[..$cap] AS es UNWIND es AS x RETURN src, x")
 # Per-group top-k in a subquery: half the server time of sorting and collecting every mention.
 Q_MEMS = ("MATCH (e:Entity) WHERE e.ns = $ns AND e.canon IN $keys CALL {{ WITH e MATCH (m:Memory)-[:MENTIONS]->(e) "
           "{cond}RETURN m ORDER BY m.seq DESC LIMIT $cap }} WITH e.canon AS g, m ORDER BY m.seq DESC "
-          "WITH g, collect(m.mid) AS ms RETURN g, ms[..$cap] AS ms")
+          "WITH g, collect(m.mid)[..$cap] AS ms UNWIND ms AS mid RETURN g, mid")
 # Each entity keeps `recent`: the keys of its MENTION_CAP most recently linked memories, newest first,
 # so reading a popular entity's memories costs O(cap), not a sort of all its mentions. Prepended on
 # link (one row per entity: FalkorDB would lose all but one update of a node within a statement),
@@ -96,7 +100,7 @@ Q_RECENT_FIX = (_E + "e.key IN $keys CALL { WITH e MATCH (m:Memory)-[:MENTIONS]-
 # Index lookup first, then the edge as a predicate: as a MATCH, FalkorDB expands every mention of e.
 Q_MEMS_RECENT = (_E + "e.canon IN $keys UNWIND coalesce(e.recent, []) AS k MATCH (m:Memory) WHERE m.key = k "
                  "WITH e, m WHERE m.ns = $ns AND (m)-[:MENTIONS]->(e) WITH e.canon AS g, m ORDER BY m.seq DESC "
-                 "WITH g, collect(m.mid) AS ms RETURN g, ms[..$cap] AS ms")
+                 "WITH g, collect(m.mid)[..$cap] AS ms UNWIND ms AS mid RETURN g, mid")
 Q_MENTIONS_OF = ("MATCH (m:Memory)-[:MENTIONS]->(e:Entity) WHERE m.ns = $ns AND m.key = $key AND e.ns = $ns "
                  "RETURN e.id AS id")
 _APPEND = {  # (label, property) -> statement appending one piece of a long string (FalkorDB only)
@@ -155,19 +159,22 @@ class _Catalog:
     def edges(self, handles: Sequence[str], cap: int) -> dict[str, list[EdgeView]]:
         out: dict[str, list[EdgeView]] = {}
         for r in self.w.batch(Q_EDGES, "keys", list(handles), ns=self.ns, co=CO_MENTION_REL, cap=cap):
-            out[r["src"]] = [EdgeView(r["src"], dst, rel, kind, float(conf), vt, bool(fwd))
-                             for dst, rel, kind, conf, vt, fwd in r["es"]]
+            dst, rel, kind, conf, vt, fwd = r["x"]
+            out.setdefault(r["src"], []).append(EdgeView(r["src"], dst, rel, kind, float(conf), vt, bool(fwd)))
         return out
 
     def memories(self, handles: Sequence[str], cap: int,
                  types: frozenset[MemoryType] | None) -> dict[str, list[str]]:
         if types is None and cap <= RECENT_CAP:
             rows = self.w.batch(Q_MEMS_RECENT, "keys", list(handles), ns=self.ns, cap=cap)
-            return {r["g"]: list(dict.fromkeys(r["ms"]))[:cap] for r in rows}
-        q = Q_MEMS.format(cond="WHERE m.type IN $types " if types is not None else "")
-        extra = {"types": sorted(t.value for t in types)} if types is not None else {}
-        rows = self.w.batch(q, "keys", list(handles), ns=self.ns, cap=cap, **extra)
-        return {r["g"]: list(dict.fromkeys(r["ms"])) for r in rows}
+        else:
+            q = Q_MEMS.format(cond="WHERE m.type IN $types " if types is not None else "")
+            extra = {"types": sorted(t.value for t in types)} if types is not None else {}
+            rows = self.w.batch(q, "keys", list(handles), ns=self.ns, cap=cap, **extra)
+        out: dict[str, dict[str, None]] = {}
+        for r in rows:
+            out.setdefault(r["g"], {})[r["mid"]] = None
+        return {g: list(ms)[:cap] for g, ms in out.items()}
 
 
 class CypherGraphStore:
@@ -236,11 +243,12 @@ class CypherGraphStore:
 
     def _drop(self, w: cd.Work, ns: str, mkeys: Sequence[str], co: Counter[tuple[str, str]]) -> tuple[set[str], int]:
         """Delete memories; returns the entity keys they mentioned and how many existed."""
-        touched: set[str] = set()
-        old = w.batch(Q_OLD, "keys", list(mkeys), ns=ns)
-        for r in old:
-            touched.update(r["es"])
-            for p in self._pairs(r["es"]):
+        old: dict[str, list[str]] = {}
+        for r in w.batch(Q_OLD, "keys", list(mkeys), ns=ns):
+            old.setdefault(r["m"], []).extend([r["e"]] if r["e"] is not None else [])
+        touched = {e for es in old.values() for e in es}
+        for es in old.values():
+            for p in self._pairs(es):
                 co[p] -= 1
         w.batch(Q_DEL_MEM, "keys", list(mkeys), ns=ns)
         return touched, len(old)
@@ -266,7 +274,8 @@ class CypherGraphStore:
     def link(self, namespace: str,
              items: Sequence[tuple[str, Sequence[EntityMention], MemoryType | None]]) -> None:
         ns = _check_ns(namespace)
-        batch = {str(mid): (clean_mentions(ms), mtype) for mid, ms, mtype in items}
+        batch = {check_name(str(mid), "memory id", entity=False): (clean_mentions(ms), mtype)
+                 for mid, ms, mtype in items}
         if not batch:
             return
         with self._wlock, self._work(write=True) as w:
@@ -328,7 +337,8 @@ class CypherGraphStore:
 
     def add_alias(self, namespace: str, entity: str, alias: str) -> None:
         ns = _check_ns(namespace)
-        eid, aid = normalize_entity_id(entity), normalize_entity_id(alias)
+        eid = normalize_entity_id(check_name(entity, "entity name"))
+        aid = normalize_entity_id(check_name(alias, "alias"))
         if not eid or not aid:
             raise QueryError(f"entity and alias must be non-empty names: {entity!r}, {alias!r}")
         with self._wlock, self._work(write=True) as w:
@@ -410,6 +420,4 @@ class CypherGraphStore:
 
 
 def _check_ns(namespace: str) -> str:
-    if not isinstance(namespace, str) or not namespace.strip():
-        raise QueryError("namespace must be a non-empty string")
-    return namespace
+    return check_namespace(namespace)

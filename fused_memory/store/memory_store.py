@@ -3,6 +3,28 @@
 A write embeds, classifies, extracts entities and only then touches storage, so a batch that fails
 validation, embedding or extraction writes nothing. Storage order is vectors (the source of truth)
 then BM25 then the graph; BM25 and the embedded graph can always be rebuilt from the payloads.
+
+What `add` guarantees
+---------------------
+* When `add` returns, every memory of the batch is in the vector store, the lexical index and the
+  graph, and a read that starts afterwards sees it. With the embedded default it is durable
+  against a crash of the process (SIGKILL included): the vector write goes through qdrant-edge's
+  WAL and the graph write is a committed SQLite transaction; BM25 is rebuilt from the payloads on
+  open. (No fsync per write: an OS crash or power loss may lose the last writes.)
+* When `add` raises, no memory is left half-written: the indexes written for the failing chunk
+  (256 memories) are rolled back - new memories removed, overwritten ones restored from their
+  previous payload - and the error says what failed (and, as a note, what could not be undone if
+  a backend is gone). Earlier chunks of a larger batch stay, complete in every index; retrying the
+  batch is safe, `add` is an upsert.
+* A crash between the vector write and the graph write (or a rollback that could not finish) is
+  repaired on the next `open`: the embedded graph is reconciled with the payloads (memories
+  missing from the graph or linked differently are re-linked, memories absent from the payloads
+  are unlinked). A Cypher graph server is not reconciled (it would mean reading the whole graph);
+  there, Neo4j's transactions and the rollback above keep it consistent, and ensemble hydration
+  never returns a memory that the vector store does not hold.
+* `delete` removes from the vector store first: once that succeeded the memory is gone for every
+  reader, even if a later index fails (the error is raised; the leftovers are repaired on open for
+  the embedded graph, and retrying the delete finishes the job for a server graph).
 """
 
 from __future__ import annotations
@@ -16,12 +38,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import StoreConfig
-from ..errors import ConfigurationError, EmbeddingMismatch, InvalidMemory, QueryError
+from ..errors import ConfigurationError, InvalidMemory, QueryError
 from ..ingest import EntityExtractor, classify_type
-from ..types import Memory, require_aware, utcnow
+from ..types import MAX_NAME_BYTES, Memory, require_aware, require_clean, utcnow
 from .codec import LAYOUT_VERSION, from_payload, to_payload
 from .protocols import (GraphStore, LexicalDoc, LexicalIndex, Relation, VectorBackend, VectorQuery,
                         VectorRecord, ScoredPayload)
+from .recovery import check_meta, rebuild, snapshot, undo
 
 if TYPE_CHECKING:
     from ..embeddings import Embedder
@@ -35,6 +58,9 @@ _PROGRESS_MIN = 500  # batches smaller than this never show a progress bar
 def _check_namespace(namespace: str) -> str:
     if not isinstance(namespace, str) or not namespace.strip():
         raise QueryError("namespace must be a non-empty string")
+    require_clean(namespace, "namespace", QueryError)
+    if len(namespace.encode("utf-8")) > MAX_NAME_BYTES:
+        raise QueryError(f"namespace is longer than {MAX_NAME_BYTES} bytes of UTF-8")
     return namespace
 
 
@@ -106,31 +132,37 @@ class MemoryStore:
                    graph=graph, config=cfg)
 
     def open(self) -> MemoryStore:
-        """Open the backends, check the embedder pin and the layout, rebuild BM25 from the payloads."""
+        """Check the embedder pin and the layout, open the backends, rebuild BM25 from the payloads
+        and reconcile the embedded graph with them (see the module docstring). A store that is
+        refused is left untouched and closed."""
         with self._open_lock:
             if self._open:
                 return self
             want = self._embedder_meta()
-            self.vectors.open(int(want["dim"]))
             meta = self.vectors.read_meta()
-            if meta is None:
-                meta = {"layout": LAYOUT_VERSION, "embedder": want, "sessions": {}}
-                self.vectors.write_meta(meta)
-            else:
-                if meta.get("layout") != LAYOUT_VERSION:
-                    raise ConfigurationError(
-                        f"this store has on-disk layout {meta.get('layout')!r}; fused-memory "
-                        f"{LAYOUT_VERSION} cannot read it. Re-ingest into a new store (fused-memory ingest).")
-                if meta.get("embedder") != want:
-                    raise EmbeddingMismatch(
-                        f"store was written with embedder {meta.get('embedder')}, but {want} is in use; "
-                        "open it with the same embedder or re-ingest into a new store")
-            self._meta = dict(meta)
-            if self.graph is not None:
-                self.graph.open()
-            docs = [self._lexical_doc(from_payload(p)) for p in self.vectors.scroll()]
-            if docs:
-                self.lexical.add(docs)
+            where = self.config.path or self.vectors
+            if meta is not None:
+                check_meta(meta, want, where)
+            self.vectors.open(int(want["dim"]))
+            try:
+                if meta is None:
+                    if next(iter(self.vectors.scroll()), None) is not None:
+                        raise ConfigurationError(
+                            f"the store at {where} holds memories but its meta (layout, embedder pin) is "
+                            "missing; restore meta.json from a backup or re-ingest into a new store")
+                    meta = {"layout": LAYOUT_VERSION, "embedder": want, "sessions": {}}
+                    self.vectors.write_meta(meta)
+                self._meta = dict(meta)
+                if self.graph is not None:
+                    self.graph.open()
+                rebuild(self)
+            except BaseException:
+                for closer in ((self.graph.close,) if self.graph is not None else ()) + (self.vectors.close,):
+                    try:
+                        closer()
+                    except Exception:  # noqa: BLE001 - the original error is the one to report
+                        pass
+                raise
             self._open = True
         return self
 
@@ -158,7 +190,8 @@ class MemoryStore:
     # ------------------------------------------------------------------ writes
     def add(self, memories: Memory | Iterable[Memory], *, show_progress: bool | None = None) -> list[Memory]:
         """Upsert memories (by id). Returns them as stored: type classified, entities extracted,
-        `created_at` set. All-or-nothing for validation, embedding and extraction failures."""
+        `created_at` set. All-or-nothing for validation, embedding and extraction failures; a
+        storage failure is rolled back (see the module docstring for what `add` guarantees)."""
         batch = [memories] if isinstance(memories, Memory) else list(memories)
         for m in batch:
             if not isinstance(m, Memory):
@@ -200,24 +233,31 @@ class MemoryStore:
             mtype, _rule = classify_type(m)
             prepared.append(m.with_(type=mtype, created_at=m.created_at or now,
                                     entities=tuple(x.name for x in ms)))
-        vectors = self.embedder.embed_documents([self._embed_text(m) for m in prepared])
-        records = [VectorRecord(m.id, m.namespace, tuple(v.tolist()), to_payload(m))
-                   for m, v in zip(prepared, vectors)]
+        vectors = self.embedder.embed_documents([self.embed_text(m) for m in prepared])
+        records = [VectorRecord(m.id, m.namespace, tuple(v.tolist()), to_payload(m, [x.kind for x in ms]))
+                   for m, v, ms in zip(prepared, vectors, mentions)]
         with self._write_lock:
-            self.vectors.upsert(records)
-            self.lexical.add([self._lexical_doc(m) for m in prepared])
-            if self.graph is not None:
-                by_ns: dict[str, list[tuple[str, Any, Any]]] = {}
-                for m, ms in zip(prepared, mentions):
-                    by_ns.setdefault(m.namespace, []).append((m.id, ms, m.type))
-                for ns, items in by_ns.items():
-                    self.graph.link(ns, items)
-            for m in prepared:
-                self._bump(m.namespace)
+            before = snapshot(self.vectors, prepared)
+            try:
+                self.vectors.upsert(records)
+                self.lexical.add([self._lexical_doc(m) for m in prepared])
+                if self.graph is not None:
+                    by_ns: dict[str, list[tuple[str, Any, Any]]] = {}
+                    for m, ms in zip(prepared, mentions):
+                        by_ns.setdefault(m.namespace, []).append((m.id, ms, m.type))
+                    for ns, items in by_ns.items():
+                        self.graph.link(ns, items)
+            except BaseException as exc:
+                undo(self, prepared, before, exc)
+                raise
+            finally:
+                for ns in {m.namespace for m in prepared}:
+                    self._bump(ns)
         return prepared
 
     @staticmethod
-    def _embed_text(m: Memory) -> str:
+    def embed_text(m: Memory) -> str:
+        """The text a memory is embedded as: its predicate (when given) leads, then the text."""
         return f"{m.predicate}. {m.text}" if m.predicate else m.text
 
     @staticmethod

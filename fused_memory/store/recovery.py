@@ -1,0 +1,117 @@
+"""Keeping the indexes consistent when a write fails or the process dies (the guarantees are listed in
+`memory_store`): the checks `open` makes before touching a backend, the rebuild of BM25 and the
+reconcile of the embedded graph from the vector payloads, and the rollback of a failed `add`."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigurationError, EmbeddingMismatch
+from ..types import Memory
+from .codec import LAYOUT_VERSION, from_payload, payload_mentions
+from .protocols import EntityMention, LexicalDoc, VectorBackend, VectorRecord
+
+if TYPE_CHECKING:
+    from .memory_store import MemoryStore
+
+__all__ = ["check_meta", "rebuild", "snapshot", "undo"]
+
+_log = logging.getLogger("fused_memory.store.memory_store")
+
+
+def check_meta(meta: dict[str, Any], want: dict[str, Any], where: object) -> None:
+    """Refuse a store this version cannot read, or one pinned to another embedder, before any
+    backend is opened (opening may rewrite engine state)."""
+    layout = meta.get("layout")
+    if layout != LAYOUT_VERSION:
+        if isinstance(layout, int) and not isinstance(layout, bool) and layout > LAYOUT_VERSION:
+            hint = "it was written by a newer fused-memory: upgrade fused-memory to open it"
+        elif isinstance(layout, int) and not isinstance(layout, bool):
+            hint = ("it was written by an older fused-memory and there is no in-place migration: open it "
+                    "with the version that wrote it, or re-ingest your memories into a new store path "
+                    "(e.g. `fused-memory ingest`)")
+        else:
+            hint = "its meta.json has no valid \"layout\"; it is damaged or not a fused-memory store"
+        raise ConfigurationError(f"the store at {where} has on-disk layout {layout!r}, but this fused-memory "
+                                 f"reads layout {LAYOUT_VERSION}: {hint}. Nothing was changed.")
+    if meta.get("embedder") != want:
+        raise EmbeddingMismatch(
+            f"store at {where} was written with embedder {meta.get('embedder')}, but {want} is in use; "
+            "open it with the same embedder or re-ingest into a new store")
+
+
+def rebuild(store: MemoryStore) -> None:
+    """BM25 from the payloads; a graph that can reconcile (the embedded one) made to agree with
+    them: it repairs a crash between the vector write and the graph write, or a rollback that
+    could not reach the graph, and fills an in-memory graph after a restart."""
+    clear = getattr(store.lexical, "clear", None)
+    if callable(clear):
+        clear()
+    docs: list[LexicalDoc] = []
+    want: dict[str, dict[str, tuple[list[EntityMention], Any]]] = {}
+    for p in store.vectors.scroll():
+        m = from_payload(p)
+        docs.append(store._lexical_doc(m))
+        want.setdefault(m.namespace, {})[m.id] = (payload_mentions(p), m.type)
+    if docs:
+        store.lexical.add(docs)
+    reconcile = getattr(store.graph, "reconcile", None)
+    if callable(reconcile):
+        relinked, unlinked = reconcile(want)
+        if relinked or unlinked:  # an in-memory graph (no path) is rebuilt on every open: not news
+            level = logging.WARNING if getattr(store.graph, "path", True) is not None else logging.INFO
+            _log.log(level, "graph reconciled with the vector payloads on open: %d memories re-linked, "
+                     "%d unlinked (an earlier write was interrupted)", relinked, unlinked)
+
+
+def snapshot(vectors: VectorBackend, batch: list[Memory]) -> dict[tuple[str, str], Any]:
+    """The stored payloads of the batch's ids that already exist (what a rollback restores)."""
+    ids: dict[str, list[str]] = {}
+    for m in batch:
+        ids.setdefault(m.namespace, []).append(m.id)
+    return {(ns, str(p["memory_id"])): p for ns, mids in ids.items() for p in vectors.get(ns, mids)}
+
+
+def undo(store: MemoryStore, batch: list[Memory], before: dict[tuple[str, str], Any],
+         exc: BaseException) -> None:
+    """Roll a failed write back in every index: new memories removed, overwritten ones restored.
+    Best effort per step; what could not be undone is logged and noted on `exc`, and the embedded
+    graph is reconciled with the payloads on the next open anyway."""
+    problems: list[str] = []
+
+    def attempt(what: str, fn: Any, *args: Any) -> None:
+        try:
+            fn(*args)
+        except Exception as err:  # noqa: BLE001 - keep undoing the other indexes
+            problems.append(f"{what}: {type(err).__name__}: {err}")
+
+    by_ns: dict[str, list[Memory]] = {}
+    for m in batch:
+        by_ns.setdefault(m.namespace, []).append(m)
+    for ns, mems in by_ns.items():
+        new = list(dict.fromkeys(m.id for m in mems if (ns, m.id) not in before))
+        old_payloads = list({m.id: before[(ns, m.id)] for m in mems if (ns, m.id) in before}.values())
+        if new:
+            attempt("vectors", store.vectors.delete, ns, new)
+            attempt("lexical", store.lexical.delete, ns, new)
+            if store.graph is not None:
+                attempt("graph", store.graph.unlink, ns, new)
+        if old_payloads:
+            old = [from_payload(p) for p in old_payloads]
+            try:
+                vecs = store.embedder.embed_documents([store.embed_text(m) for m in old])
+            except Exception as err:  # noqa: BLE001
+                problems.append(f"re-embedding the previous versions: {err}")
+            else:
+                attempt("vectors", store.vectors.upsert, [VectorRecord(m.id, ns, tuple(v.tolist()), dict(p))
+                                                         for m, v, p in zip(old, vecs, old_payloads)])
+            attempt("lexical", store.lexical.add, [store._lexical_doc(m) for m in old])
+            if store.graph is not None:
+                attempt("graph", store.graph.link, ns, [(m.id, payload_mentions(p), m.type)
+                                                       for m, p in zip(old, old_payloads)])
+    if problems:
+        note = "rollback incomplete (repaired on the next open for the embedded graph): " + "; ".join(problems)
+        _log.error("add failed (%s) and %s", exc, note)
+        if hasattr(exc, "add_note"):
+            exc.add_note(note)
