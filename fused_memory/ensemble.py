@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures as cf
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -80,6 +81,8 @@ class EnsembleMemory:
         self._arms: dict[str, Retriever] = dict(arms or {})
         self._max_workers = max_workers
         self._executor: cf.ThreadPoolExecutor | None = None
+        self._stuck: dict[str, cf.Future[Any]] = {}
+        self._stuck_lock = threading.Lock()
 
     # ------------------------------------------------------------------ public API
     def plan(self, query: str, *, namespace: str, now: datetime | None = None) -> tuple[ParsedQuery, QueryPlan]:
@@ -107,15 +110,19 @@ class EnsembleMemory:
                  ) -> Retrieval:
         """The top `k` memories for `query` in `namespace`, each with its explanation."""
         job = self._prepare(query, namespace, k, now, types, arms)
-        pool = self._pool()
-        futures = [(t, time.perf_counter(), pool.submit(self._timed, t)) for t in job.tasks]
         outcomes: dict[str, Any] = {}
-        for task, t0, fut in futures:
+        running: list[tuple[_Task, float, cf.Future[Any]]] = []
+        for task in job.tasks:
+            if (stuck := self._stuck_reason(task)) is not None:
+                outcomes[task.label] = stuck
+            else:
+                running.append((task, time.perf_counter(), self._submit(task)))
+        for task, t0, fut in running:
             remaining = task.timeout_s - (time.perf_counter() - t0)
             try:
                 outcomes[task.label] = fut.result(timeout=max(0.0, remaining))
             except cf.TimeoutError:
-                outcomes[task.label] = TimeoutError(f"no answer within {task.timeout_s:.2f}s")
+                outcomes[task.label] = self._timed_out(task, fut)
             except Exception as exc:  # noqa: BLE001 - fault isolation is the point
                 outcomes[task.label] = exc
         return self._finish(job, outcomes)
@@ -123,22 +130,55 @@ class EnsembleMemory:
     async def aretrieve(self, query: str, *, namespace: str, k: int = 10, now: datetime | None = None,
                         types: Sequence[MemoryType | str] | None = None, arms: Sequence[str] | None = None
                         ) -> Retrieval:
-        """`retrieve` for asyncio: parsing, arms and hydration run off the event loop."""
+        """`retrieve` for asyncio: parsing, arms and hydration run off the event loop (planning and
+        fusion on the loop's default executor, so hung arms can never hold them up)."""
         loop = asyncio.get_running_loop()
-        pool = self._pool()
-        job = await loop.run_in_executor(pool, lambda: self._prepare(query, namespace, k, now, types, arms))
+        job = await loop.run_in_executor(None, lambda: self._prepare(query, namespace, k, now, types, arms))
 
         async def run(task: _Task) -> Any:
+            if (stuck := self._stuck_reason(task)) is not None:
+                return stuck
+            fut = self._submit(task)
             try:
-                return await asyncio.wait_for(loop.run_in_executor(pool, self._timed, task), task.timeout_s)
+                return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(fut)), task.timeout_s)
             except asyncio.TimeoutError:
-                return TimeoutError(f"no answer within {task.timeout_s:.2f}s")
+                return self._timed_out(task, fut)
             except Exception as exc:  # noqa: BLE001
                 return exc
 
         results = await asyncio.gather(*(run(t) for t in job.tasks))
         outcomes = {t.label: r for t, r in zip(job.tasks, results)}
-        return await loop.run_in_executor(pool, self._finish, job, outcomes)
+        return await loop.run_in_executor(None, self._finish, job, outcomes)
+
+    # ------------------------------------------------------------------ hung arms
+    # A Python thread cannot be killed, so an arm that hangs past its timeout keeps its pool thread.
+    # Resubmitting it on every query would fill the pool with hung calls and starve healthy arms;
+    # instead, while an arm's earlier call is still running past its timeout, the arm is not called
+    # again and reports a timeout at once. When the hung call finally returns, the arm is back.
+    def _submit(self, task: _Task) -> cf.Future[Any]:
+        return self._pool().submit(self._timed, task)
+
+    def _stuck_reason(self, task: _Task) -> TimeoutError | None:
+        with self._stuck_lock:
+            stuck = [a for a in task.arms if a in self._stuck]
+        if not stuck:
+            return None
+        return TimeoutError(f"not called: its previous call is still running past its "
+                            f"{task.timeout_s:.2f}s timeout ({', '.join(stuck)})")
+
+    def _timed_out(self, task: _Task, fut: cf.Future[Any]) -> TimeoutError:
+        with self._stuck_lock:
+            for arm in task.arms:
+                self._stuck[arm] = fut
+
+        def release(done: cf.Future[Any]) -> None:
+            with self._stuck_lock:
+                for arm in task.arms:
+                    if self._stuck.get(arm) is done:
+                        del self._stuck[arm]
+
+        fut.add_done_callback(release)
+        return TimeoutError(f"no answer within {task.timeout_s:.2f}s")
 
     def close(self) -> None:
         if self._executor is not None:
