@@ -132,7 +132,7 @@ def add_commands(subparsers: Any) -> None:
     e.add_argument("--json", metavar="OUT", help="write the JSON report here ('-' for stdout)")
     e.add_argument("--plot", metavar="PNG", help="grouped bars, category x system (needs matplotlib)")
     e.add_argument("--no-ablations", action="store_true", help="skip the without-arm and optimizer-off rows")
-    e.add_argument("--rrf-k", type=int, help="RRF constant k (default: FusionConfig, 60)")
+    e.add_argument("--rrf-k", type=int, help="RRF constant k (default: FusionConfig)")
     e.add_argument("--depth", type=int, help="candidates fetched per arm (default: FusionConfig)")
     e.add_argument("--widen-below", type=int, help="widening threshold (default: FusionConfig)")
     e.add_argument("--weight", action="append", metavar="ARM=W", help="arm weight, repeatable")
