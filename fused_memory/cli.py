@@ -58,21 +58,16 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from .store.memory_store import MemoryStore
     from .types import Memory
 
-    memories = []
-    with open(args.file, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise FusedMemoryError(f"{args.file}:{lineno}: not JSON ({exc})") from None
-            memories.append(Memory(
-                text=row["text"], id=str(row.get("id") or ""),
-                namespace=str(row.get("namespace") or row.get("conversation_id") or args.namespace),
-                type=row.get("type"), predicate=row.get("predicate"),
-                event_at=_parse_now(row.get("event_at")), session_id=row.get("session_id"),
-                entities=tuple(row.get("entities") or ())))
+    from pathlib import Path
+
+    from .evaluation.data import read_jsonl
+
+    memories = [Memory(
+        text=row.get("text", ""), id=str(row.get("id") or ""),
+        namespace=str(row.get("namespace") or row.get("conversation_id") or args.namespace),
+        type=row.get("type"), predicate=row.get("predicate"),
+        event_at=_parse_now(row.get("event_at")), session_id=row.get("session_id"),
+        entities=tuple(row.get("entities") or ())) for _, row in read_jsonl(Path(args.file))]
     with MemoryStore.embedded(args.path) as store:
         stored = store.add(memories, show_progress=True if len(memories) > 200 else None)
     print(f"ingested {len(stored)} memories into {args.path}")

@@ -21,6 +21,7 @@ from typing import Any
 from ..errors import FusedMemoryError
 
 __all__ = [
+    "read_jsonl",
     "EvalDataError",
     "EvalMemory",
     "EvalQuery",
@@ -95,7 +96,7 @@ class EvalDataset:
         return max(times) if times else None
 
 
-def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for every non-blank line; bad JSON names the file and line."""
     try:
         fh = path.open(encoding="utf-8")
@@ -133,7 +134,7 @@ def load_memories(path: str | Path) -> tuple[EvalMemory, ...]:
     path = Path(path)
     out: list[EvalMemory] = []
     seen: set[tuple[str, str]] = set()
-    for lineno, row in _rows(path):
+    for lineno, row in read_jsonl(path):
         where = f"{path}:{lineno}"
         mem = EvalMemory(
             id=_required_str(row, "id", where),
@@ -156,7 +157,7 @@ def load_queries(path: str | Path) -> tuple[EvalQuery, ...]:
     a missing category is reported as "uncategorized"."""
     path = Path(path)
     out: list[EvalQuery] = []
-    for lineno, row in _rows(path):
+    for lineno, row in read_jsonl(path):
         where = f"{path}:{lineno}"
         gold = row.get("gold_ids")
         if gold is None:

@@ -16,6 +16,7 @@ to the real backend object and raises or stalls only where a test tells it to.
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import threading
 import time
@@ -127,32 +128,18 @@ async def test_an_arm_that_hangs_is_dropped_at_its_timeout(store: MemoryStore, m
         ens.close()
 
 
-def test_hung_arms_do_not_starve_later_queries(store: MemoryStore) -> None:
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_hung_arms_do_not_starve_later_queries(store: MemoryStore, mode: str) -> None:
     release = threading.Event()
     timeout = 0.3
     ens = EnsembleMemory(store, FusionConfig(timeouts_s=dict.fromkeys(ARMS, timeout)), max_workers=2,
                          arms={"graph": HangingArm("graph", release)})
+    ask = (lambda: ens.retrieve(QUERY, namespace=NS, k=5, now=NOW)) if mode == "sync" else \
+        (lambda: asyncio.run(ens.aretrieve(QUERY, namespace=NS, k=5, now=NOW)))
     try:
         for _ in range(5):
             with elapsed() as took:
-                result = ens.retrieve(QUERY, namespace=NS, k=5, now=NOW)
-            _check_namespace(result)
-            assert _failed(result) == [("graph", "timeout")]
-            assert took() <= deadline(timeout)
-    finally:
-        release.set()
-        ens.close()
-
-
-async def test_hung_arms_do_not_starve_later_async_queries(store: MemoryStore) -> None:
-    release = threading.Event()
-    timeout = 0.3
-    ens = EnsembleMemory(store, FusionConfig(timeouts_s=dict.fromkeys(ARMS, timeout)), max_workers=2,
-                         arms={"graph": HangingArm("graph", release)})
-    try:
-        for _ in range(5):
-            with elapsed() as took:
-                result = await ens.aretrieve(QUERY, namespace=NS, k=5, now=NOW)
+                result = ask()
             _check_namespace(result)
             assert _failed(result) == [("graph", "timeout")]
             assert took() <= deadline(timeout)
