@@ -21,6 +21,7 @@ from functools import partial
 import numpy as np
 from rank_bm25 import BM25Okapi
 
+from fused_memory.evaluation.metrics import percentile
 from fused_memory.store.bm25 import BM25Index, doc_terms
 from fused_memory.store.protocols import LexicalDoc
 from fused_memory.text import tokenize
@@ -93,9 +94,7 @@ def make_queries(docs: Sequence[LexicalDoc], count: int, seed: int = 11) -> list
 
 
 def _percentiles(samples_ms: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples_ms)
-    p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
-    return statistics.median(ordered), p99
+    return statistics.median(samples_ms), percentile(samples_ms, 0.99)
 
 
 _CLOCK: Callable[[], float] = time.perf_counter

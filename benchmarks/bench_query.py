@@ -29,6 +29,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from fused_memory.evaluation.metrics import percentile
 from fused_memory.query import EntityMatcher, optimize, optimize_off, parse_query
 from fused_memory.store.protocols import Entity
 
@@ -94,11 +95,6 @@ def make_entities(n: int, seed: int = 7) -> list[Entity]:
     return out[:n]
 
 
-def _pct(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, round(p / 100 * (len(xs) - 1)))]
-
-
 def _time_one(q: str, matcher: EntityMatcher, nlp: Any) -> tuple[float, float, float]:
     """(parse wall ms, plan wall ms, parse+plan thread-CPU ms). CPU time is immune to the scheduler
     preempting us on a busy machine, which shows up in wall-clock p99 as multi-ms spikes."""
@@ -126,15 +122,15 @@ def bench(queries: tuple[str, ...] | list[str], matcher: EntityMatcher, rounds: 
             cpu_ms.append(c)
             per_query[q].append(c)
     total = [p + o for p, o in zip(parse_ms, plan_ms, strict=True)]
-    worst = sorted(per_query.items(), key=lambda kv: -_pct(kv[1], 99))[:3]
+    worst = sorted(per_query.items(), key=lambda kv: -percentile(kv[1], 0.99))[:3]
     return {
         "queries": len(queries), "rounds": rounds, "samples": len(total),
         "cold_first_pass_ms": {"p50": statistics.median(cold), "max": max(cold), "first_query": cold[0]},
-        "parse_ms": {"p50": statistics.median(parse_ms), "p99": _pct(parse_ms, 99)},
-        "plan_ms": {"p50": statistics.median(plan_ms), "p99": _pct(plan_ms, 99)},
-        "parse_plus_plan_ms": {"p50": statistics.median(total), "p99": _pct(total, 99), "max": max(total)},
-        "parse_plus_plan_cpu_ms": {"p50": statistics.median(cpu_ms), "p99": _pct(cpu_ms, 99), "max": max(cpu_ms)},
-        "worst_queries_cpu_p99_ms": {q: round(_pct(v, 99), 4) for q, v in worst},
+        "parse_ms": {"p50": statistics.median(parse_ms), "p99": percentile(parse_ms, 0.99)},
+        "plan_ms": {"p50": statistics.median(plan_ms), "p99": percentile(plan_ms, 0.99)},
+        "parse_plus_plan_ms": {"p50": statistics.median(total), "p99": percentile(total, 0.99), "max": max(total)},
+        "parse_plus_plan_cpu_ms": {"p50": statistics.median(cpu_ms), "p99": percentile(cpu_ms, 0.99), "max": max(cpu_ms)},
+        "worst_queries_cpu_p99_ms": {q: round(percentile(v, 0.99), 4) for q, v in worst},
     }
 
 

@@ -23,6 +23,8 @@ from .types import Contribution, FusedHit, MemoryType, Retrieval
 
 __all__ = [
     "ARM_RETRIEVERS",
+    "DEFAULT_TOOL_NAME",
+    "DEFAULT_TOOL_DESCRIPTION",
     "LLM_HIDDEN_KEYS",
     "ArmReport",
     "CallOptions",
@@ -41,6 +43,13 @@ ARM_RETRIEVERS: Mapping[str, str | None] = {
     "TypeFilterMemoryRetriever": "type",
     "EnsembleMemoryRetriever": None,
 }
+
+#: Name and description both adapters give `memory_tool` unless the caller chooses others.
+DEFAULT_TOOL_NAME = "search_memory"
+DEFAULT_TOOL_DESCRIPTION = (
+    "Search the user's long-term memory (facts, preferences, past events, people and projects). "
+    "Input: a natural-language question, e.g. 'what did I tell Sarah last week?'."
+)
 
 #: Metadata keys that describe *how* a memory was found. They stay on the Document / node for
 #: programs and traces but are kept out of the text an LLM or an embedder sees (LlamaIndex renders

@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..types import ARMS
+from .metrics import percentile
 from .runner import Progress, quiet_progress
 from .synth import SYNTH_NOW, SynthQuery, simple_queries, synth_memories, synth_queries
 
@@ -52,14 +53,6 @@ def rss_mb() -> float:
         pass
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """Nearest-rank percentile on sorted values (q in [0, 1]); 0.0 for no values."""
-    ordered = sorted(values)
-    if not ordered:
-        return 0.0
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
 def _ms(fn: Callable[[], Any]) -> tuple[float, Any]:

@@ -24,6 +24,7 @@ import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 __all__ = [
+    "percentile",
     "recall_at_k",
     "ndcg_at_k",
     "rank_by_score",
@@ -109,3 +110,11 @@ def mean_scores(rows: Iterable[Mapping[str, float] | None]) -> dict[str, float]:
         for name, value in row.items():
             totals[name] = totals.get(name, 0.0) + float(value)
     return {name: total / n for name, total in totals.items()} if n else {}
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile on sorted values (q in [0, 1]); 0.0 for no values."""
+    ordered = sorted(values)
+    if not ordered:
+        return 0.0
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]

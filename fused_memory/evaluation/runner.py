@@ -33,7 +33,7 @@ from ..config import FusionConfig
 from ..errors import FusedMemoryError
 from ..types import ARMS, Memory
 from .data import EvalDataset, EvalQuery
-from .metrics import mean_scores, metric_names, score_query
+from .metrics import mean_scores, metric_names, percentile, score_query
 
 __all__ = ["System", "default_systems", "QueryResult", "EvalReport", "Evaluator", "run_eval",
            "SINGLE_ARM_OPTIMIZER", "Progress", "quiet_progress", "stderr_progress"]
@@ -135,11 +135,6 @@ def _plain(value: Any) -> Any:
 def _fusion_json(config: FusionConfig) -> dict[str, Any]:
     return {"rrf_k": config.k, "weights": dict(config.weights), "depth": config.depth,
             "widen_below": config.widen_below}
-
-
-def _percentile(values: Sequence[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] if ordered else 0.0
 
 
 class Evaluator:
@@ -264,7 +259,7 @@ class Evaluator:
             n_queries=len(queries), n_by_category={c: sum(1 for q in queries if q.category == c) for c in categories},
             config=config_json,
             latency_ms={s: {"p50": round(statistics.median(v), 2) if v else 0.0,
-                            "p99": round(_percentile(v, 0.99), 2)} for s, v in latency.items()},
+                            "p99": round(percentile(v, 0.99), 2)} for s, v in latency.items()},
             failures=failures, per_query=tuple(per_query))
 
 

@@ -17,19 +17,18 @@ __all__ = ["ArmRequest", "Retriever", "VectorArm", "DenseRetriever", "LexicalRet
            "TypeFilterRetriever", "dedupe_hits", "run_vector_arms", "make_retriever"]
 
 
+#: The arms built directly over a MemoryStore (the graph arm is built over its graph backend).
+_STORE_ARMS = {"dense": DenseRetriever, "lexical": LexicalRetriever, "temporal": TemporalRetriever,
+               "type": TypeFilterRetriever}
+
+
 def make_retriever(store: MemoryStore, name: str) -> Retriever:
     """The arm called `name` over `store`."""
-    if name == "dense":
-        return DenseRetriever(store)
-    if name == "lexical":
-        return LexicalRetriever(store)
-    if name == "temporal":
-        return TemporalRetriever(store)
-    if name == "type":
-        return TypeFilterRetriever(store)
     if name == "graph":
         if store.graph is None:
             raise ConfigurationError("this store has no graph backend")
         from .graph import GraphRetriever
         return GraphRetriever(store.graph)
-    raise ConfigurationError(f"unknown retriever {name!r}; choose one of {', '.join(ARMS)}")
+    if name not in _STORE_ARMS:
+        raise ConfigurationError(f"unknown retriever {name!r}; choose one of {', '.join(ARMS)}")
+    return _STORE_ARMS[name](store)

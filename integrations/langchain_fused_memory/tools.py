@@ -10,13 +10,9 @@ from __future__ import annotations
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.tools import StructuredTool, create_retriever_tool
 
-__all__ = ["memory_tool", "DEFAULT_TOOL_NAME", "DEFAULT_TOOL_DESCRIPTION"]
+from fused_memory.adapter_support import DEFAULT_TOOL_DESCRIPTION, DEFAULT_TOOL_NAME
 
-DEFAULT_TOOL_NAME = "search_memory"
-DEFAULT_TOOL_DESCRIPTION = (
-    "Search the user's long-term memory (facts, preferences, past events, people and projects). "
-    "Input: a natural-language question, e.g. 'what did I tell Sarah last week?'."
-)
+__all__ = ["memory_tool", "DEFAULT_TOOL_NAME", "DEFAULT_TOOL_DESCRIPTION"]
 
 
 def memory_tool(retriever: BaseRetriever, name: str = DEFAULT_TOOL_NAME,

@@ -9,13 +9,9 @@ from __future__ import annotations
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.tools import RetrieverTool
 
-__all__ = ["memory_tool", "DEFAULT_TOOL_NAME", "DEFAULT_TOOL_DESCRIPTION"]
+from fused_memory.adapter_support import DEFAULT_TOOL_DESCRIPTION, DEFAULT_TOOL_NAME
 
-DEFAULT_TOOL_NAME = "search_memory"
-DEFAULT_TOOL_DESCRIPTION = (
-    "Search the user's long-term memory (facts, preferences, past events, people and projects). "
-    "Input: a natural-language question, e.g. 'what did I tell Sarah last week?'."
-)
+__all__ = ["memory_tool", "DEFAULT_TOOL_NAME", "DEFAULT_TOOL_DESCRIPTION"]
 
 
 def memory_tool(retriever: BaseRetriever, name: str = DEFAULT_TOOL_NAME,
