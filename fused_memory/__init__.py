@@ -8,6 +8,7 @@ framework-free: the LangChain and LlamaIndex adapters live in their own import p
 from __future__ import annotations
 
 from .config import FusionConfig, StoreConfig
+from .conversation import conversation_context
 from .ensemble import EnsembleMemory
 from .errors import (BackendError, BackendUnavailable, ConfigurationError, EmbeddingMismatch,
                      FusedMemoryError, InvalidMemory, MissingDependency, QueryError)
@@ -26,5 +27,5 @@ __all__ = [
     "FusionConfig", "StoreConfig",
     "FusedMemoryError", "ConfigurationError", "BackendError", "BackendUnavailable",
     "EmbeddingMismatch", "QueryError", "InvalidMemory", "MissingDependency",
-    "ArmRequest", "Retriever",
+    "ArmRequest", "Retriever", "conversation_context",
 ]

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
+from .conversation import DEFAULT_CONTEXT_TURNS, conversation_context
 from .errors import FusedMemoryError
 
 __all__ = ["main", "build_parser"]
@@ -58,8 +59,6 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from .store.memory_store import MemoryStore
     from .types import Memory
 
-    from pathlib import Path
-
     from .evaluation.data import read_jsonl
 
     memories = [Memory(
@@ -67,7 +66,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         namespace=str(row.get("namespace") or row.get("conversation_id") or args.namespace),
         type=row.get("type"), predicate=row.get("predicate"),
         event_at=_parse_now(row.get("event_at")), session_id=row.get("session_id"),
-        entities=tuple(row.get("entities") or ())) for _, row in read_jsonl(Path(args.file))]
+        entities=tuple(row.get("entities") or ()), context=row.get("context"))
+        for _, row in read_jsonl(Path(args.file))]
+    memories = conversation_context(memories, args.context_turns)
     with MemoryStore.embedded(args.path) as store:
         stored = store.add(memories, show_progress=True if len(memories) > 200 else None)
     print(f"ingested {len(stored)} memories into {args.path}")
@@ -107,6 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("file")
     i.add_argument("--path", default="./memdata")
     i.add_argument("--namespace", default="default")
+    i.add_argument("--context-turns", type=int, default=DEFAULT_CONTEXT_TURNS, metavar="N",
+                   help="preceding turns of the same session indexed with each memory (0: none)")
     i.set_defaults(fn=cmd_ingest)
 
     q = sub.add_parser("query", help="query a store")

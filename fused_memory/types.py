@@ -141,7 +141,13 @@ def thaw(value: Any) -> Any:
 @dataclass(frozen=True)
 class Memory:
     """One thing an agent remembers. `id` is derived from namespace and text when not given, so
-    re-adding the same text is an idempotent upsert rather than a duplicate."""
+    re-adding the same text is an idempotent upsert rather than a duplicate.
+
+    `context` is text that helps *find* this memory without being part of it: in a conversation,
+    the turns just before it (a reply like "They were scared but we reassured them" is found by
+    the question it answers, "How did the kids handle the accident?"). It is indexed (BM25 at a
+    reduced weight, and blended into the embedding) but never returned as the memory's text, and
+    it does not change the derived id. `conversation_context` fills it from a session's order."""
 
     text: str
     namespace: str = "default"
@@ -153,6 +159,7 @@ class Memory:
     entities: tuple[str, ...] = ()
     session_id: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    context: str | None = None
 
     MAX_TEXT = 100_000
 
@@ -181,6 +188,13 @@ class Memory:
                 require_aware(value, f"Memory.{name}", InvalidMemory)
         if self.session_id is not None:
             _check_text(str(self.session_id), "session_id")
+        if self.context is not None:
+            if not isinstance(self.context, str):
+                raise InvalidMemory("context must be a string")
+            if len(self.context) > self.MAX_TEXT:
+                raise InvalidMemory(f"context is {len(self.context)} characters; the limit is {self.MAX_TEXT}")
+            _check_text(self.context, "context")
+            object.__setattr__(self, "context", self.context.strip() or None)
         ents = tuple(self.entities)
         for e in ents:
             if not isinstance(e, str) or not e.strip():
@@ -210,7 +224,7 @@ class Memory:
             "event_at": self.event_at.isoformat() if self.event_at else None,
             "created_at": self.created_at.isoformat() if self.created_at else None,
             "entities": list(self.entities), "session_id": self.session_id,
-            "metadata": thaw(self.metadata),
+            "metadata": thaw(self.metadata), "context": self.context,
         }
 
 

@@ -160,7 +160,9 @@ def _lexical(store: Any, ens: Any, memories: Sequence[Any], queries: Sequence[Sy
     weight = getattr(store.lexical, "predicate_weight", 0)
     corpus = [doc_terms(LexicalDoc(m.id, m.namespace, m.text, m.predicate, m.type), weight) for m in memories]
     t0 = time.perf_counter()
-    full = BM25Okapi(corpus)
+    lex = store.lexical
+    full = BM25Okapi(corpus, k1=getattr(lex, "k1", 1.5), b=getattr(lex, "b", 0.75),
+                     epsilon=getattr(lex, "epsilon", 0.25))
     build_s = time.perf_counter() - t0
     ours: list[float] = []
     theirs: list[float] = []

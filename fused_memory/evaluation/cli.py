@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..conversation import DEFAULT_CONTEXT_TURNS
 from ..errors import ConfigurationError
 from ..types import ARMS
 
@@ -83,7 +84,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     systems = default_systems(arms, ablations=not args.no_ablations)
     progress = stderr_progress if not args.quiet else (lambda _m: None)
     report = run_eval(dataset, systems=systems, config=config, ks=ks, ndcg_ks=(10,), path=args.store,
-                      progress=progress)
+                      progress=progress, context_turns=args.context_turns)
     data = report.to_json()
     data["config"]["memories"] = str(args.memories)
     data["config"]["queries"] = str(args.queries)
@@ -137,6 +138,8 @@ def add_commands(subparsers: Any) -> None:
     e.add_argument("--widen-below", type=int, help="widening threshold (default: FusionConfig)")
     e.add_argument("--weight", action="append", metavar="ARM=W", help="arm weight, repeatable")
     e.add_argument("--store", help="keep the ingested store in this directory (default: temporary)")
+    e.add_argument("--context-turns", type=int, default=DEFAULT_CONTEXT_TURNS, metavar="N",
+                   help=f"preceding turns of a session indexed with each turn (default {DEFAULT_CONTEXT_TURNS}, 0: none)")
     e.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     e.set_defaults(fn=cmd_eval)
 

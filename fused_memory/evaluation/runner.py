@@ -30,6 +30,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..config import FusionConfig
+from ..conversation import DEFAULT_CONTEXT_TURNS, conversation_context
 from ..errors import FusedMemoryError
 from ..types import ARMS, Memory
 from .data import EvalDataset, EvalQuery
@@ -141,13 +142,16 @@ class Evaluator:
     """One ingest of a dataset into a fresh embedded store, then any number of evaluations.
 
     `embedder=None` is the default MiniLM embedder (what the published numbers use); tests may pass
-    another. `path=None` uses a temporary directory removed by `close()`.
+    another. `path=None` uses a temporary directory removed by `close()`. `context_turns` is how
+    many preceding turns of a session are indexed with each turn (`conversation_context`; 0: none).
     """
 
     def __init__(self, dataset: EvalDataset, *, path: str | None = None, embedder: Any = None,
-                 progress: Progress = quiet_progress) -> None:
+                 progress: Progress = quiet_progress, context_turns: int = DEFAULT_CONTEXT_TURNS) -> None:
         from ..store.memory_store import MemoryStore
 
+        conversation_context([], context_turns)  # validates before any I/O
+        self.context_turns = context_turns
         self.dataset = dataset
         self.progress = progress
         self._tmp = tempfile.TemporaryDirectory(prefix="fused-memory-eval-") if path is None else None
@@ -181,7 +185,7 @@ class Evaluator:
                 event_at=m.event_at, created_at=m.event_at,
                 metadata={"speaker": m.speaker} if m.speaker else {}))
         for i, (conv, memories) in enumerate(by_conv.items(), 1):
-            self.store.add(memories, show_progress=False)
+            self.store.add(conversation_context(memories, self.context_turns), show_progress=False)
             latest = self.dataset.latest_time(conv)
             if latest is not None:  # the conversation's last session is over when questions come
                 self.store.end_session(conv, at=latest)
@@ -252,7 +256,7 @@ class Evaluator:
             "n_memories": len(self.dataset.memories),
             "n_conversations": len(self.dataset.conversations()),
             "n_queries_total": len(self.dataset.queries), "excluded_no_gold": excluded,
-            "ingest_s": round(self.ingest_s, 2),
+            "ingest_s": round(self.ingest_s, 2), "context_turns": self.context_turns,
         }
         return EvalReport(
             systems=systems, metrics=names, overall=overall, by_category=by_category,
@@ -270,7 +274,9 @@ def _rounded(means: Mapping[str, float], names: Sequence[str]) -> dict[str, floa
 
 def run_eval(dataset: EvalDataset, *, systems: Sequence[System] | None = None,
              config: FusionConfig | None = None, ks: Sequence[int] = (5, 10), ndcg_ks: Sequence[int] = (10,),
-             embedder: Any = None, path: str | None = None, progress: Progress = quiet_progress) -> EvalReport:
+             embedder: Any = None, path: str | None = None, progress: Progress = quiet_progress,
+             context_turns: int = DEFAULT_CONTEXT_TURNS) -> EvalReport:
     """Ingest `dataset` into a fresh store and evaluate once: what `fused-memory eval` runs."""
-    with Evaluator(dataset, path=path, embedder=embedder, progress=progress) as ev:
+    with Evaluator(dataset, path=path, embedder=embedder, progress=progress,
+                   context_turns=context_turns) as ev:
         return ev.evaluate(systems, config, ks=ks, ndcg_ks=ndcg_ks)

@@ -44,6 +44,7 @@ def to_payload(m: Memory, entity_kinds: Sequence[str | None] | None = None) -> d
         "entities": list(m.entities),
         "entity_kinds": kinds if len(kinds) == len(m.entities) else [None] * len(m.entities),
         "session_id": m.session_id,
+        "context": m.context,
         "metadata": thaw(m.metadata),
         **({"metadata_json": json.dumps(thaw(m.metadata), separators=(",", ":"))} if _has_float(m.metadata) else {}),
     }
@@ -69,7 +70,7 @@ def from_payload(p: Mapping[str, Any]) -> Memory:
         type=MemoryType(p["type"]) if p.get("type") else None,
         event_at=_dt(p.get("event_at")), created_at=_dt(p.get("created_at")),
         entities=tuple(p.get("entities") or ()), session_id=p.get("session_id"),
-        metadata=_metadata(p),
+        metadata=_metadata(p), context=p.get("context"),
     )
 
 

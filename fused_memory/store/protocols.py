@@ -81,6 +81,7 @@ class LexicalDoc:
     text: str
     predicate: str | None
     type: MemoryType | None
+    context: str | None = None  # indexed at the index's context weight (see Memory.context)
 
 
 @runtime_checkable

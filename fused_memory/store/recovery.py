@@ -100,7 +100,7 @@ def undo(store: MemoryStore, batch: list[Memory], before: dict[tuple[str, str], 
         if old_payloads:
             old = [from_payload(p) for p in old_payloads]
             try:
-                vecs = store.embedder.embed_documents([store.embed_text(m) for m in old])
+                vecs = store.embed_memories(old)
             except Exception as err:  # noqa: BLE001
                 problems.append(f"re-embedding the previous versions: {err}")
             else:

@@ -7,10 +7,11 @@ import asyncio
 import time
 from datetime import datetime, timedelta
 
+import numpy as np
 import pytest
 
 from fused_memory import (BackendUnavailable, EmbeddingMismatch, EnsembleMemory, FusionConfig, Hit,
-                          InvalidMemory, Memory, MemoryType, QueryError)
+                          InvalidMemory, Memory, MemoryType, QueryError, conversation_context)
 from fused_memory.embeddings import HashingEmbedder
 from fused_memory.retrievers.base import ArmRequest
 from tests.conftest import NOW
@@ -202,3 +203,33 @@ def test_forced_types_restrict_the_type_arm(store):
     r = EnsembleMemory(store).retrieve("anything about work", namespace="alice", k=5, now=NOW,
                                        types=["event"], arms=["type"])
     assert {h.memory.type for h in r.hits} == {MemoryType.EVENT}
+
+
+def test_context_finds_a_reply_survives_reopen_and_is_never_returned_as_text(store_factory):
+    s = store_factory("ctx")
+    turns = conversation_context([
+        Memory(text="How did the kids handle the accident?", namespace="alice", session_id="s1", id="q"),
+        Memory(text="They were scared but we reassured them.", namespace="alice", session_id="s1", id="a"),
+        Memory(text="We should go camping again soon.", namespace="alice", session_id="s1", id="later"),
+    ])
+    s.add(turns)
+    r = EnsembleMemory(s).retrieve("kids accident", namespace="alice", k=3, now=NOW, arms=["lexical"])
+    assert ids(r)[:2] == ["q", "a"]
+    assert r.hits[1].memory.text == "They were scared but we reassured them."
+    assert r.hits[1].memory.context == "How did the kids handle the accident?"
+    s.close()
+    s2 = store_factory("ctx")  # BM25 is rebuilt from the payloads on open, context included
+    again = EnsembleMemory(s2).retrieve("kids accident", namespace="alice", k=3, now=NOW, arms=["lexical"])
+    assert ids(again) == ids(r)
+    assert [h.score for h in again.hits] == pytest.approx([h.score for h in r.hits])
+
+
+def test_a_memory_with_context_is_embedded_as_the_mean_of_alone_and_read_after(store):
+    emb = store.embedder
+    m = Memory(text="They were scared.", namespace="alice", context="How did the kids handle it?")
+    alone = np.asarray(emb.embed_documents([m.text]))[0]
+    after = np.asarray(emb.embed_documents([f"{m.context}\n{m.text}"]))[0]
+    want = (alone + after) / np.linalg.norm(alone + after)
+    got = store.embed_memories([m, m.with_(context=None)])
+    assert got[0] == pytest.approx(want, abs=1e-6)
+    assert got[1] == pytest.approx(alone / np.linalg.norm(alone), abs=1e-6)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 import threading
 
@@ -186,7 +187,7 @@ QUERIES = ["w0x", "w1x w2x", "w3x w40x w79x", "w0x w1x w2x w3x w4x", "w55x w61x"
 def _check_exact(idx: BM25Index, live: dict[str, LexicalDoc], seed: int) -> None:
     order = sorted(live)
     corpus = [doc_terms(live[m], idx.predicate_weight) for m in order]
-    ref = BM25Okapi(corpus)
+    ref = BM25Okapi(corpus, k1=idx.k1, b=idx.b, epsilon=idx.epsilon)
     n = len(corpus)
     assert ref.average_idf > 0                     # not the tiny-corpus regime (documented deviation)
     rng = random.Random(seed)
@@ -324,3 +325,55 @@ def test_raw_scores_are_numpy_free_floats(index: BM25Index) -> None:
     raw = index.raw_scores("alice", "badge")
     assert raw and all(type(v) is float for v in raw.values())
     assert np.isfinite(list(raw.values())).all()
+
+
+# ------------------------------------------------------------------ context (BM25F-style field weight)
+def test_context_at_full_weight_is_rank_bm25_on_the_concatenation() -> None:
+    docs = _random_docs(60, 11)
+    rng = random.Random(11)
+    with_ctx = [LexicalDoc(d.memory_id, d.namespace, d.text, d.predicate, d.type,
+                           " ".join(f"w{rng.randrange(80)}x" for _ in range(rng.randint(0, 8))) or None)
+                for d in docs]
+    idx = BM25Index(context_weight=1.0)
+    idx.add(with_ctx)
+    corpus = [doc_terms(d, idx.predicate_weight) + tokenize(d.context or "") for d in with_ctx]
+    ref = BM25Okapi(corpus, k1=idx.k1, b=idx.b, epsilon=idx.epsilon)
+    for q in ("w0x", "w1x w2x", "w3x w40x w79x"):
+        full = ref.get_scores(tokenize(q))
+        ours = idx.raw_scores("alice", q)
+        for i, d in enumerate(with_ctx):
+            assert ours.get(d.memory_id, 0.0) == pytest.approx(full[i], rel=1e-9, abs=1e-12)
+
+
+def test_context_weight_scales_term_frequency_and_length() -> None:
+    """The formula by hand: tf = tf_text + w * tf_context, |d| = |text| + w * |context|."""
+    w, k1, b = 0.5, 1.5, 0.75
+    idx = BM25Index(context_weight=w, k1=k1, b=b)
+    idx.add([LexicalDoc("reply", "alice", "scared reassured", None, FACT, "kids accident handle"),
+             LexicalDoc("q", "alice", "kids accident handle", None, FACT),
+             LexicalDoc("o1", "alice", "pottery class friday", None, FACT),
+             LexicalDoc("o2", "alice", "camping trip", None, FACT),
+             LexicalDoc("o3", "alice", "painting sunrise lake", None, FACT)])
+    avgdl = ((2 + w * 3) + 3 + 3 + 2 + 3) / 5
+    idf = math.log(5 - 2 + 0.5) - math.log(2 + 0.5)  # "accident" is in two of five documents
+    raw = idx.raw_scores("alice", "accident")
+    for mid, tf, dl in (("reply", w, 2 + w * 3), ("q", 1.0, 3)):
+        assert raw[mid] == pytest.approx(idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)))
+
+
+def test_a_reply_is_found_by_its_question_but_below_a_turn_that_says_it() -> None:
+    docs = [LexicalDoc("reply", "alice", "They were scared but we reassured them", None, EVENT,
+                       "How did the kids handle the accident?"),
+            LexicalDoc("says-it", "alice", "The kids handled the accident well", None, EVENT),
+            LexicalDoc("other", "alice", "We went to the pottery class", None, EVENT)]
+    weighted, ignored = BM25Index(), BM25Index(context_weight=0)
+    weighted.add(docs)
+    ignored.add(docs)
+    assert ids(weighted.search("alice", "kids accident", 3)) == ["says-it", "reply"]
+    assert ids(ignored.search("alice", "kids accident", 3)) == ["says-it"]
+
+
+def test_context_weight_is_validated() -> None:
+    for bad in (-0.1, 1.5, "half"):
+        with pytest.raises(ConfigurationError):
+            BM25Index(context_weight=bad)  # type: ignore[arg-type]
