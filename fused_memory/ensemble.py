@@ -21,7 +21,7 @@ from typing import Any
 from .config import FusionConfig
 from .errors import BackendError, BackendUnavailable, QueryError
 from .fusion import fuse
-from .query.optimizer import optimize, optimize_off
+from .query.optimizer import optimize, optimize_off, skip_unselective
 from .query.parse import parse_query
 from .retrievers import make_retriever
 from .retrievers.base import ArmRequest, Retriever
@@ -103,7 +103,17 @@ class EnsembleMemory:
         parsed = parse_query(query, now=now, matcher=matcher,
                              last_session_end=self.store.last_session_end(namespace),
                              max_chars=self.config.max_query_chars)
-        return parsed, (optimize(parsed) if self.optimizer else optimize_off(parsed)), failure
+        if not self.optimizer:
+            return parsed, optimize_off(parsed), failure
+        plan = skip_unselective(optimize(parsed), parsed, lambda types: self._share(namespace, types))
+        return parsed, plan, failure
+
+    def _share(self, namespace: str, types: frozenset[MemoryType]) -> float | None:
+        """A statistic for the optimizer, never a reason to fail the query: unknown on any error."""
+        try:
+            return self.store.type_share(namespace, types)
+        except Exception:  # noqa: BLE001
+            return None
 
     def retrieve(self, query: str, *, namespace: str, k: int = 10, now: datetime | None = None,
                  types: Sequence[MemoryType | str] | None = None, arms: Sequence[str] | None = None

@@ -310,6 +310,16 @@ class BM25Index:
             shard.apply_pending()
             return shard.n_docs
 
+    def type_counts(self, namespace: str) -> dict[MemoryType | None, int]:
+        """Documents per memory type (None: untyped), writes so far included. O(types): the
+        optimizer asks on every query how much of a namespace a type filter would keep."""
+        shard = self._shard(namespace, create=False)
+        if shard is None:
+            return {}
+        with shard.index_lock:
+            shard.apply_pending()
+            return {t: len(ps) for t, ps in shard.by_type.items() if ps}
+
     def search(self, namespace: str, text: str, k: int,
                types: frozenset[MemoryType] | None = None) -> list[tuple[str, float]]:
         """Top `k` (memory id, score in [0, 1]) for `text`, best first, ties by memory id.

@@ -42,7 +42,7 @@ import numpy as np
 from ..config import StoreConfig
 from ..errors import ConfigurationError, InvalidMemory, QueryError
 from ..ingest import EntityExtractor, classify_type
-from ..types import MAX_NAME_BYTES, Memory, require_aware, require_clean, utcnow
+from ..types import MAX_NAME_BYTES, Memory, MemoryType, require_aware, require_clean, utcnow
 from .codec import LAYOUT_VERSION, from_payload, to_payload
 from .protocols import (GraphStore, LexicalDoc, LexicalIndex, Relation, VectorBackend, VectorQuery,
                         VectorRecord, ScoredPayload)
@@ -345,6 +345,16 @@ class MemoryStore:
     def count(self, namespace: str) -> int:
         self._ensure_open()
         return self.vectors.count(namespace)
+
+    def type_share(self, namespace: str, types: Iterable[MemoryType]) -> float | None:
+        """The share of `namespace` a filter on `types` keeps, from the lexical index's per-type
+        counts (no backend round trip); None when the index cannot tell or the namespace is empty."""
+        counts_of = getattr(self.lexical, "type_counts", None)
+        if not callable(counts_of):
+            return None
+        counts = counts_of(namespace)
+        total = sum(counts.values())
+        return sum(counts.get(t, 0) for t in set(types)) / total if total else None
 
     def namespaces(self) -> list[str]:
         self._ensure_open()

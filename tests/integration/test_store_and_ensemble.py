@@ -233,3 +233,18 @@ def test_a_memory_with_context_is_embedded_as_the_mean_of_alone_and_read_after(s
     got = store.embed_memories([m, m.with_(context=None)])
     assert got[0] == pytest.approx(want, abs=1e-6)
     assert got[1] == pytest.approx(alone / np.linalg.norm(alone), abs=1e-6)
+
+
+def test_type_share_counts_the_namespace_and_unselective_arms_are_skipped(store):
+    store.add(FACTS)
+    assert store.type_share("alice", [MemoryType.EVENT]) == pytest.approx(0.5)
+    assert store.type_share("alice", [MemoryType.EVENT, MemoryType.FACT]) == pytest.approx(0.75)
+    assert store.type_share("nobody", [MemoryType.EVENT]) is None
+    events = [Memory(text=f"Went to the {w} meetup.", namespace="carol", type=MemoryType.EVENT,
+                     event_at=NOW - timedelta(days=i + 1)) for i, w in enumerate(["rust", "go", "ml"])]
+    store.add(events)
+    r = EnsembleMemory(store).retrieve("when did I go to the rust meetup?", namespace="carol", k=3, now=NOW)
+    assert "temporal" not in r.plan.arms and "would repeat dense" in r.plan.skipped["temporal"]
+    off = EnsembleMemory(store, optimizer=False).retrieve("when did I go to the rust meetup?", namespace="carol",
+                                                          k=3, now=NOW)
+    assert "temporal" in off.plan.arms

@@ -21,7 +21,7 @@ from fused_memory.query import (
     optimize_off,
     parse_query,
 )
-from fused_memory.query.optimizer import MULTI_HOPS, SPECULATIVE_TEMPORAL_WEIGHT
+from fused_memory.query.optimizer import MULTI_HOPS, SPECULATIVE_TEMPORAL_WEIGHT, skip_unselective
 from fused_memory.store.protocols import Entity
 from fused_memory.types import ARMS, MemoryType, ParsedQuery
 
@@ -208,3 +208,28 @@ def test_entity_inside_the_time_phrase_is_not_a_ref() -> None:
     parsed = parse_query("what did I do in May 2023?", now=NOW, matcher=m)
     assert parsed.entity_refs == () and parsed.temporal_phrase == "May 2023"
     assert [r.text for r in parse_query("what did May say?", now=NOW, matcher=m).entity_refs] == ["May"]
+
+
+# ------------------------------------------------------------------ stage 2b: selectivity
+@pytest.mark.parametrize("query, shares, arms, skipped", [
+    # "when did..." without a window: the temporal arm only filters to events, the type arm too
+    ("when did the outage happen?", {EVENT: 0.97}, ("dense", "lexical"), {"temporal", "type"}),
+    ("when did the outage happen?", {EVENT: 0.30}, ("dense", "lexical", "temporal", "type"), set()),
+    ("when did the outage happen?", {EVENT: 0.51}, ("dense", "lexical"), {"temporal", "type"}),
+    ("when did the outage happen?", {EVENT: 0.50}, ("dense", "lexical", "temporal", "type"), set()),
+    # a window is selective by itself, whatever share events have
+    ("what happened to JIRA-9921 on 2024-05-02?", {EVENT: 0.99}, ("dense", "lexical", "temporal"), {"type"}),
+    # a statistic the store cannot give skips nothing
+    ("when did the outage happen?", {EVENT: None}, ("dense", "lexical", "temporal", "type"), set()),
+])
+def test_unselective_filter_arms_are_skipped(query, shares, arms, skipped) -> None:
+    parsed, plan = plan_for(query)
+    assert "temporal" in plan.arms
+    pruned = skip_unselective(plan, parsed, lambda types: shares.get(next(iter(types))) if len(types) == 1 else None)
+    assert pruned.arms == arms
+    assert set(pruned.weights) == set(arms)
+    for arm in skipped:
+        assert "would repeat dense" in pruned.skipped[arm]
+    assert fired_rules(pruned)[-1:] == (("skip_unselective",) if skipped else fired_rules(plan)[-1:])
+    if not skipped:
+        assert pruned is plan
