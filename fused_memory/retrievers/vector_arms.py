@@ -42,10 +42,13 @@ def _cos01(score: float) -> float:
 def run_vector_arms(store: MemoryStore, jobs: Sequence[tuple[VectorArm, ArmRequest]]
                     ) -> list[list[Hit]]:
     """Run several vector arms, each with its own request, as one engine batch (one list of hits
-    per job, in order). Requests without a vector get the query embedded once."""
+    per job, in order). Requests without a vector get the query embedded once, and identical
+    searches run once: "when did the outage happen?" filters both the type arm (hint: event) and
+    the windowless temporal arm to events, and a hard type pre-filter gives dense the type arm's
+    filter; each arm still scores the shared results its own way."""
     vector: tuple[float, ...] | None = None
-    queries: list[VectorQuery] = []
-    slots: list[int] = []
+    unique: dict[VectorQuery, int] = {}
+    slots: list[tuple[int, int]] = []  # (job, position of its search in `unique`)
     prepared: list[ArmRequest] = []
     for i, (arm, request) in enumerate(jobs):
         if request.vector is None:
@@ -55,12 +58,12 @@ def run_vector_arms(store: MemoryStore, jobs: Sequence[tuple[VectorArm, ArmReque
         prepared.append(request)
         q = arm.vector_query(request)
         if q is not None:
-            queries.append(q)
-            slots.append(i)
+            slots.append((i, unique.setdefault(q, len(unique))))
     out: list[list[Hit]] = [[] for _ in jobs]
-    if queries:
-        for i, scored in zip(slots, store.vector_search(queries)):
-            out[i] = jobs[i][0].hits_from(prepared[i], scored)
+    if unique:
+        results = store.vector_search(list(unique))
+        for i, at in slots:
+            out[i] = jobs[i][0].hits_from(prepared[i], results[at])
     return out
 
 

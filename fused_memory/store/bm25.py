@@ -34,7 +34,6 @@ write. Scoring holds the GIL anyway, so serializing readers of one namespace cos
 
 from __future__ import annotations
 
-import heapq
 import math
 import threading
 from collections import Counter
@@ -48,6 +47,7 @@ from rank_bm25 import BM25Okapi
 from ..errors import ConfigurationError
 from ..text import tokenize
 from ..types import MemoryType, parse_memory_type
+from .bm25_topk import Pruner, top_k
 from .protocols import LexicalDoc
 
 __all__ = ["BM25Index", "doc_terms", "doc_weights", "DEFAULT_CONTEXT_WEIGHT"]
@@ -368,88 +368,8 @@ class BM25Index:
         # The ideal document holds every query term once; an unseen term would have df = 1 there.
         ideal = sum(idf.get(t) or shard.idf(1, self.epsilon) for t in query)
         type_sets = None if allowed is None else [shard.by_type[t] for t in allowed if t in shard.by_type]
-        pruner = _Pruner(scorer, present, k, type_sets)
+        pruner = Pruner(scorer, present, k, type_sets)
         pruner.run([shard.postings[t] for t in present], [idf[t] * (self.k1 + 1) for t in present])
         if not pruner.positions:
             return []
-        return _top_k(np.asarray(pruner.scores, dtype=np.float64), pruner.positions, shard.ids, k, ideal)
-
-
-class _Pruner:
-    """Exact top-k over the candidates, scoring as few as possible (each on the whole query, by
-    rank-bm25's `get_batch_scores`; this class only decides which candidates can be skipped).
-
-    A term's contribution is strictly below idf * (k1 + 1), so a document containing only the
-    terms of a set S scores below bound(S), the sum of theirs. Documents sharing a rare term are
-    all scored. Subsets S of the common terms R are then visited in decreasing bound(S), scoring
-    the unscored documents in the intersection of their postings, until bound(S) falls below the
-    k-th best score so far. A document left unscored contains exactly some never-visited S' of
-    R, so it scores below bound(S') < k-th best and cannot be in the top k. So "what does the user
-    like", "user" and "like" each in half the namespace, scores the documents holding both first,
-    and those usually settle the top k without touching the rest.
-    """
-
-    SCAN_LIMIT = 1024   # postings this short are cheaper to score than to reason about
-    LATTICE_MAX = 6     # at most 2**6 - 1 subsets; further common terms are scanned first
-
-    def __init__(self, scorer: _SuppliedBM25, query: list[str], k: int,
-                 type_sets: list[set[int]] | None) -> None:
-        self.scorer, self.query, self.k, self.type_sets = scorer, query, k, type_sets
-        self.seen: set[int] = set()
-        self.positions: list[int] = []
-        self.scores: list[float] = []
-        self.best: list[float] = []  # min-heap of the k best raw scores so far
-
-    def threshold(self) -> float:
-        return self.best[0] if len(self.best) == self.k else -math.inf
-
-    def score(self, docs: set[int]) -> None:
-        fresh = docs - self.seen
-        if self.type_sets is not None:
-            fresh = set().union(*(fresh & ts for ts in self.type_sets))
-        if not fresh:
-            return
-        self.seen |= fresh
-        batch = list(fresh)
-        raw = self.scorer.get_batch_scores(self.query, batch)
-        self.positions.extend(batch)
-        self.scores.extend(raw)
-        if len(raw) > 4 * self.k:  # keep only this batch's k best, without a Python loop over all
-            raw = np.partition(np.asarray(raw), len(raw) - self.k)[len(raw) - self.k:].tolist()
-        for r in raw:
-            if len(self.best) < self.k:
-                heapq.heappush(self.best, r)
-            elif r > self.best[0]:
-                heapq.heapreplace(self.best, r)
-
-    def run(self, postings: list[set[int]], bounds: list[float]) -> None:
-        common = sorted((i for i, p in enumerate(postings) if len(p) > self.SCAN_LIMIT),
-                        key=lambda i: (-bounds[i], len(postings[i])))
-        rare = [i for i in range(len(postings)) if len(postings[i]) <= self.SCAN_LIMIT]
-        while len(common) > self.LATTICE_MAX:  # pathological queries: scan the strongest term
-            rare.append(common.pop(0))
-        for i in rare:
-            self.score(postings[i])
-        subsets = []
-        for mask in range(1, 1 << len(common)):
-            members = [common[j] for j in range(len(common)) if mask >> j & 1]
-            subsets.append((sum(bounds[i] for i in members), members))
-        subsets.sort(key=lambda s: (-s[0], -len(s[1])))
-        for bound, members in subsets:
-            if bound * (1 + 1e-9) < self.threshold():  # slack: float sums must not prune a tie
-                break
-            sets = sorted((postings[i] for i in members), key=len)
-            self.score(sets[0].intersection(*sets[1:]))
-
-
-def _top_k(raw: np.ndarray, positions: list[int], ids: list[str | None], k: int,
-           ideal: float) -> list[tuple[str, float]]:
-    """Best `k` by raw score, ties broken by memory id, scores divided by `ideal` and clipped."""
-    n = len(raw)
-    if n > k:
-        kth = np.partition(raw, n - k)[n - k]
-        chosen = np.flatnonzero(raw >= kth).tolist()
-    else:
-        chosen = list(range(n))
-    ranked = sorted(((float(raw[i]), ids[positions[i]]) for i in chosen), key=lambda p: (-p[0], p[1]))[:k]
-    return [(str(mid), min(1.0, max(0.0, score / ideal))) for score, mid in ranked]
+        return top_k(np.asarray(pruner.scores, dtype=np.float64), pruner.positions, shard.ids, k, ideal)

@@ -248,3 +248,20 @@ def test_type_share_counts_the_namespace_and_unselective_arms_are_skipped(store)
     off = EnsembleMemory(store, optimizer=False).retrieve("when did I go to the rust meetup?", namespace="carol",
                                                           k=3, now=NOW)
     assert "temporal" in off.plan.arms
+
+
+def test_identical_vector_searches_run_once(store, monkeypatch):
+    store.add(FACTS)  # half of alice's memories are events: the temporal and type arms both run
+    batches: list[int] = []
+    real = store.vector_search
+
+    def counting(queries):
+        batches.append(len(queries))
+        return real(queries)
+
+    monkeypatch.setattr(store, "vector_search", counting)
+    r = EnsembleMemory(store).retrieve("when did the Kestrel deploy happen?", namespace="alice", k=3, now=NOW)
+    assert {"dense", "temporal", "type"} <= set(r.plan.arms)
+    assert batches == [2]  # dense, and one events-only search shared by temporal and type
+    top = r.hits[0]
+    assert top.memory.id == "deploy" and {c.arm for c in top.contributions} >= {"temporal", "type"}

@@ -11,7 +11,7 @@ import pytest
 from rank_bm25 import BM25Okapi
 
 from fused_memory.errors import ConfigurationError
-from fused_memory.store import bm25 as bm25_module
+from fused_memory.store import bm25_topk
 from fused_memory.store.bm25 import BM25Index, doc_terms
 from fused_memory.store.protocols import LexicalDoc, LexicalIndex
 from fused_memory.text import tokenize
@@ -210,7 +210,7 @@ def _check_exact(idx: BM25Index, live: dict[str, LexicalDoc], seed: int) -> None
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
 def test_scores_equal_a_fresh_bm25okapi(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bm25_module._Pruner, "SCAN_LIMIT", 4)  # exercise the pruning lattice
+    monkeypatch.setattr(bm25_topk.Pruner, "SCAN_LIMIT", 4)  # exercise the pruning lattice
     docs = _random_docs(151, seed)
     idx = BM25Index()
     idx.add(docs)                                                   # bulk path
@@ -377,3 +377,24 @@ def test_context_weight_is_validated() -> None:
     for bad in (-0.1, 1.5, "half"):
         with pytest.raises(ConfigurationError):
             BM25Index(context_weight=bad)  # type: ignore[arg-type]
+
+
+def test_an_oversized_batch_is_cut_to_its_shortest_documents(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one approximation: a batch over BATCH_BUDGET keeps its shortest documents. With every
+    common-term document holding the term once, that is exactly the full ranking's best of them."""
+    monkeypatch.setattr(bm25_topk.Pruner, "SCAN_LIMIT", 8)
+    monkeypatch.setattr(bm25_topk.Pruner, "BATCH_BUDGET", 10)
+    rng = random.Random(5)
+    filler = [f"f{i}x" for i in range(400)]
+    docs = [doc("rare-a", "jira-5544 jira tracks login"), doc("rare-b", "5544 again")]
+    docs += [doc(f"c{i:03d}", " ".join(["jira", *rng.sample(filler, 1 + i % 37)])) for i in range(120)]
+    docs += [doc(f"z{i}", " ".join(rng.sample(filler, 6))) for i in range(200)]
+    idx = BM25Index()
+    idx.add(docs)
+    full = idx.raw_scores("alice", "what was JIRA-5544 about?")
+    exact = [mid for _, mid in sorted((-s, m) for m, s in full.items())]
+    got = ids(idx.search("alice", "what was JIRA-5544 about?", 30))
+    assert got[:2] == exact[:2] == ["rare-a", "rare-b"]   # strong matches are exact
+    assert got == exact[:len(got)] and len(got) == 2 + 10  # the cut keeps the best of the rest
+    monkeypatch.setattr(bm25_topk.Pruner, "BATCH_BUDGET", 10_000)
+    assert ids(idx.search("alice", "what was JIRA-5544 about?", 30)) == exact[:30]
