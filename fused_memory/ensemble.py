@@ -26,8 +26,9 @@ from .query.parse import parse_query
 from .retrievers import make_retriever
 from .retrievers.base import ArmRequest, Retriever
 from .retrievers.vector_arms import VectorArm, run_vector_arms
+from .store.codec import from_payload
 from .store.memory_store import MemoryStore
-from .types import (ARMS, ArmFailure, FusedHit, Hit, MemoryType, ParsedQuery, QueryPlan, Retrieval,
+from .types import (ARMS, ArmFailure, FusedHit, Hit, Memory, MemoryType, ParsedQuery, QueryPlan, Retrieval,
                     parse_memory_type, require_aware, utcnow)
 
 __all__ = ["EnsembleMemory"]
@@ -331,7 +332,7 @@ class EnsembleMemory:
                                      causes)
         weights = {a: self.config.weights.get(a, 1.0) * job.plan.weight(a) for a in results}
         fused = fuse(results, weights, self.config.k, limit=job.k)
-        known = {h.memory_id: h.memory for hs in results.values() for h in hs if h.memory is not None}
+        known = _memories_at_hand(results, {f.memory_id for f in fused})
         missing = [f.memory_id for f in fused if f.memory_id not in known]
         if missing:
             known.update((m.id, m) for m in self.store.get_many(job.namespace, missing))
@@ -340,3 +341,17 @@ class EnsembleMemory:
         job.timings["fuse"] = (time.perf_counter() - t0) * 1000
         job.timings["total"] = (time.perf_counter() - job.started) * 1000
         return Retrieval(hits, job.plan, job.parsed, tuple(failures), tuple(widened), dict(job.timings))
+
+
+def _memories_at_hand(results: Mapping[str, Sequence[Hit]], wanted: set[str]) -> dict[str, Memory]:
+    """The wanted memories the arms already carry (as `memory` or as a raw payload), so only the
+    rest needs a hydration round trip; payloads are decoded for the wanted ids only."""
+    known: dict[str, Memory] = {}
+    for hits in results.values():
+        for h in hits:
+            if h.memory_id in wanted and h.memory_id not in known:
+                if h.memory is not None:
+                    known[h.memory_id] = h.memory
+                elif h.payload is not None:
+                    known[h.memory_id] = from_payload(h.payload)
+    return known

@@ -74,11 +74,12 @@ class _VectorArmBase:
         self.store = store
 
     def search(self, request: ArmRequest) -> list[Hit]:
-        return run_vector_arms(self.store, [(self, request)])[0]  # type: ignore[list-item]
+        """This arm alone: hits with their `memory` filled from the payload."""
+        hits = run_vector_arms(self.store, [(self, request)])[0]  # type: ignore[list-item]
+        return [replace(h, memory=from_payload(h.payload)) if h.payload is not None else h for h in hits]
 
     def _hits(self, scored: Sequence[ScoredPayload], k: int, detail: str | None = None) -> list[Hit]:
-        hits = [Hit(str(s.payload["memory_id"]), self._score(s), detail, from_payload(s.payload))
-                for s in scored]
+        hits = [Hit(str(s.payload["memory_id"]), self._score(s), detail, payload=s.payload) for s in scored]
         return dedupe_hits(hits, k)
 
     def _score(self, s: ScoredPayload) -> float:
