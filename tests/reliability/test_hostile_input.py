@@ -143,9 +143,10 @@ def test_hostile_memories(store: MemoryStore, canary: tuple, text: str, mid: str
     ents: tuple[str, ...] = (entity,)
     if ns == CANARY:  # hostile writes may land in the canary namespace, under their own id and without
         ns, mid, ents = store.canary, "c-1' OR 1=1", ()  # type: ignore[attr-defined]  # entities (they'd stay)
+    context = None if predicate is None else predicate[::-1][:5_000]  # indexed by BM25 and the embedder
     try:
         m = Memory(text=text, namespace=ns, id=mid, entities=ents, metadata={key: value}, predicate=predicate,
-                   session_id=key, type=MemoryType.FACT)
+                   session_id=key, type=MemoryType.FACT, context=context)
     except InvalidMemory:
         consistent(store, canary)
         return
@@ -158,6 +159,7 @@ def test_hostile_memories(store: MemoryStore, canary: tuple, text: str, mid: str
         (got,) = store.get_many(ns, [m.id])  # exactly what was written comes back
         assert to_payload(got) == to_payload(stored)
         assert (got.text, got.id, got.entities, got.predicate, got.session_id) == (text, m.id, ents, predicate, key)
+        assert got.context == ((context or "").strip() or None)
         assert m.id == mid or not mid  # an empty id is derived from namespace and text
         assert store.graph is not None
         if ents and normalize_entity_id(entity):
