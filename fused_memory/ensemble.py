@@ -27,6 +27,7 @@ from .retrievers import make_retriever
 from .retrievers.base import ArmRequest, Retriever
 from .retrievers.vector_arms import VectorArm, run_vector_arms
 from .store.codec import from_payload
+from .store.graph_common import hub_damping
 from .store.memory_store import MemoryStore
 from .types import (ARMS, ArmFailure, FusedHit, Hit, Memory, MemoryType, ParsedQuery, QueryPlan, Retrieval,
                     parse_memory_type, require_aware, utcnow)
@@ -106,8 +107,20 @@ class EnsembleMemory:
                              max_chars=self.config.max_query_chars)
         if not self.optimizer:
             return parsed, optimize_off(parsed), failure
-        plan = skip_unselective(optimize(parsed), parsed, lambda types: self._share(namespace, types))
+        plan = skip_unselective(optimize(parsed), parsed, lambda types: self._share(namespace, types),
+                                self._damping(namespace, matcher))
         return parsed, plan, failure
+
+    def _damping(self, namespace: str, matcher: Any) -> Callable[[str], float] | None:
+        """Hub damping of a seed entity from the matcher's mention counts, or None when unknown."""
+        mentions = getattr(matcher, "mentions", None)
+        if not callable(mentions):
+            return None
+        try:
+            n = self.store.lexical.count(namespace)
+        except Exception:  # noqa: BLE001 - a statistic, never a reason to fail the query
+            return None
+        return lambda entity_id: hub_damping(mentions(entity_id), n)
 
     def _share(self, namespace: str, types: frozenset[MemoryType]) -> float | None:
         """A statistic for the optimizer, never a reason to fail the query: unknown on any error."""

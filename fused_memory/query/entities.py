@@ -136,6 +136,11 @@ class EntityMatcher:
     def entities(self) -> tuple[Entity, ...]:
         return tuple(self._entities.values())
 
+    def mentions(self, entity_id: str) -> int:
+        """How many memories mention the entity (0 for an unknown id): the optimizer's hub test."""
+        e = self._entities.get(entity_id)
+        return e.mentions if e is not None else 0
+
     def match(self, text: str) -> list[EntityRef]:
         """Entity refs in `text`, in order of appearance, each entity (set) once."""
         return [m.ref for m in self.find(text)]

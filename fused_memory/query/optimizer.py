@@ -24,7 +24,7 @@ from ..types import ARMS, EntityRef, MemoryType, ParsedQuery, QueryPlan
 
 __all__ = ["PlanBuilder", "Rule", "optimize", "optimize_off", "fired_rules", "DEFAULT_RULES", "OFF_RULES",
            "RULE_NAMES", "SPECULATIVE_TEMPORAL_WEIGHT", "DEFAULT_HOPS", "MULTI_HOPS", "skip_unselective",
-           "MAX_FILTER_SHARE"]
+           "MAX_FILTER_SHARE", "MIN_SEED_DAMPING"]
 
 SPECULATIVE_TEMPORAL_WEIGHT = 0.5
 #: A filter arm whose filter keeps more than this share of the namespace ranks nearly the memories
@@ -32,6 +32,10 @@ SPECULATIVE_TEMPORAL_WEIGHT = 0.5
 #: On public LoCoMo every turn is an event, and skipping such arms changes fused R@5 by +0.1 points
 #: (within noise) while taking two of three searches out of the vector batch.
 MAX_FILTER_SHARE = 0.5
+#: Graph seeds whose hub damping is below this (an entity in more than ~22% of the namespace's
+#: memories, see `graph_common.hub_damping`) spread their score over everything: when every seed of a
+#: query is such a hub, the graph arm ranks memories by little more than link order and is skipped.
+MIN_SEED_DAMPING = 0.5
 DEFAULT_HOPS = 2
 MULTI_HOPS = 3
 
@@ -296,10 +300,14 @@ def optimize_off(parsed: ParsedQuery) -> QueryPlan:
 
 
 def skip_unselective(plan: QueryPlan, parsed: ParsedQuery,
-                     share: Callable[[frozenset[MemoryType]], float | None]) -> QueryPlan:
+                     share: Callable[[frozenset[MemoryType]], float | None],
+                     damping: Callable[[str], float] | None = None) -> QueryPlan:
     """Stage 2b, with the store's statistics: skip the type arm, and the temporal arm when it has no
     window (it then only filters to events), when their filter keeps more than `MAX_FILTER_SHARE`
-    of the namespace. `share(types)` is that fraction, or None when unknown (nothing is skipped)."""
+    of the namespace. `share(types)` is that fraction, or None when unknown (nothing is skipped).
+    With `damping(entity_id)` (the hub damping of a seed), skip the graph arm when every candidate
+    entity of every mention is a hub below `MIN_SEED_DAMPING` ("what did Caroline say about ...?"
+    in a conversation where Caroline speaks every other turn)."""
     checks = (("type", plan.type_hints), ("temporal", frozenset({MemoryType.EVENT})))
     skipped, reasons = dict(plan.skipped), list(plan.reasons)
     for arm, types in checks:
@@ -310,6 +318,13 @@ def skip_unselective(plan: QueryPlan, parsed: ParsedQuery,
             names = ",".join(sorted(t.value for t in types))
             skipped[arm] = f"its filter ({names}) keeps {kept:.0%} of the namespace: it would repeat dense"
             reasons.append(f"skip_unselective: {names} is {kept:.0%} of the namespace -> skip {arm}")
+    seeds = [c for ref in parsed.entity_refs for c in ref.candidates]
+    if damping is not None and "graph" in plan.arms and seeds:
+        damped = [(c.name, damping(c.entity_id)) for c in seeds]
+        if all(d < MIN_SEED_DAMPING for _, d in damped):
+            listed = ", ".join(f"{name} {d:.2f}" for name, d in damped[:4])
+            skipped["graph"] = f"every seed is a hub, in most memories of the namespace (damping {listed})"
+            reasons.append(f"skip_unselective: every seed is a hub ({listed}) -> skip graph")
     if len(skipped) == len(plan.skipped):
         return plan
     arms = tuple(a for a in plan.arms if a not in skipped)

@@ -265,3 +265,16 @@ def test_identical_vector_searches_run_once(store, monkeypatch):
     assert batches == [2]  # dense, and one events-only search shared by temporal and type
     top = r.hits[0]
     assert top.memory.id == "deploy" and {c.arm for c in top.contributions} >= {"temporal", "type"}
+
+
+def test_a_query_whose_only_seed_is_a_hub_skips_the_graph(store):
+    topics = ["pottery", "camping", "painting", "adoption", "running", "poetry", "music", "books",
+              "hiking", "cooking", "dancing", "chess"]
+    store.add([Memory(text=f"Caroline: I spent the weekend on {t}.", namespace="conv", entities=("Caroline",),
+                      id=f"t{i}") for i, t in enumerate(topics)])
+    r = EnsembleMemory(store).retrieve("what did Caroline say about pottery?", namespace="conv", k=3, now=NOW)
+    assert "graph" not in r.plan.arms and "every seed is a hub" in r.plan.skipped["graph"]
+    assert r.hits[0].memory.id == "t0"
+    off = EnsembleMemory(store, optimizer=False).retrieve("what did Caroline say about pottery?",
+                                                          namespace="conv", k=3, now=NOW)
+    assert "graph" in off.plan.arms

@@ -233,3 +233,17 @@ def test_unselective_filter_arms_are_skipped(query, shares, arms, skipped) -> No
     assert fired_rules(pruned)[-1:] == (("skip_unselective",) if skipped else fired_rules(plan)[-1:])
     if not skipped:
         assert pruned is plan
+
+
+@pytest.mark.parametrize("dampings, skipped", [
+    ({"sarah chen": 0.1, "sarah park": 0.3, "berlin office": 0.2}, True),    # every seed a hub
+    ({"sarah chen": 0.1, "sarah park": 0.3, "berlin office": 1.0}, False),   # one ordinary seed keeps the graph
+    ({"sarah chen": 0.5, "sarah park": 0.5, "berlin office": 0.5}, False),   # at the threshold: not a hub
+])
+def test_graph_is_skipped_when_every_seed_is_a_hub(dampings, skipped) -> None:
+    parsed, plan = plan_for("what did I tell Sarah about the Berlin office last week?")
+    assert "graph" in plan.arms
+    pruned = skip_unselective(plan, parsed, lambda types: None, lambda eid: dampings[eid])
+    assert ("graph" not in pruned.arms) == skipped
+    if skipped:
+        assert "every seed is a hub" in pruned.skipped["graph"] and "graph" not in pruned.weights
