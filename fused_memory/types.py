@@ -4,16 +4,17 @@ passed between threads without anyone mutating them underneath a caller."""
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from enum import Enum
 from types import MappingProxyType
 from typing import Any
 
 from .errors import InvalidMemory, QueryError
+from .validation import (MAX_NAME_BYTES, check_size, json_safe, require_aware, require_clean, stable_json,
+                         thaw, utcnow)
 
 __all__ = [
     "MemoryType",
@@ -67,77 +68,6 @@ def parse_memory_type(value: MemoryType | str) -> MemoryType:
     raise QueryError(f"unknown memory type {value!r}; expected one of: {allowed}")
 
 
-def require_aware(value: datetime, what: str, error: type[Exception] = QueryError) -> datetime:
-    """Refuse naive datetimes: a memory store shared across zones cannot guess what they meant."""
-    if not isinstance(value, datetime):
-        raise error(f"{what} must be a datetime, got {type(value).__name__}")
-    if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
-        raise error(f"{what} must be timezone-aware (got naive {value.isoformat()}); "
-                    "use datetime(..., tzinfo=timezone.utc)")
-    return value
-
-
-def _json_safe(value: Any, path: str, depth: int = 0) -> Any:
-    """Copy metadata into plain JSON types, refusing what a payload store could not round-trip."""
-    if depth > 32:
-        raise InvalidMemory(f"metadata nested deeper than 32 levels at {path}")
-    if value is None or isinstance(value, (bool, int, str)):
-        if isinstance(value, str):
-            _check_text(value, path)
-        elif isinstance(value, int) and not isinstance(value, bool) and not -2**63 <= value < 2**63:
-            # the payload stores read such an integer back as a float, silently changing it
-            raise InvalidMemory(f"metadata integer at {path} does not fit in 64 bits; store it as a string")
-        return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise InvalidMemory(f"metadata value at {path} is not a finite number")
-        return value
-    if isinstance(value, Mapping):
-        out = {}
-        for k, v in value.items():
-            if not isinstance(k, str):
-                raise InvalidMemory(f"metadata key {k!r} at {path} is not a string")
-            _check_text(k, f"{path}.{k}")
-            out[k] = _json_safe(v, f"{path}.{k}", depth + 1)
-        return MappingProxyType(out)
-    if isinstance(value, (list, tuple)):
-        return tuple(_json_safe(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value))
-    raise InvalidMemory(f"metadata value at {path} has type {type(value).__name__}, not JSON-safe")
-
-
-def require_clean(value: str, what: str, error: type[Exception] = InvalidMemory) -> str:
-    """Strings must encode as UTF-8 (no lone surrogates) and hold no NUL: every backend chokes on those
-    (SQLite and the Bolt driver raise UnicodeEncodeError; FalkorDB silently cuts a value at a NUL)."""
-    if "\x00" in value:
-        raise error(f"{what} contains a NUL character")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise error(f"{what} is not valid Unicode text ({exc.reason})") from None
-    return value
-
-
-_check_text = require_clean
-
-#: Longest memory id, namespace or entity name (UTF-8 bytes). The graph stores them, and FalkorDB's Bolt
-#: listener hangs a connection on any record over 64 KB; an entity record carries its id and its name.
-MAX_NAME_BYTES = 16_384
-
-
-def _check_size(value: str, what: str) -> None:
-    if len(value) * 4 > MAX_NAME_BYTES and len(value.encode("utf-8")) > MAX_NAME_BYTES:
-        raise InvalidMemory(f"{what} is longer than {MAX_NAME_BYTES} bytes of UTF-8 ({value[:40]!r}...)")
-
-
-def thaw(value: Any) -> Any:
-    """Turn frozen metadata (MappingProxyType / tuples) back into plain dicts and lists for JSON."""
-    if isinstance(value, Mapping):
-        return {k: thaw(v) for k, v in value.items()}
-    if isinstance(value, tuple):
-        return [thaw(v) for v in value]
-    return value
-
-
 @dataclass(frozen=True)
 class Memory:
     """One thing an agent remembers. `id` is derived from namespace and text when not given, so
@@ -168,11 +98,11 @@ class Memory:
             raise InvalidMemory("memory text must be a non-empty string")
         if len(self.text) > self.MAX_TEXT:
             raise InvalidMemory(f"memory text is {len(self.text)} characters; the limit is {self.MAX_TEXT}")
-        _check_text(self.text, "memory text")
+        require_clean(self.text, "memory text")
         if not isinstance(self.namespace, str) or not self.namespace.strip():
             raise InvalidMemory("namespace must be a non-empty string")
-        _check_text(self.namespace, "namespace")
-        _check_size(self.namespace, "namespace")
+        require_clean(self.namespace, "namespace")
+        check_size(self.namespace, "namespace")
         if self.type is not None:
             try:
                 object.__setattr__(self, "type", parse_memory_type(self.type))
@@ -181,35 +111,35 @@ class Memory:
         if self.predicate is not None:
             if not isinstance(self.predicate, str):
                 raise InvalidMemory("predicate must be a string")
-            _check_text(self.predicate, "predicate")
+            require_clean(self.predicate, "predicate")
         for name in ("event_at", "created_at"):
             value = getattr(self, name)
             if value is not None:
                 require_aware(value, f"Memory.{name}", InvalidMemory)
         if self.session_id is not None:
-            _check_text(str(self.session_id), "session_id")
+            require_clean(str(self.session_id), "session_id")
         if self.context is not None:
             if not isinstance(self.context, str):
                 raise InvalidMemory("context must be a string")
             if len(self.context) > self.MAX_TEXT:
                 raise InvalidMemory(f"context is {len(self.context)} characters; the limit is {self.MAX_TEXT}")
-            _check_text(self.context, "context")
+            require_clean(self.context, "context")
             object.__setattr__(self, "context", self.context.strip() or None)
         ents = tuple(self.entities)
         for e in ents:
             if not isinstance(e, str) or not e.strip():
                 raise InvalidMemory(f"entity {e!r} must be a non-empty string")
-            _check_text(e, "entity")
-            _check_size(e, "entity")
+            require_clean(e, "entity")
+            check_size(e, "entity")
         object.__setattr__(self, "entities", ents)
-        object.__setattr__(self, "metadata", _json_safe(dict(self.metadata or {}), "metadata"))
+        object.__setattr__(self, "metadata", json_safe(dict(self.metadata or {}), "metadata"))
         if not self.id:
             digest = hashlib.sha256(f"{self.namespace}\x1f{self.text}".encode()).hexdigest()[:24]
             object.__setattr__(self, "id", f"m-{digest}")
         elif not isinstance(self.id, str):
             object.__setattr__(self, "id", str(self.id))
-        _check_text(self.id, "memory id")
-        _check_size(self.id, "memory id")
+        require_clean(self.id, "memory id")
+        check_size(self.id, "memory id")
 
     def with_(self, **changes: Any) -> Memory:
         """A copy with some fields changed (dataclasses.replace, validated again)."""
@@ -423,11 +353,3 @@ class Retrieval:
             "failures": [{"arm": f.arm, "kind": f.kind, "reason": f.reason} for f in self.failures],
             "widened": list(self.widened), "timings_ms": dict(self.timings_ms),
         }
-
-
-def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-def stable_json(value: Any) -> str:
-    return json.dumps(thaw(value), sort_keys=True, separators=(",", ":"))
