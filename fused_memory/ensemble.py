@@ -28,7 +28,7 @@ from .retrievers.base import ArmRequest, Retriever
 from .retrievers.vector_arms import VectorArm, run_vector_arms
 from .store.codec import from_payload
 from .store.graph_common import hub_damping
-from .store.memory_store import MemoryStore
+from .store.memory_store import MemoryStore, filter_share
 from .types import (ARMS, ArmFailure, FusedHit, Hit, Memory, MemoryType, ParsedQuery, QueryPlan, Retrieval,
                     parse_memory_type, require_aware, utcnow)
 
@@ -107,27 +107,24 @@ class EnsembleMemory:
                              max_chars=self.config.max_query_chars)
         if not self.optimizer:
             return parsed, optimize_off(parsed), failure
-        plan = skip_unselective(optimize(parsed), parsed, lambda types: self._share(namespace, types),
-                                self._damping(namespace, matcher))
+        plan = skip_unselective(optimize(parsed), parsed, *self._statistics(namespace, matcher))
         return parsed, plan, failure
 
-    def _damping(self, namespace: str, matcher: Any) -> Callable[[str], float] | None:
-        """Hub damping of a seed entity from the matcher's mention counts, or None when unknown."""
-        mentions = getattr(matcher, "mentions", None)
-        if not callable(mentions):
-            return None
+    def _statistics(self, namespace: str, matcher: Any
+                    ) -> tuple[Callable[[frozenset[MemoryType]], float | None], Callable[[str], float] | None]:
+        """What stage 2b reads from the store: a type filter's share of the namespace, and a seed's hub
+        damping. Both come from one read of the per-type counts; a statistic that cannot be had
+        is unknown (nothing is skipped for it), never a reason to fail the query."""
         try:
-            n = self.store.lexical.count(namespace)
-        except Exception:  # noqa: BLE001 - a statistic, never a reason to fail the query
-            return None
-        return lambda entity_id: hub_damping(mentions(entity_id), n)
-
-    def _share(self, namespace: str, types: frozenset[MemoryType]) -> float | None:
-        """A statistic for the optimizer, never a reason to fail the query: unknown on any error."""
-        try:
-            return self.store.type_share(namespace, types)
+            counts = self.store.type_counts(namespace)
         except Exception:  # noqa: BLE001
-            return None
+            counts = None
+        total = sum(counts.values()) if counts else 0
+        mentions = getattr(matcher, "mentions", None)
+        damping = None
+        if callable(mentions) and total:
+            damping = lambda entity_id: hub_damping(mentions(entity_id), total)  # noqa: E731
+        return (lambda types: filter_share(counts, types)), damping
 
     def retrieve(self, query: str, *, namespace: str, k: int = 10, now: datetime | None = None,
                  types: Sequence[MemoryType | str] | None = None, arms: Sequence[str] | None = None

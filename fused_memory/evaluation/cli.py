@@ -7,6 +7,7 @@ every command (even `demo`), so the store, the models and matplotlib load only w
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any
 
 from ..conversation import DEFAULT_CONTEXT_TURNS
@@ -72,7 +73,7 @@ def _fusion_config(args: argparse.Namespace) -> Any:
 def cmd_eval(args: argparse.Namespace) -> int:
     """Ingest, answer, score, print; optionally write JSON and a plot."""
     from .data import load_dataset
-    from .report import format_eval, plot_eval, require_matplotlib, write_json
+    from .report import format_eval, plot_eval, require_matplotlib
     from .runner import default_systems, run_eval, stderr_progress
 
     ks = parse_int_list(args.k, "--k")
@@ -82,39 +83,42 @@ def cmd_eval(args: argparse.Namespace) -> int:
     config = _fusion_config(args)
     dataset = load_dataset(args.memories, args.queries)
     systems = default_systems(arms, ablations=not args.no_ablations)
-    progress = stderr_progress if not args.quiet else (lambda _m: None)
     report = run_eval(dataset, systems=systems, config=config, ks=ks, ndcg_ks=(10,), path=args.store,
-                      progress=progress, context_turns=args.context_turns)
+                      progress=_progress(args, stderr_progress), context_turns=args.context_turns)
     data = report.to_json()
     data["config"]["memories"] = str(args.memories)
     data["config"]["queries"] = str(args.queries)
-    if args.json != "-":
-        print(format_eval(report))
-    if args.json:
-        write_json(data, args.json)
-    if args.plot:
-        plot_eval(report, args.plot)
-    return 0
+    return _emit(args, lambda: format_eval(report), data, lambda png: plot_eval(report, png))
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """Run every size side by side; print, optionally write JSON and a plot."""
     from .bench import run_bench
-    from .report import format_bench, plot_bench, require_matplotlib, write_json
+    from .report import format_bench, plot_bench, require_matplotlib
     from .runner import stderr_progress
 
     sizes = parse_int_list(args.n, "--n")
     if args.plot:
         require_matplotlib()
-    progress = stderr_progress if not args.quiet else (lambda _m: None)
     results = run_bench(sizes, n_queries=args.queries, n_simple=args.simple_queries, seed=args.seed,
-                        progress=progress)
+                        progress=_progress(args, stderr_progress))
+    return _emit(args, lambda: format_bench(results), results, lambda png: plot_bench(results, png))
+
+
+def _progress(args: argparse.Namespace, to_stderr: Callable[[str], None]) -> Callable[[str], None]:
+    return (lambda _m: None) if args.quiet else to_stderr
+
+
+def _emit(args: argparse.Namespace, table: Callable[[], str], data: Any, plot: Callable[[str], None]) -> int:
+    """The table on stdout (unless the JSON goes there), then `--json` and `--plot` if asked."""
+    from .report import write_json
+
     if args.json != "-":
-        print(format_bench(results))
+        print(table())
     if args.json:
-        write_json(results, args.json)
+        write_json(data, args.json)
     if args.plot:
-        plot_bench(results, args.plot)
+        plot(args.plot)
     return 0
 
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -346,15 +346,16 @@ class MemoryStore:
         self._ensure_open()
         return self.vectors.count(namespace)
 
-    def type_share(self, namespace: str, types: Iterable[MemoryType]) -> float | None:
-        """The share of `namespace` a filter on `types` keeps, from the lexical index's per-type
-        counts (no backend round trip); None when the index cannot tell or the namespace is empty."""
+    def type_counts(self, namespace: str) -> Mapping[MemoryType | None, int] | None:
+        """Memories per type in `namespace`, from the lexical index (no backend round trip); None
+        when the index cannot tell."""
         counts_of = getattr(self.lexical, "type_counts", None)
-        if not callable(counts_of):
-            return None
-        counts = counts_of(namespace)
-        total = sum(counts.values())
-        return sum(counts.get(t, 0) for t in set(types)) / total if total else None
+        return counts_of(namespace) if callable(counts_of) else None
+
+    def type_share(self, namespace: str, types: Iterable[MemoryType]) -> float | None:
+        """The share of `namespace` a filter on `types` keeps; None when the index cannot tell or the
+        namespace is empty."""
+        return filter_share(self.type_counts(namespace), types)
 
     def namespaces(self) -> list[str]:
         self._ensure_open()
@@ -383,3 +384,9 @@ class MemoryStore:
         """One arm over this store: "dense", "lexical", "graph", "temporal" or "type"."""
         from ..retrievers import make_retriever
         return make_retriever(self, name)
+
+
+def filter_share(counts: Mapping[MemoryType | None, int] | None, types: Iterable[MemoryType]) -> float | None:
+    """The share of the memories counted in `counts` that a filter on `types` keeps (None: no counts)."""
+    total = sum(counts.values()) if counts else 0
+    return sum(counts.get(t, 0) for t in set(types)) / total if counts and total else None
