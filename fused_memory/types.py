@@ -218,6 +218,8 @@ class ParsedQuery:
     temporal_window: TimeWindow | None = None
     time_cue: bool = False
     temporal_phrase: str | None = None
+    #: What the answer looks like, when the question says: "time" for "when did...?" (`cues.asks_time`).
+    answer_type: str | None = None
 
 
 @dataclass(frozen=True)

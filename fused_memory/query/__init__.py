@@ -13,11 +13,12 @@ from __future__ import annotations
 from .entities import EntityMatcher, Mention, load_nlp, ner_mentions, ner_refs, normalize_entity_id
 from .optimizer import DEFAULT_RULES, OFF_RULES, RULE_NAMES, PlanBuilder, Rule, fired_rules, optimize, optimize_off
 from .parse import parse_query
-from .temporal import TemporalMatch, has_time_cue, parse_time
+from .cues import asks_time, has_time_cue, mentions_time
+from .temporal import TemporalMatch, parse_time
 
 __all__ = [
     "parse_query",
     "optimize", "optimize_off", "fired_rules", "PlanBuilder", "Rule", "DEFAULT_RULES", "OFF_RULES", "RULE_NAMES",
-    "parse_time", "has_time_cue", "TemporalMatch",
+    "parse_time", "has_time_cue", "asks_time", "mentions_time", "TemporalMatch",
     "EntityMatcher", "Mention", "normalize_entity_id", "ner_refs", "ner_mentions", "load_nlp",
 ]

@@ -16,7 +16,8 @@ from ..errors import QueryError
 from ..text import STOPWORDS, identifiers, tokenize
 from ..types import ParsedQuery, require_aware
 from .entities import EntityMatcher, Mention, ner_mentions
-from .temporal import has_time_cue, parse_time
+from .cues import ANSWER_TIME, asks_time, has_time_cue
+from .temporal import parse_time
 
 __all__ = ["parse_query", "DEFAULT_MAX_CHARS"]
 
@@ -59,6 +60,7 @@ def parse_query(text: str, *, now: datetime, matcher: EntityMatcher | None = Non
     tm = parse_time(q, now, last_session_end=last_session_end, recent_days=recent_days,
                     few_months=few_months)
     time_span = _span_of(q, tm.phrase) if tm else None
+    asks = asks_time(q)
     mentions = [m for m in (matcher.find(q) if matcher is not None else [])
                 if time_span is None or not _inside((m.start, m.end), time_span)]  # "May" in "in May 2023"
     if nlp is not None and _unplaced_names(q, mentions, time_span):
@@ -69,8 +71,9 @@ def parse_query(text: str, *, now: datetime, matcher: EntityMatcher | None = Non
         text=q, now=now, terms=tuple(tokenize(q)), identifiers=tuple(identifiers(q)),
         entity_refs=tuple(m.ref for m in mentions),
         temporal_window=tm.window if tm else None,
-        time_cue=tm is not None or has_time_cue(q),
+        time_cue=tm is not None or has_time_cue(q) or asks,
         temporal_phrase=tm.phrase if tm else None,
+        answer_type=ANSWER_TIME if asks else None,
     )
 
 

@@ -28,7 +28,7 @@ from dateutil.relativedelta import relativedelta
 from ..errors import QueryError
 from ..types import TimeWindow, require_aware
 
-__all__ = ["TemporalMatch", "parse_time", "has_time_cue", "RULE_NAMES", "OPEN_START"]
+__all__ = ["TemporalMatch", "parse_time", "RULE_NAMES", "TIME_PATTERNS", "OPEN_START"]
 
 #: Start of open-ended windows ("before June 2023"): far enough back for any agent memory.
 OPEN_START = datetime(1900, 1, 1, tzinfo=timezone.utc)
@@ -355,25 +355,9 @@ _RULE_TABLE: tuple[tuple[str, int, str, _Handler], ...] = (
 _RULES = tuple((n, t, re.compile(rf"(?<!\w)(?:{p})(?!\w)", _I), h) for n, t, p, h in _RULE_TABLE)
 #: Rule names in table order (TemporalMatch.rule is one of these).
 RULE_NAMES: tuple[str, ...] = tuple(r[0] for r in _RULES)
-
-_CUE = re.compile(
-    r"(?<!\w)(?:when|whenever|what\s+time|what\s+date|which\s+(?:day|date|week|month|year|time)|how\s+long"
-    r"|latest|newest|most\s+recent|recent|last\s+time|first\s+time|ago|earlier|before|after|since|until"
-    r"|currently|current|right\s+now|at\s+the\s+moment|anymore|now|upcoming|the\s+other\s+day"
-    r"|a\s+while\s+(?:ago|back)|last\s+(?:talked|spoke|chatted|met))(?!\w)", _I)
-
-
-def has_time_cue(text: str) -> bool:
-    """Does the query care about time, even without a window we can compute?
-
-    True for cue words ("latest", "recent", "when", "last time", "ago", "since", "currently") and for
-    anything a rule would read as a date ("yesterday", "on March 3rd", "in 2022", "next week"). The
-    optimizer runs the temporal arm speculatively (half weight) on a cue without a window.
-    """
-    if not isinstance(text, str) or not text:
-        return False
-    return _CUE.search(text) is not None or any(r[2].search(text) for r in _RULES)
-
+#: Every rule's pattern: what the parser would read as a time, whether or not it yields a window
+#: ("next month" is read, then dropped as future). `cues.mentions_time` scans memory text with them.
+TIME_PATTERNS: tuple[re.Pattern[str], ...] = tuple(r[2] for r in _RULES)
 
 def parse_time(text: str, now: datetime, *, last_session_end: datetime | None = None, recent_days: int = 30,
                few_months: tuple[int, int] = (90, 30)) -> TemporalMatch | None:

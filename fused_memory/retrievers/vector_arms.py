@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from ..query.cues import ANSWER_TIME
 from ..store.codec import from_payload
 from ..store.protocols import ScoredPayload, VectorFilter, VectorQuery
 from ..types import Hit, MemoryType
@@ -103,21 +104,29 @@ class TemporalRetriever(_VectorArmBase):
     """Event memories whose `event_at` lies in the query's window, ranked by relevance.
 
     Score = 0.5 + 0.5 * cosine: being inside the asked-for window is itself half the evidence
-    ("what did I do last Tuesday?" wants every event of that day), relevance orders them. Without a
-    window (speculative mode: "latest", "when did...") it ranks Event memories by relevance alone,
-    and the optimizer gives the arm half weight.
+    ("what did I do last Tuesday?" wants every event of that day), relevance orders them.
+
+    Without a window, two modes:
+    * the query asks for a time ("when did Caroline go to the support group?"): memories of any
+      type that state a time (payload `answers` has "time", see `query.cues`), ranked by cosine.
+      The answer to a "when" question is a memory that says when.
+    * otherwise, speculative ("latest", "recent"): Event memories by relevance, at half weight.
     """
 
     name = "temporal"
 
     def vector_query(self, request: ArmRequest) -> VectorQuery | None:
         assert request.vector is not None
-        f = VectorFilter(request.namespace, frozenset({MemoryType.EVENT}), request.window)
+        if request.window is None and request.query.answer_type == ANSWER_TIME:
+            f = VectorFilter(request.namespace, answers=ANSWER_TIME)
+        else:
+            f = VectorFilter(request.namespace, frozenset({MemoryType.EVENT}), request.window)
         return VectorQuery(request.vector, f, request.k)
 
     def hits_from(self, request: ArmRequest, scored: Sequence[ScoredPayload]) -> list[Hit]:
         if request.window is None:
-            return self._hits(scored, request.k, "event (no window)")
+            asked = request.query.answer_type == ANSWER_TIME
+            return self._hits(scored, request.k, "states a time" if asked else "event (no window)")
         hits = [Hit(str(s.payload["memory_id"]), 0.5 + 0.5 * _cos01(s.score), f"in {request.window}",
                     from_payload(s.payload)) for s in scored]
         return dedupe_hits(hits, request.k)

@@ -54,6 +54,7 @@ PAYLOAD_INDEXES: tuple[IndexSpec, ...] = (
     IndexSpec("type", "keyword"),
     IndexSpec("event_at", "float"),
     IndexSpec("memory_id", "keyword"),
+    IndexSpec("answers", "keyword"),
 )
 
 
@@ -98,6 +99,8 @@ def filter_conditions(f: VectorFilter) -> tuple[Condition, ...]:
         conds.append(Between("event_at", f.event_window.start.timestamp(), f.event_window.end.timestamp()))
     if f.memory_ids is not None:
         conds.append(MatchAnyOf("memory_id", unique(f.memory_ids)))
+    if f.answers is not None:
+        conds.append(MatchOne("answers", f.answers))  # `answers` is a list: matches any element
     return tuple(conds)
 
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
+from ..query.cues import answer_types
 from ..types import Memory, MemoryType, thaw
 from .protocols import EntityMention
 
@@ -30,7 +31,9 @@ def _dt(value: Any) -> datetime | None:
 def to_payload(m: Memory, entity_kinds: Sequence[str | None] | None = None) -> dict[str, Any]:
     """Epoch floats for times (range filters in both Qdrant engines and FalkorDB all take floats).
     `entity_kinds` (NER labels, parallel to `m.entities`) lets the graph be re-linked from the
-    payload exactly as ingest linked it; payloads without it read back with unknown kinds."""
+    payload exactly as ingest linked it; payloads without it read back with unknown kinds.
+    `answers` (derived from the text, indexed) tags what the memory can answer: "time" when it
+    states one, for "when did...?" questions (`query.cues`)."""
     kinds = list(entity_kinds) if entity_kinds is not None else []
     return {
         "memory_id": m.id,
@@ -45,6 +48,7 @@ def to_payload(m: Memory, entity_kinds: Sequence[str | None] | None = None) -> d
         "entity_kinds": kinds if len(kinds) == len(m.entities) else [None] * len(m.entities),
         "session_id": m.session_id,
         "context": m.context,
+        "answers": list(answer_types(m.text)),
         "metadata": thaw(m.metadata),
         **({"metadata_json": json.dumps(thaw(m.metadata), separators=(",", ":"))} if _has_float(m.metadata) else {}),
     }

@@ -26,6 +26,8 @@ class VectorFilter:
     types: frozenset[MemoryType] | None = None
     event_window: TimeWindow | None = None
     memory_ids: tuple[str, ...] | None = None
+    #: Only memories tagged with this answer type (payload `answers`, e.g. "time").
+    answers: str | None = None
 
 
 @dataclass(frozen=True)

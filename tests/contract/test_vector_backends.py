@@ -167,6 +167,16 @@ def test_event_window_is_inclusive_and_needs_event_at(vb: VectorBackend) -> None
     assert sorted(got) == ["at-end", "at-start", "inside"]
 
 
+def test_answers_filter_matches_any_element_of_the_list(vb: VectorBackend) -> None:
+    """`answers` is a list payload field: the filter keeps points whose list holds the value; a
+    point written before the field existed (no `answers` key) never matches."""
+    vb.upsert([rec("a", "timed", X, answers=["time"]), rec("a", "two", Y, answers=["place", "time"]),
+               rec("a", "untimed", X, answers=[]), rec("a", "old", X), rec("b", "other-ns", X, answers=["time"])])
+    assert search(vb, q(X, answers="time")) == ["timed", "two"]
+    assert search(vb, q(X, answers="place")) == ["two"]
+    assert search(vb, q(X, answers="time", types=frozenset({MemoryType.EVENT}))) == []
+
+
 def test_memory_ids_filter(vb: VectorBackend) -> None:
     vb.upsert([rec("a", "m1", X), rec("a", "m2", Y), rec("a", "m3", Z), rec("b", "m1", X)])
     got = vb.query_batch([q(X, memory_ids=("m2", "m1", "m1"))])[0]

@@ -13,6 +13,7 @@ import pytest
 from fused_memory import (BackendUnavailable, EmbeddingMismatch, EnsembleMemory, FusionConfig, Hit,
                           InvalidMemory, Memory, MemoryType, QueryError, conversation_context)
 from fused_memory.embeddings import HashingEmbedder
+from fused_memory.query.optimizer import ANSWER_TIME_WEIGHT
 from fused_memory.retrievers.base import ArmRequest
 from tests.conftest import NOW
 
@@ -243,11 +244,14 @@ def test_type_share_counts_the_namespace_and_unselective_arms_are_skipped(store)
     events = [Memory(text=f"Went to the {w} meetup.", namespace="carol", type=MemoryType.EVENT,
                      event_at=NOW - timedelta(days=i + 1)) for i, w in enumerate(["rust", "go", "ml"])]
     store.add(events)
-    r = EnsembleMemory(store).retrieve("when did I go to the rust meetup?", namespace="carol", k=3, now=NOW)
+    q = "what happened at the latest rust meetup?"  # a time cue, no window, no time asked for
+    r = EnsembleMemory(store).retrieve(q, namespace="carol", k=3, now=NOW)
     assert "temporal" not in r.plan.arms and "would repeat dense" in r.plan.skipped["temporal"]
-    off = EnsembleMemory(store, optimizer=False).retrieve("when did I go to the rust meetup?", namespace="carol",
-                                                          k=3, now=NOW)
+    off = EnsembleMemory(store, optimizer=False).retrieve(q, namespace="carol", k=3, now=NOW)
     assert "temporal" in off.plan.arms
+    # "when did...?" filters to memories that state a time, not to events: never unselective for events
+    r = EnsembleMemory(store).retrieve("when did I go to the rust meetup?", namespace="carol", k=3, now=NOW)
+    assert "temporal" in r.plan.arms
 
 
 def test_identical_vector_searches_run_once(store, monkeypatch):
@@ -260,7 +264,8 @@ def test_identical_vector_searches_run_once(store, monkeypatch):
         return real(queries)
 
     monkeypatch.setattr(store, "vector_search", counting)
-    r = EnsembleMemory(store).retrieve("when did the Kestrel deploy happen?", namespace="alice", k=3, now=NOW)
+    r = EnsembleMemory(store).retrieve("what happened at the latest Kestrel deploy?", namespace="alice", k=3,
+                                       now=NOW)
     assert {"dense", "temporal", "type"} <= set(r.plan.arms)
     assert batches == [2]  # dense, and one events-only search shared by temporal and type
     top = r.hits[0]
@@ -278,3 +283,30 @@ def test_a_query_whose_only_seed_is_a_hub_skips_the_graph(store):
     off = EnsembleMemory(store, optimizer=False).retrieve("what did Caroline say about pottery?",
                                                           namespace="conv", k=3, now=NOW)
     assert "graph" in off.plan.arms
+
+
+def test_a_when_question_ranks_the_memories_that_state_a_time(store):
+    """Answer-type matching: "when did...?" names no window, so the temporal arm ranks the memories
+    whose text states a time (tagged at ingest), of any type, by relevance."""
+    store.add([
+        Memory(text="I went to the pottery class yesterday.", namespace="dana", id="pottery-when",
+               event_at=NOW - timedelta(days=2)),
+        Memory(text="The pottery class was fun and messy.", namespace="dana", id="pottery-fun"),
+        Memory(text="I like pottery a lot.", namespace="dana", type=MemoryType.PREFERENCE, id="pottery-like"),
+        Memory(text="My pottery teacher retires next month.", namespace="dana", type=MemoryType.FACT,
+               id="teacher-when"),
+        Memory(text="I started running in March 2023.", namespace="dana", id="run-when"),
+    ])
+    ens = EnsembleMemory(store)
+    r = ens.retrieve("When did I go to the pottery class?", namespace="dana", k=5, now=NOW)
+    assert "asks_for_time" in {x.split(":", 1)[0] for x in r.plan.reasons}
+    assert r.plan.weight("temporal") == ANSWER_TIME_WEIGHT
+    assert r.hits[0].memory.id == "pottery-when"
+    timed = {h.memory.id for h in r.hits for c in h.contributions if c.arm == "temporal"}
+    assert timed <= {"pottery-when", "teacher-when", "run-when"} and "pottery-when" in timed
+    assert all(c.detail == "states a time" for h in r.hits for c in h.contributions if c.arm == "temporal")
+    alone = ens.retrieve("When did I go to the pottery class?", namespace="dana", k=5, now=NOW, arms=["temporal"])
+    assert set(ids(alone)) == {"pottery-when", "teacher-when", "run-when"}
+    # a question that does not ask for a time leaves the arm in its usual modes
+    r = ens.retrieve("What did I say about the pottery class?", namespace="dana", k=5, now=NOW)
+    assert "temporal" not in r.plan.arms

@@ -21,7 +21,8 @@ from fused_memory.query import (
     optimize_off,
     parse_query,
 )
-from fused_memory.query.optimizer import MULTI_HOPS, SPECULATIVE_TEMPORAL_WEIGHT, skip_unselective
+from fused_memory.query.optimizer import (ANSWER_TIME_WEIGHT, MULTI_HOPS, SPECULATIVE_TEMPORAL_WEIGHT,
+                                         skip_unselective)
 from fused_memory.store.protocols import Entity
 from fused_memory.types import ARMS, MemoryType, ParsedQuery
 
@@ -40,6 +41,7 @@ D, L, G, T, Y = "dense", "lexical", "graph", "temporal", "type"
 PREF, EVENT, ENT = MemoryType.PREFERENCE, MemoryType.EVENT, MemoryType.ENTITY
 NO_ENT, NO_CUE, NO_HINT = "skip_graph_no_entity", "skip_temporal_no_cue", "skip_type_no_hints"
 GRAPH, WIN, SPEC, TYPE = "graph_from_entities", "temporal_window", "speculative_temporal", "type_arm_for_hints"
+ASK = "asks_for_time"
 
 # (query, session?, hints, arms, temporal phrase, entity mentions, fired rules, hard_filter, hops)
 CASES = [
@@ -52,9 +54,9 @@ CASES = [
     ("what should I configure?", True, {PREF}, (D, L, Y), None, [],
      ("preference_trigger", "hard_filter_explicit_hint", NO_ENT, NO_CUE, TYPE), True, 2),
     ("when did the outage happen?", True, {EVENT}, (D, L, T, Y), None, [],
-     ("event_trigger", NO_ENT, SPEC, TYPE), False, 2),
+     ("event_trigger", NO_ENT, ASK, TYPE), False, 2),
     ("when did the Kestrel launch happen?", True, {EVENT}, (D, L, G, T, Y), None, ["Kestrel"],
-     ("event_trigger", GRAPH, SPEC, TYPE), False, 2),
+     ("event_trigger", GRAPH, ASK, TYPE), False, 2),
     ("what's my setting for the Kestrel project timeout?", True, {PREF}, (D, L, G, Y), None, ["Kestrel project"],
      ("preference_trigger", "hard_filter_explicit_hint", GRAPH, NO_CUE, TYPE), True, 2),
     ("what changed since we last talked?", True, set(), (D, T), "since we last talked", [],
@@ -62,7 +64,11 @@ CASES = [
     ("what changed since we last talked?", False, set(), (D, L, T), None, [], (NO_ENT, SPEC, NO_HINT), False, 2),
     ("what's been on my mind lately?", True, set(), (D, L, T), "lately", [], (NO_ENT, WIN, NO_HINT), False, 2),
     ("When did Caroline go to the LGBTQ support group?", True, {EVENT}, (D, L, G, T, Y), None, ["Caroline"],
-     ("event_trigger", GRAPH, SPEC, TYPE), False, 2),
+     ("event_trigger", GRAPH, ASK, TYPE), False, 2),
+    ("In what year did Melanie start painting?", True, set(), (D, L, G, T), None, ["Melanie"],
+     (GRAPH, ASK, NO_HINT), False, 2),
+    ("what did Melanie say when I asked about painting?", True, set(), (D, L, G, T), None, ["Melanie"],
+     (GRAPH, SPEC, NO_HINT), False, 2),
     ("What is Melanie's hobby?", True, {PREF}, (D, L, G, Y), None, ["Melanie"],
      ("preference_trigger", GRAPH, NO_CUE, TYPE), False, 2),
     ("Would Caroline likely pursue writing as a career?", True, set(), (D, L, G), None, ["Caroline"],
@@ -124,7 +130,9 @@ def test_mixed_query_lights_up_every_arm() -> None:
 
 
 def test_weights() -> None:
-    assert plan_for("when did the outage happen?")[1].weights["temporal"] == SPECULATIVE_TEMPORAL_WEIGHT
+    assert plan_for("what happened at the latest outage?")[1].weights["temporal"] == SPECULATIVE_TEMPORAL_WEIGHT
+    assert plan_for("when did the outage happen?")[1].weights["temporal"] == ANSWER_TIME_WEIGHT
+    assert optimize_off(plan_for("when did the outage happen?")[0]).weights["temporal"] == ANSWER_TIME_WEIGHT
     assert plan_for("what happened yesterday?")[1].weights["temporal"] == 1.0
     assert plan_for("who reports to Sarah?")[1].weights["graph"] == 1.0
 
@@ -212,15 +220,17 @@ def test_entity_inside_the_time_phrase_is_not_a_ref() -> None:
 
 # ------------------------------------------------------------------ stage 2b: selectivity
 @pytest.mark.parametrize("query, shares, arms, skipped", [
-    # "when did..." without a window: the temporal arm only filters to events, the type arm too
-    ("when did the outage happen?", {EVENT: 0.97}, ("dense", "lexical"), {"temporal", "type"}),
-    ("when did the outage happen?", {EVENT: 0.30}, ("dense", "lexical", "temporal", "type"), set()),
-    ("when did the outage happen?", {EVENT: 0.51}, ("dense", "lexical"), {"temporal", "type"}),
-    ("when did the outage happen?", {EVENT: 0.50}, ("dense", "lexical", "temporal", "type"), set()),
+    # a time cue without a window: the temporal arm only filters to events, the type arm too
+    ("what happened at the latest outage?", {EVENT: 0.97}, ("dense", "lexical"), {"temporal", "type"}),
+    ("what happened at the latest outage?", {EVENT: 0.30}, ("dense", "lexical", "temporal", "type"), set()),
+    ("what happened at the latest outage?", {EVENT: 0.51}, ("dense", "lexical"), {"temporal", "type"}),
+    ("what happened at the latest outage?", {EVENT: 0.50}, ("dense", "lexical", "temporal", "type"), set()),
     # a window is selective by itself, whatever share events have
     ("what happened to JIRA-9921 on 2024-05-02?", {EVENT: 0.99}, ("dense", "lexical", "temporal"), {"type"}),
+    # so is "when did...?": the temporal arm then filters to memories that state a time, not to events
+    ("when did the outage happen?", {EVENT: 0.97}, ("dense", "lexical", "temporal"), {"type"}),
     # a statistic the store cannot give skips nothing
-    ("when did the outage happen?", {EVENT: None}, ("dense", "lexical", "temporal", "type"), set()),
+    ("what happened at the latest outage?", {EVENT: None}, ("dense", "lexical", "temporal", "type"), set()),
 ])
 def test_unselective_filter_arms_are_skipped(query, shares, arms, skipped) -> None:
     parsed, plan = plan_for(query)

@@ -12,7 +12,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from fused_memory.errors import QueryError
-from fused_memory.query.temporal import OPEN_START, RULE_NAMES, has_time_cue, parse_time
+from fused_memory.query.cues import has_time_cue
+from fused_memory.query.temporal import OPEN_START, RULE_NAMES, parse_time
 
 UTC = timezone.utc
 NOW = datetime(2024, 5, 15, 12, 0, tzinfo=UTC)  # a Wednesday
