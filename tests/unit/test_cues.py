@@ -22,13 +22,16 @@ ASKS = [
     ("Which month did Jon open his studio?", True),
     ("what date is the offsite", True),
     ("How long ago was Caroline's 18th birthday?", True),
+    ("How long has Caroline had her current group of friends for?", True),  # a duration is a time
+    ("How long is the drive to Berlin?", True),
+    ("How many weeks passed between the two adoptions?", True),
     ("Since when has Nate had his turtles?", True),
     ("I moved in June. When did you?", True),
     # "when" as a conjunction, or time as a topic rather than the answer
     ("What did Melanie say when I asked about painting?", False),
     ("What is my current address?", False),
     ("what's the latest on JIRA-9921?", False),
-    ("How long is the drive to Berlin?", False),
+    ("How many books has Nate read?", False),
     ("what happened yesterday?", False),
     ("", False),
 ]
@@ -39,6 +42,8 @@ MENTIONS = [
     ("The official opening night is tomorrow.", True),
     ("I painted that lake sunrise last year!", True),
     ("It happened on 7 May 2023.", True),
+    ("I've known these friends for 4 years, since I moved from my home country.", True),
+    ("Seven years now, and I've finally found my real muses.", True),
     ("Playing video games and watching movies are my main hobbies.", False),
     ("Thanks, Melanie! That's really sweet.", False),
     ("", False),
