@@ -3,7 +3,8 @@
 The embedded store and the Cypher store differ only in where adjacency lives. Scoring, damping,
 caps, tie-breaks, alias resolution and the traversal itself are written once here, over two small
 read interfaces (`CatalogView`, `TraversalSource`), so the two backends return identical results by
-construction; the contract suite checks it.
+construction; the contract suite checks it. Keys and input checks live in `graph_values`, alias
+rules in `graph_aliases`; both are re-exported here, so backends import everything from this module.
 
 Scoring (DESIGN.md section 5): a memory reached from seed `s` through entities e0=s..eh scores
 
@@ -18,7 +19,6 @@ also leads from Sarah to Tom). A memory reached by several paths keeps its best.
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import math
 from collections.abc import Collection, Mapping, Sequence
@@ -26,10 +26,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from ..errors import QueryError
 from ..query.entities import normalize_entity_id
-from ..types import MAX_NAME_BYTES, MemoryType, require_aware, require_clean
-from .protocols import Entity, EntityMention, Relation
+from ..types import MAX_NAME_BYTES, MemoryType, require_aware
+from .graph_aliases import (CatalogView, EntityPlan, NewEntity, build_entity, name_tokens, person_like,
+                            plan_entities)
+from .graph_values import (MAX_KIND_CHARS, RELATION_KINDS, check_name, check_namespace, check_relation,
+                           clean_mentions, entity_key, epoch_ms, memory_key, quantize_confidence, rel_key, token_key)
 
 __all__ = [
     "HOP_SCORES", "MAX_HOPS", "KIND_PRIORS", "RELATION_KINDS", "EXPIRED_FRESHNESS", "CO_MENTION_REL",
@@ -45,7 +47,6 @@ __all__ = [
 #: Hop score by hop count: a memory naming the seed itself is the strongest evidence.
 HOP_SCORES: tuple[float, ...] = (1.0, 0.6, 0.35, 0.15)
 MAX_HOPS = len(HOP_SCORES) - 1
-RELATION_KINDS: tuple[str, ...] = ("structural", "semantic", "lifecycle")
 #: Type prior per relation kind; co-mention edges are semantic.
 KIND_PRIORS: Mapping[str, float] = {"structural": 1.0, "semantic": 0.9, "lifecycle": 1.0}
 #: Freshness of a lifecycle edge whose valid_to has passed ("used to work at Acme").
@@ -68,8 +69,6 @@ HUB_FLOOR = 0.1
 MENTION_CAP = 200
 EDGE_CAP = 50
 FRONTIER_CAP = 64
-MAX_KIND_CHARS = 64
-_PERSON_KINDS = frozenset({"PERSON", "PER"})
 
 
 def co_mention_confidence(count: int) -> float:
@@ -81,204 +80,11 @@ def co_mention_confidence(count: int) -> float:
 CO_CONF_TABLE: tuple[float, ...] = tuple(co_mention_confidence(i) for i in range(CO_MENTION_SATURATION + 1))
 
 
-def _digest(*parts: str) -> str:
-    return hashlib.blake2b("\x1f".join(parts).encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
-
-
-def entity_key(namespace: str, entity_id: str) -> str:
-    """A fixed-size key for (namespace, entity id). Servers match on keys, never on user strings, so
-    a 10 KB name costs the same as a short one and never reaches a size-limited parameter."""
-    return "e" + _digest("e", namespace, entity_id)
-
-
-def memory_key(namespace: str, memory_id: str) -> str:
-    return "m" + _digest("m", namespace, memory_id)
-
-
-def token_key(namespace: str, token: str) -> str:
-    return "t" + _digest("t", namespace, token)
-
-
-def rel_key(rel: str) -> str:
-    return "r" + _digest("r", rel)
-
-
 def hub_damping(df: int, n: int) -> float:
     """See HUB_SHARE: 1.0 for ordinary entities, down to HUB_FLOOR for one in every memory."""
     if df <= HUB_MIN_DF or n <= 0 or df <= HUB_SHARE * n:
         return 1.0
     return max(HUB_FLOOR, min(1.0, math.log(n / df) / math.log(1.0 / HUB_SHARE)))
-
-
-def quantize_confidence(value: float) -> float:
-    """Confidence clamped to [0, 1] and rounded to 6 decimals. FalkorDB's Bolt listener prints float
-    parameters with 6 significant digits; rounding first makes both backends store the same number."""
-    v = float(value)
-    if not math.isfinite(v):
-        raise QueryError(f"confidence must be a finite number, got {value!r}")
-    return round(min(1.0, max(0.0, v)), 6)
-
-
-def epoch_ms(when: datetime | None) -> int | None:
-    """Aware datetime -> integer epoch milliseconds. Integers, because FalkorDB has no datetime type
-    and would print an epoch float parameter as 1.71e+09."""
-    if when is None:
-        return None
-    return int(round(require_aware(when, "relation time").timestamp() * 1000))
-
-
-def person_like(kind: str | None) -> bool:
-    """Unknown kinds count: a mention without an NER label may well be a person."""
-    return kind is None or kind.upper() in _PERSON_KINDS
-
-
-def name_tokens(entity_id: str) -> list[str]:
-    return entity_id.split(" ")
-
-
-def check_name(value: object, what: str, *, entity: bool = True) -> str:
-    """A string a graph stores: no NUL, no lone surrogate (SQLite and the Bolt driver raise on those,
-    FalkorDB cuts a value at a NUL), at most MAX_NAME_BYTES of UTF-8, also once normalized for an
-    entity name (NFKC can grow a string). Returns it unchanged."""
-    if not isinstance(value, str):
-        raise QueryError(f"{what} must be a string, got {type(value).__name__}")
-    require_clean(value, what, QueryError)
-    if _oversize(value) or (entity and _oversize(normalize_entity_id(value))):
-        raise QueryError(f"{what} is longer than {MAX_NAME_BYTES} bytes of UTF-8 ({value[:40]!r}...)")
-    return value
-
-
-def _oversize(value: str) -> bool:
-    return len(value) * 4 > MAX_NAME_BYTES and len(value.encode()) > MAX_NAME_BYTES
-
-
-def check_namespace(namespace: object) -> str:
-    if not isinstance(namespace, str) or not namespace.strip():
-        raise QueryError("namespace must be a non-empty string")
-    return check_name(namespace, "namespace", entity=False)
-
-
-def check_relation(rel: Relation) -> tuple[str, str, str]:
-    """Validate a relation; returns (src id, dst id, rel label)."""
-    if rel.kind not in RELATION_KINDS:
-        raise QueryError(f"relation kind must be one of {RELATION_KINDS}, not {rel.kind!r}")
-    if not isinstance(rel.rel, str) or not rel.rel.strip():
-        raise QueryError("relation label must be a non-empty string")
-    check_name(rel.rel, "relation label", entity=False)
-    src, dst = normalize_entity_id(check_name(rel.src, "relation source")), \
-        normalize_entity_id(check_name(rel.dst, "relation target"))
-    if not src or not dst:
-        raise QueryError(f"relation endpoints must be non-empty names: {rel.src!r}, {rel.dst!r}")
-    quantize_confidence(rel.confidence)
-    epoch_ms(rel.valid_from)
-    epoch_ms(rel.valid_to)
-    return src, dst, rel.rel.strip()
-
-
-def clean_mentions(mentions: Sequence[EntityMention | str]) -> list[tuple[str, str, str | None]]:
-    """(id, display name, kind) per distinct entity id, first spelling wins, the first non-empty
-    kind wins; names that normalize to nothing are dropped."""
-    names: dict[str, str] = {}
-    kinds: dict[str, str | None] = {}
-    for m in mentions:
-        name, kind = (m, None) if isinstance(m, str) else (m.name, m.kind)
-        eid = normalize_entity_id(check_name(name, "entity name", entity=False))
-        if _oversize(eid):
-            raise QueryError(f"entity name is longer than {MAX_NAME_BYTES} bytes of UTF-8 once normalized")
-        if not eid:
-            continue
-        names.setdefault(eid, " ".join(name.split()))
-        kind = (kind.strip()[:MAX_KIND_CHARS] or None) if isinstance(kind, str) else None
-        if kinds.get(eid) is None:
-            kinds[eid] = kind
-    return [(eid, names[eid], kinds[eid]) for eid in names]
-
-
-def build_entity(gid: str, name: str, kind: str | None, member_names: Sequence[str], df: int) -> Entity:
-    """The public view of a group: aliases are the other members' names plus, for a multi-token
-    entity labelled PERSON, its first and last name (so the query matcher finds "Sarah" even if no
-    memory ever said "Sarah" alone); deduplicated by id, sorted."""
-    aliases = {normalize_entity_id(n): n for n in sorted(member_names)}
-    toks = name.split()
-    if len(toks) > 1 and kind and kind.upper() in _PERSON_KINDS:
-        for t in (toks[0], toks[-1]):
-            aliases.setdefault(normalize_entity_id(t), t)
-    aliases.pop(gid, None)
-    aliases.pop("", None)
-    return Entity(gid, name, tuple(sorted(aliases.values())), kind, int(df))
-
-
-# ------------------------------------------------------------------------ alias resolution
-class CatalogView(Protocol):
-    """What `plan_entities` needs to know about a namespace's existing entities."""
-
-    def lookup(self, ids: Collection[str]) -> dict[str, tuple[str, str | None]]:
-        """Existing ids -> (canonical id of their group, kind of that canonical entity)."""
-        ...
-
-    def person_tokens(self, tokens: Collection[str]) -> dict[str, list[str]]:
-        """token -> canonical multi-token person-like entities whose first or last token it is."""
-        ...
-
-
-@dataclass(frozen=True)
-class NewEntity:
-    id: str
-    name: str
-    kind: str | None
-    canon: str
-
-
-@dataclass(frozen=True)
-class EntityPlan:
-    """How a batch of names maps onto the graph: `resolved` id -> canonical id, entities to create,
-    groups to fold into another (`merges`: old canonical -> new canonical)."""
-
-    resolved: Mapping[str, str]
-    created: tuple[NewEntity, ...]
-    merges: tuple[tuple[str, str], ...]
-
-
-def plan_entities(view: CatalogView, names: Sequence[tuple[str, str, str | None]]) -> EntityPlan:
-    """Alias merging. Known ids resolve to their group. A new multi-token name starts a group. A new
-    single-token person-like name that is the first or last token of exactly one known multi-token
-    person-like entity joins it as an alias ("Sarah" -> "Sarah Chen"); with two candidates ("Sarah
-    Chen", "Sarah Park") it stays its own entity and query-time resolution fans out. A standalone
-    single-token entity seen *before* its full name is folded into the first full name that makes it
-    unambiguous. Merges are sticky: a later "Sarah Park" does not split an existing merge."""
-    info: dict[str, tuple[str, str | None]] = {}
-    for eid, name, kind in names:
-        if eid not in info:
-            info[eid] = (name, kind)
-    known = view.lookup(list(info))
-    resolved = {eid: known[eid][0] for eid in info if eid in known}
-    new = [eid for eid in info if eid not in known]
-    multi = sorted(e for e in new if len(name_tokens(e)) > 1)
-    single = sorted(e for e in new if len(name_tokens(e)) == 1)
-    tokens = {t for e in multi if person_like(info[e][1]) for t in (name_tokens(e)[0], name_tokens(e)[-1])}
-    tokens |= {e for e in single if person_like(info[e][1])}
-    tokmap = {t: list(v) for t, v in view.person_tokens(tokens).items()}
-    created: list[NewEntity] = []
-    for e in multi:
-        created.append(NewEntity(e, info[e][0], info[e][1], e))
-        resolved[e] = e
-        if person_like(info[e][1]):
-            for t in {name_tokens(e)[0], name_tokens(e)[-1]}:
-                tokmap.setdefault(t, []).append(e)
-    for e in single:
-        cands = sorted(set(tokmap.get(e, ()))) if person_like(info[e][1]) else []
-        canon = cands[0] if len(cands) == 1 else e
-        created.append(NewEntity(e, info[e][0], info[e][1], canon))
-        resolved[e] = canon
-    merges: list[tuple[str, str]] = []
-    retro = sorted({t for e in multi if person_like(info[e][1]) for t in (name_tokens(e)[0], name_tokens(e)[-1])})
-    for t, (canon, kind) in sorted(view.lookup([t for t in retro if t not in new]).items()):
-        cands = sorted(set(tokmap.get(t, ())))
-        if canon == t and person_like(kind) and len(cands) == 1:
-            merges.append((t, cands[0]))
-    folded = dict(merges)
-    resolved = {eid: folded.get(c, c) for eid, c in resolved.items()}
-    return EntityPlan(resolved, tuple(created), tuple(merges))
 
 
 # ------------------------------------------------------------------------ traversal

@@ -4,27 +4,27 @@ Why SQLite: it is in the standard library, a write is one atomic transaction (a 
 leaves the previous state, never a torn log line to repair), and `open()` rebuilds the in-memory
 adjacency from four small tables. Co-mention counts and mention counts are not stored at all: they
 are recomputed from the MENTIONS table on open, so they can never drift from the edges they count.
-Reads never touch SQLite; a traversal is dict lookups plus `graph_common.traverse_source`.
+Reads never touch SQLite; a traversal is dict lookups plus `graph_common.traverse_source`. The
+adjacency dicts of one namespace are `graph_embedded_space.NamespaceGraph`; this module persists and locks them.
 """
 
 from __future__ import annotations
 
-import heapq
 import logging
 import sqlite3
 import threading
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from itertools import combinations, groupby, islice
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
 from ..errors import BackendError, QueryError
 from ..types import Hit, MemoryType
-from .graph_common import (CO_MENTION_REL, EDGE_CAP, EdgeView, EntityPlan, GroupInfo, NewEntity, build_entity,
-                           check_name, check_namespace, check_relation, clean_mentions, co_mention_confidence,
-                           entity_key, epoch_ms, name_tokens, normalize_entity_id, person_like, plan_entities,
-                           quantize_confidence, traverse_source)
+from .graph_common import (EntityPlan, NewEntity, check_name, check_namespace, check_relation, clean_mentions,
+                           epoch_ms, name_tokens, normalize_entity_id, plan_entities, quantize_confidence,
+                           traverse_source)
+from .graph_embedded_space import NamespaceGraph
 from .protocols import Entity, EntityMention, Relation
 
 __all__ = ["EmbeddedGraphStore"]
@@ -43,167 +43,6 @@ CREATE TABLE IF NOT EXISTS relation(ns TEXT NOT NULL, src TEXT NOT NULL, rel TEX
 """
 
 
-class _Ns:
-    """One namespace's graph. Edges join entity nodes; a group is a canonical node plus its aliases."""
-
-    def __init__(self, namespace: str) -> None:
-        self.namespace = namespace
-        self.ent: dict[str, list[Any]] = {}             # id -> [name, kind, canon]
-        self.members: dict[str, set[str]] = {}          # canonical id -> ids in its group
-        self.tok: dict[str, set[str]] = {}              # token -> multi-token person-like canonical ids
-        self.ment: dict[str, dict[str, int]] = {}       # entity id -> {memory id: seq}, oldest first
-        self.mem: dict[str, tuple[int, str | None, tuple[str, ...]]] = {}  # mid -> (seq, type, entity ids)
-        self.rel: dict[tuple[str, str, str], tuple[str, float, int | None, int | None]] = {}
-        self.co: dict[tuple[str, str], int] = {}        # (a, b) ordered by entity key -> count
-        self.adj: dict[str, set[tuple[str, ...]]] = {}  # id -> ('r', src, rel, dst) | ('c', a, b)
-        self.okey: dict[str, str] = {}
-        self.ecache: dict[str, tuple[int, list[EdgeView]]] = {}  # group -> (cap, its best edges)
-        self.version = 0
-
-    def key(self, eid: str) -> str:
-        k = self.okey.get(eid)
-        if k is None:
-            k = self.okey[eid] = entity_key(self.namespace, eid)
-        return k
-
-    # -------------------------------------------------- CatalogView
-    def lookup(self, ids: Collection[str]) -> dict[str, tuple[str, str | None]]:
-        return {i: (self.ent[i][2], self.ent[self.ent[i][2]][1]) for i in ids if i in self.ent}
-
-    def person_tokens(self, tokens: Collection[str]) -> dict[str, list[str]]:
-        return {t: sorted(self.tok[t]) for t in tokens if self.tok.get(t)}
-
-    # -------------------------------------------------- TraversalSource
-    def memory_count(self) -> int:
-        return len(self.mem)
-
-    def groups_of(self, entity_ids: Sequence[str]) -> dict[str, str]:
-        return {i: self.ent[i][2] for i in entity_ids if i in self.ent}
-
-    def df(self, g: str) -> int:
-        return sum(len(self.ment.get(x, ())) for x in self.members.get(g, ()))
-
-    def group_info(self, handles: Collection[str]) -> dict[str, GroupInfo]:
-        return {g: GroupInfo(self.ent[g][0], self.df(g), self.key(g)) for g in handles if g in self.ent}
-
-    def edges(self, handles: Sequence[str], cap: int) -> dict[str, list[EdgeView]]:
-        out: dict[str, list[EdgeView]] = {}
-        for g in handles:
-            cached = self.ecache.get(g)
-            if cached is None or (cap > cached[0] and len(cached[1]) == cached[0]):
-                cached = self.ecache[g] = self._group_edges(g, max(cap, EDGE_CAP))
-            out[g] = cached[1][:cap]
-        return out
-
-    def _group_edges(self, g: str, cap: int) -> tuple[int, list[EdgeView]]:
-        """The group's `cap` best edges, ranked (-conf, neighbour key, rel, backward): sort keys are
-        built for every incident edge, EdgeViews only for the winners (hubs have thousands)."""
-        ranked: list[tuple[float, str, str, bool, int, str, tuple[str, ...]]] = []
-        for x in self.members.get(g, ()):
-            for e in self.adj.get(x, ()):
-                if e[0] == "r":
-                    conf = self.rel[e[1:]][1]
-                    ends = ([(e[3], True)] if x == e[1] else []) + ([(e[1], False)] if x == e[3] else [])
-                    rel = e[2]
-                else:
-                    conf, rel = co_mention_confidence(self.co[e[1:]]), CO_MENTION_REL
-                    ends = [(e[2] if x == e[1] else e[1], x == e[1])]
-                for other, fwd in ends:
-                    dst = self.ent[other][2]
-                    if dst != g:
-                        ranked.append((-conf, self.key(dst), rel, not fwd, len(ranked), dst, e))
-        views = []
-        for nconf, _k, rel, nfwd, _i, dst, e in heapq.nsmallest(cap, ranked):
-            kind, vt = (self.rel[e[1:]][0], self.rel[e[1:]][3]) if e[0] == "r" else ("semantic", None)
-            views.append(EdgeView(g, dst, rel, kind, -nconf, vt, not nfwd))
-        return cap, views
-
-    def memories(self, handles: Sequence[str], cap: int,
-                 types: frozenset[MemoryType] | None) -> dict[str, list[str]]:
-        allowed = None if types is None else {t.value for t in types}
-        out: dict[str, list[str]] = {}
-        for g in handles:
-            lists = [self.ment[x] for x in sorted(self.members.get(g, ())) if self.ment.get(x)]
-            if len(lists) == 1:
-                stream: Any = reversed(lists[0])  # one member: already newest first, no duplicates
-            else:
-                merged = heapq.merge(*[((-s, m) for m, s in reversed(d.items())) for d in lists])
-                seen: set[str] = set()
-                stream = (m for _s, m in merged if not (m in seen or seen.add(m)))  # type: ignore[func-returns-value]
-            if allowed is not None:
-                stream = (m for m in stream if self.mem[m][1] in allowed)
-            out[g] = list(islice(stream, cap))
-        return out
-
-    # -------------------------------------------------- in-memory mutations
-    def reindex_tokens(self, eid: str) -> None:
-        toks = name_tokens(eid)
-        want = len(toks) > 1 and self.ent[eid][2] == eid and person_like(self.ent[eid][1])
-        for t in {toks[0], toks[-1]}:
-            s = self.tok.setdefault(t, set())
-            (s.add if want else s.discard)(eid)
-
-    def add_entity(self, e: NewEntity) -> None:
-        self.ent[e.id] = [e.name, e.kind, e.canon]
-        self.members.setdefault(e.canon, set()).add(e.id)
-        self.reindex_tokens(e.id)
-        self.version += 1
-
-    def set_canon(self, eid: str, canon: str) -> None:
-        old = self.ent[eid][2]
-        self.members[old].discard(eid)
-        if not self.members[old]:
-            del self.members[old]
-        self.ent[eid][2] = canon
-        self.members.setdefault(canon, set()).add(eid)
-        self.reindex_tokens(eid)
-        self.ecache.clear()
-        self.version += 1
-
-    def touch(self, *ids: str) -> None:
-        for i in ids:
-            self.ecache.pop(self.ent[i][2], None)
-
-    def add_memory(self, mid: str, seq: int, mtype: str | None, targets: tuple[str, ...]) -> None:
-        self.mem[mid] = (seq, mtype, targets)
-        for e in targets:
-            self.ment.setdefault(e, {})[mid] = seq
-        for a, b in self.pairs(targets):
-            n = self.co.get((a, b), 0) + 1
-            self.co[(a, b)] = n
-            if n == 1:
-                self.adj.setdefault(a, set()).add(("c", a, b))
-                self.adj.setdefault(b, set()).add(("c", a, b))
-            self.touch(a, b)
-
-    def drop_memory(self, mid: str) -> None:
-        _seq, _t, targets = self.mem.pop(mid)
-        for e in targets:
-            self.ment.get(e, {}).pop(mid, None)
-        for a, b in self.pairs(targets):
-            n = self.co.get((a, b), 0) - 1
-            if n > 0:
-                self.co[(a, b)] = n
-            else:
-                self.co.pop((a, b), None)
-                self.adj.get(a, set()).discard(("c", a, b))
-                self.adj.get(b, set()).discard(("c", a, b))
-            self.touch(a, b)
-
-    def pairs(self, targets: Sequence[str]) -> list[tuple[str, str]]:
-        return [(a, b) if self.key(a) < self.key(b) else (b, a) for a, b in combinations(sorted(targets), 2)]
-
-    def put_rel(self, s: str, rel: str, d: str, value: tuple[str, float, int | None, int | None]) -> None:
-        self.rel[(s, rel, d)] = value
-        self.adj.setdefault(s, set()).add(("r", s, rel, d))
-        self.adj.setdefault(d, set()).add(("r", s, rel, d))
-        self.touch(s, d)
-
-    def entity(self, g: str) -> Entity:
-        name, kind, _ = self.ent[g]
-        return build_entity(g, name, kind, [self.ent[x][0] for x in self.members.get(g, ()) if x != g], self.df(g))
-
-
 class EmbeddedGraphStore:
     """`GraphStore` in process. `path` is a directory (created on open) holding `graph.sqlite3`;
     None keeps everything in memory. Thread-safe: one RLock guards every call."""
@@ -214,7 +53,7 @@ class EmbeddedGraphStore:
         self.path = path
         self._lock = threading.RLock()
         self._db: sqlite3.Connection | None = None
-        self._spaces: dict[str, _Ns] = {}
+        self._spaces: dict[str, NamespaceGraph] = {}
         self._ops: list[tuple[str, tuple[Any, ...]]] = []
         self._seq = 0
         self._opened = False
@@ -262,19 +101,19 @@ class EmbeddedGraphStore:
         for ns, s, rel, d, kind, conf, vf, vt in db.execute("SELECT * FROM relation"):
             self._space(ns).put_rel(s, rel, d, (kind, conf, vf, vt))
 
-    def _space(self, namespace: str) -> _Ns:
+    def _space(self, namespace: str) -> NamespaceGraph:
         sp = self._spaces.get(namespace)
         if sp is None:
-            sp = self._spaces[namespace] = _Ns(namespace)
+            sp = self._spaces[namespace] = NamespaceGraph(namespace)
         return sp
 
-    def _check(self, namespace: str, write: bool = True) -> _Ns:
+    def _check(self, namespace: str, write: bool = True) -> NamespaceGraph:
         """The namespace's graph (opening the store on first use); reads of an unknown namespace get
         a throwaway empty one, so queries never grow the store."""
         if not self._opened:
             self.open()
         check_namespace(namespace)
-        return self._space(namespace) if write else self._spaces.get(namespace) or _Ns(namespace)
+        return self._space(namespace) if write else self._spaces.get(namespace) or NamespaceGraph(namespace)
 
     def _commit(self) -> None:
         ops, self._ops = self._ops, []
@@ -301,7 +140,7 @@ class EmbeddedGraphStore:
             self._commit()
 
     # ------------------------------------------------------------------ primitive writes
-    def _apply_plan(self, sp: _Ns, plan: EntityPlan, kinds: Mapping[str, str | None]) -> None:
+    def _apply_plan(self, sp: NamespaceGraph, plan: EntityPlan, kinds: Mapping[str, str | None]) -> None:
         for e in plan.created:
             sp.add_entity(e)
             self._ops.append(("INSERT OR REPLACE INTO entity VALUES (?,?,?,?,?)",
@@ -315,15 +154,15 @@ class EmbeddedGraphStore:
                 sp.version += 1
                 self._ops.append(("UPDATE entity SET kind=? WHERE ns=? AND id=?", (kind, sp.namespace, eid)))
 
-    def _fold(self, sp: _Ns, group: str, into: str) -> None:
+    def _fold(self, sp: NamespaceGraph, group: str, into: str) -> None:
         for x in sorted(sp.members.get(group, ())):
             self._move(sp, x, into)
 
-    def _move(self, sp: _Ns, eid: str, into: str) -> None:
+    def _move(self, sp: NamespaceGraph, eid: str, into: str) -> None:
         sp.set_canon(eid, into)
         self._ops.append(("UPDATE entity SET canon=? WHERE ns=? AND id=?", (into, sp.namespace, eid)))
 
-    def _drop(self, sp: _Ns, mid: str) -> None:
+    def _drop(self, sp: NamespaceGraph, mid: str) -> None:
         sp.drop_memory(mid)
         self._ops.append(("DELETE FROM memory WHERE ns=? AND mid=?", (sp.namespace, mid)))
         self._ops.append(("DELETE FROM mention WHERE ns=? AND mid=?", (sp.namespace, mid)))
@@ -337,7 +176,7 @@ class EmbeddedGraphStore:
         if batch:
             self._write(self._link, sp, batch)
 
-    def _link(self, sp: _Ns, batch: Mapping[str, tuple[list[tuple[str, str, str | None]], Any]]) -> None:
+    def _link(self, sp: NamespaceGraph, batch: Mapping[str, tuple[list[tuple[str, str, str | None]], Any]]) -> None:
         names = [n for ms, _t in batch.values() for n in ms]
         plan = plan_entities(sp, names)
         self._apply_plan(sp, plan, {eid: kind for eid, _n, kind in names if kind})
@@ -392,7 +231,7 @@ class EmbeddedGraphStore:
         return relinked, unlinked
 
     @staticmethod
-    def _same_groups(sp: _Ns, targets: Sequence[str], names: Sequence[tuple[str, str, str | None]]) -> bool:
+    def _same_groups(sp: NamespaceGraph, targets: Sequence[str], names: Sequence[tuple[str, str, str | None]]) -> bool:
         have = {sp.ent[t][2] if t in sp.ent else None for t in targets}
         want = set()
         for eid, _name, _kind in names:
@@ -406,7 +245,7 @@ class EmbeddedGraphStore:
         src, dst, label = check_relation(relation)
         self._write(self._relate, sp, relation, src, dst, label)
 
-    def _relate(self, sp: _Ns, r: Relation, src: str, dst: str, label: str) -> None:
+    def _relate(self, sp: NamespaceGraph, r: Relation, src: str, dst: str, label: str) -> None:
         plan = plan_entities(sp, [(src, " ".join(r.src.split()), None), (dst, " ".join(r.dst.split()), None)])
         self._apply_plan(sp, plan, {})
         s, d = plan.resolved[src], plan.resolved[dst]
@@ -423,7 +262,7 @@ class EmbeddedGraphStore:
             raise QueryError(f"entity and alias must be non-empty names: {entity!r}, {alias!r}")
         self._write(self._add_alias, sp, eid, " ".join(entity.split()), aid, " ".join(alias.split()))
 
-    def _add_alias(self, sp: _Ns, eid: str, ename: str, aid: str, aname: str) -> None:
+    def _add_alias(self, sp: NamespaceGraph, eid: str, ename: str, aid: str, aname: str) -> None:
         plan = plan_entities(sp, [(eid, ename, None)])
         self._apply_plan(sp, plan, {})
         target = plan.resolved[eid]
