@@ -15,10 +15,13 @@ __all__ = ["FusionConfig", "StoreConfig", "DEFAULT_WEIGHTS", "DEFAULT_TIMEOUTS_S
 #: Base weights, tuned on the public LoCoMo split (docs/RESULTS.md has the sweep). DESIGN.md's seed
 #: was 1.0 for every arm; measured against it, lexical 2.0 (+4.1 R@5: BM25 alone is 0.547 R@5 on chat
 #: turns, MiniLM dense 0.371) and graph/temporal/type 0.5 (those arms mostly re-rank what dense
-#: already found) give +6.2 R@5 together with k=10. The optimizer multiplies these per query
-#: (speculative temporal x0.5; the graph arm discounts its own multi-hop hits x0.8).
+#: already found) give +6.2 R@5 together with k=10. Dense went to 1.5 once the vector arms embed
+#: the query without hub names (`optimizer.mask_hub_names`, dense alone 0.446 -> 0.596): fused R@5
+#: at dense 1.0 / 1.25 / 1.5 / 1.75 / 2.0 was 0.727 / 0.729 / 0.736 / 0.733 / 0.723, lexical 1.75-2.0
+#: within 0.2 points. The optimizer multiplies these per query (speculative temporal x0.5, "when
+#: did...?" temporal x2; the graph arm discounts its own multi-hop hits x0.8).
 DEFAULT_WEIGHTS: Mapping[str, float] = MappingProxyType(
-    {"dense": 1.0, "lexical": 2.0, "graph": 0.5, "temporal": 0.5, "type": 0.5})
+    {"dense": 1.5, "lexical": 2.0, "graph": 0.5, "temporal": 0.5, "type": 0.5})
 
 #: RRF constant. DESIGN.md seeds 60; on public LoCoMo with the weights above, k=10 measured +1.4 R@5
 #: and +2.5 R@10 over k=60 (k=30 in between): a smaller k lets a confident #1 count for more.

@@ -21,7 +21,7 @@ from typing import Any
 from .config import FusionConfig
 from .errors import BackendError, BackendUnavailable, QueryError
 from .fusion import fuse
-from .query.optimizer import optimize, optimize_off, skip_unselective
+from .query.optimizer import mask_hub_names, optimize, optimize_off, skip_unselective
 from .query.parse import parse_query
 from .retrievers import make_retriever
 from .retrievers.base import ArmRequest, Retriever
@@ -105,10 +105,9 @@ class EnsembleMemory:
         parsed = parse_query(query, now=now, matcher=matcher,
                              last_session_end=self.store.last_session_end(namespace),
                              max_chars=self.config.max_query_chars)
-        if not self.optimizer:
-            return parsed, optimize_off(parsed), failure
-        plan = skip_unselective(optimize(parsed), parsed, *self._statistics(namespace, matcher))
-        return parsed, plan, failure
+        share, damping = self._statistics(namespace, matcher)
+        plan = skip_unselective(optimize(parsed), parsed, share, damping) if self.optimizer else optimize_off(parsed)
+        return parsed, mask_hub_names(plan, parsed, damping), failure
 
     def _statistics(self, namespace: str, matcher: Any
                     ) -> tuple[Callable[[frozenset[MemoryType]], float | None], Callable[[str], float] | None]:
@@ -245,7 +244,7 @@ class EnsembleMemory:
                                                        for a in plan.arms if a not in arms}})
         depth = max(self.config.depth, k)
         base = ArmRequest(query=parsed, namespace=namespace, k=depth, window=parsed.temporal_window,
-                          max_hops=plan.max_hops)
+                          max_hops=plan.max_hops, embed_text=plan.embed_text)
         job = _Job(parsed, plan, namespace, k, self._tasks(plan, base), started)
         if lookup_failure is not None:
             job.failures.append(lookup_failure)
@@ -298,7 +297,7 @@ class EnsembleMemory:
     def _batch(self, jobs: list[tuple[str, VectorArm, ArmRequest]]
                ) -> Callable[[], dict[str, tuple[list[Hit], bool]]]:
         def run() -> dict[str, tuple[list[Hit], bool]]:
-            vector = self.store.embed_query(jobs[0][2].query.text)
+            vector = self.store.embed_query(jobs[0][2].text_to_embed())
             reqs = [replace(r, vector=vector) for _, _, r in jobs]
             results = run_vector_arms(self.store, [(arm, r) for (_, arm, _), r in zip(jobs, reqs)])
             out = {name: (hits, False) for (name, _, _), hits in zip(jobs, results)}

@@ -233,6 +233,9 @@ class QueryPlan:
     hard_filter: bool = False
     reasons: tuple[str, ...] = ()
     skipped: Mapping[str, str] = field(default_factory=dict)
+    #: What the vector arms embed when it is not the query itself: the query without the names of
+    #: hub entities (`optimizer.mask_hub_names`). None: the query text.
+    embed_text: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "weights", MappingProxyType(dict(self.weights)))

@@ -22,7 +22,8 @@ class ArmRequest:
 
     `types` is the hard type pre-filter (None = all types); `window` the temporal window;
     `vector` the query embedding (computed once, shared by every Qdrant-backed arm); `max_hops`
-    the graph depth the optimizer chose.
+    the graph depth the optimizer chose; `embed_text` what to embed when it is not the query
+    itself (the plan's `embed_text`: the query without hub names).
     """
 
     query: ParsedQuery
@@ -32,9 +33,13 @@ class ArmRequest:
     types: frozenset[MemoryType] | None = None
     window: TimeWindow | None = None
     max_hops: int = 2
+    embed_text: str | None = None
 
     def without_type_filter(self) -> ArmRequest:
         return replace(self, types=None)
+
+    def text_to_embed(self) -> str:
+        return self.embed_text or self.query.text
 
 
 @runtime_checkable

@@ -54,7 +54,7 @@ def run_vector_arms(store: MemoryStore, jobs: Sequence[tuple[VectorArm, ArmReque
     for i, (arm, request) in enumerate(jobs):
         if request.vector is None:
             if vector is None:
-                vector = store.embed_query(request.query.text)
+                vector = store.embed_query(request.text_to_embed())
             request = replace(request, vector=vector)
         prepared.append(request)
         q = arm.vector_query(request)

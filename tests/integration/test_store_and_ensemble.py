@@ -272,17 +272,23 @@ def test_identical_vector_searches_run_once(store, monkeypatch):
     assert top.memory.id == "deploy" and {c.arm for c in top.contributions} >= {"temporal", "type"}
 
 
-def test_a_query_whose_only_seed_is_a_hub_skips_the_graph(store):
+def test_a_query_whose_only_seed_is_a_hub_skips_the_graph(store, monkeypatch):
     topics = ["pottery", "camping", "painting", "adoption", "running", "poetry", "music", "books",
               "hiking", "cooking", "dancing", "chess"]
     store.add([Memory(text=f"Caroline: I spent the weekend on {t}.", namespace="conv", entities=("Caroline",),
                       id=f"t{i}") for i, t in enumerate(topics)])
+    embedded: list[str] = []
+    real = store.embed_query
+    monkeypatch.setattr(store, "embed_query", lambda text: embedded.append(text) or real(text))
     r = EnsembleMemory(store).retrieve("what did Caroline say about pottery?", namespace="conv", k=3, now=NOW)
     assert "graph" not in r.plan.arms and "every seed is a hub" in r.plan.skipped["graph"]
     assert r.hits[0].memory.id == "t0"
+    # the hub's name is no evidence either for the vector arms: they embed the query without it
+    assert r.plan.embed_text == "what did say about pottery?" and embedded == ["what did say about pottery?"]
+    assert any(x.startswith("mask_hub_names:") for x in r.plan.reasons)
     off = EnsembleMemory(store, optimizer=False).retrieve("what did Caroline say about pottery?",
                                                           namespace="conv", k=3, now=NOW)
-    assert "graph" in off.plan.arms
+    assert "graph" in off.plan.arms and off.plan.embed_text == "what did say about pottery?"
 
 
 def test_a_when_question_ranks_the_memories_that_state_a_time(store):

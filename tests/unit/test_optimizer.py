@@ -21,7 +21,7 @@ from fused_memory.query import (
     optimize_off,
     parse_query,
 )
-from fused_memory.query.optimizer import (ANSWER_TIME_WEIGHT, MULTI_HOPS, SPECULATIVE_TEMPORAL_WEIGHT,
+from fused_memory.query.optimizer import (ANSWER_TIME_WEIGHT, MULTI_HOPS, SPECULATIVE_TEMPORAL_WEIGHT, mask_hub_names,
                                          skip_unselective)
 from fused_memory.store.protocols import Entity
 from fused_memory.types import ARMS, MemoryType, ParsedQuery
@@ -257,3 +257,32 @@ def test_graph_is_skipped_when_every_seed_is_a_hub(dampings, skipped) -> None:
     assert ("graph" not in pruned.arms) == skipped
     if skipped:
         assert "every seed is a hub" in pruned.skipped["graph"] and "graph" not in pruned.weights
+
+
+# ------------------------------------------------------------------ stage 2b: hub names and the vector arms
+@pytest.mark.parametrize("query, dampings, embed_text", [
+    # every candidate of the mention is a hub: the vector arms embed the query without it
+    ("What did Melanie realize after the charity race?", {"melanie": 0.15}, "What did realize after the charity race?"),
+    ("what is Mel's favorite pottery glaze?", {"melanie": 0.15}, "what is favorite pottery glaze?"),
+    ("what is Mel\u2019s favorite pottery glaze?", {"melanie": 0.15}, "what is favorite pottery glaze?"),
+    ("When did Caroline and Melanie go camping?", {"caroline": 0.1, "melanie": 0.2}, "When did and go camping?"),
+    # an ordinary entity keeps its name; so does one hub among non-hubs of the same mention
+    ("What did Melanie realize after the charity race?", {"melanie": 0.9}, None),
+    ("who reports to Sarah?", {"sarah chen": 0.1, "sarah park": 0.8}, None),
+    # nothing but the name would be left: nothing is masked
+    ("Melanie?", {"melanie": 0.1}, None),
+])
+def test_hub_names_are_masked_for_the_vector_arms(query, dampings, embed_text) -> None:
+    parsed, plan = plan_for(query)
+    masked = mask_hub_names(plan, parsed, lambda eid: dampings[eid])
+    assert masked.embed_text == embed_text
+    if embed_text is None:
+        assert masked is plan
+    else:
+        assert masked.reasons[-1].startswith("mask_hub_names:") and repr(embed_text) in masked.reasons[-1]
+        assert (masked.arms, masked.weights) == (plan.arms, plan.weights)  # masking never changes the plan
+
+
+def test_hub_masking_needs_the_statistic() -> None:
+    parsed, plan = plan_for("What did Melanie realize after the charity race?")
+    assert mask_hub_names(plan, parsed, None) is plan
