@@ -21,7 +21,8 @@ from typing import Any
 from .config import FusionConfig
 from .errors import BackendError, BackendUnavailable, QueryError
 from .fusion import fuse
-from .query.optimizer import mask_hub_names, optimize, optimize_off, skip_unselective
+from .query.optimizer import optimize, optimize_off
+from .query.store_rules import mask_hub_names, skip_unselective
 from .query.parse import parse_query
 from .retrievers import make_retriever
 from .retrievers.base import ArmRequest, Retriever

@@ -4,8 +4,10 @@
     plan = optimize(parsed)          # or optimize_off(parsed) for the every-arm baseline
     plan.arms, plan.weights, plan.type_hints, plan.reasons
 
-`temporal` turns time phrases into windows, `entities` finds known (and, optionally, unknown) entity
-names, `parse` builds the `ParsedQuery`, `optimizer` the `QueryPlan`.
+`temporal` turns time phrases into windows, `cues` tells whether a query asks for a time and whether a
+text states one, `entities` finds known (and, optionally, unknown) entity names, `parse` builds the
+`ParsedQuery`, `optimizer` the `QueryPlan`, and `store_rules` adjusts it with the store's statistics
+(skip arms that would repeat dense, mask hub names for the vector arms).
 """
 
 from __future__ import annotations

@@ -16,17 +16,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from ..text import tokenize
 from ..types import ARMS, EntityRef, MemoryType, ParsedQuery, QueryPlan
 from .cues import ANSWER_TIME
+from .store_rules import MAX_FILTER_SHARE, MIN_SEED_DAMPING, mask_hub_names, skip_unselective
 
 __all__ = ["PlanBuilder", "Rule", "optimize", "optimize_off", "fired_rules", "DEFAULT_RULES", "OFF_RULES",
-           "RULE_NAMES", "SPECULATIVE_TEMPORAL_WEIGHT", "DEFAULT_HOPS", "MULTI_HOPS", "skip_unselective",
-           "MAX_FILTER_SHARE", "MIN_SEED_DAMPING", "ANSWER_TIME_WEIGHT",
-           "mask_hub_names"]
+           "RULE_NAMES", "SPECULATIVE_TEMPORAL_WEIGHT", "DEFAULT_HOPS", "MULTI_HOPS", "ANSWER_TIME_WEIGHT",
+           # stage 2b, in store_rules.py, re-exported here where the rest of the optimizer is
+           "skip_unselective", "mask_hub_names", "MAX_FILTER_SHARE", "MIN_SEED_DAMPING"]
 
 SPECULATIVE_TEMPORAL_WEIGHT = 0.5
 #: The temporal arm's weight (times its base 0.5) when the query asks for a time and names no window:
@@ -35,15 +36,6 @@ SPECULATIVE_TEMPORAL_WEIGHT = 0.5
 #: without the arm; 0.841 at 1.0 once durations count as times); the other categories move by at
 #: most 0.1 points, since only "when" / "how long" questions trigger it.
 ANSWER_TIME_WEIGHT = 2.0
-#: A filter arm whose filter keeps more than this share of the namespace ranks nearly the memories
-#: dense ranks, by the same cosine: it double-counts dense in the fusion and costs a vector search.
-#: On public LoCoMo every turn is an event, and skipping such arms changes fused R@5 by +0.1 points
-#: (within noise) while taking two of three searches out of the vector batch.
-MAX_FILTER_SHARE = 0.5
-#: Graph seeds whose hub damping is below this (an entity in more than ~22% of the namespace's
-#: memories, see `graph_common.hub_damping`) spread their score over everything: when every seed of a
-#: query is such a hub, the graph arm ranks memories by little more than link order and is skipped.
-MIN_SEED_DAMPING = 0.5
 DEFAULT_HOPS = 2
 MULTI_HOPS = 3
 
@@ -314,70 +306,6 @@ def optimize(parsed: ParsedQuery, *, rules: tuple[Rule, ...] = DEFAULT_RULES) ->
 def optimize_off(parsed: ParsedQuery) -> QueryPlan:
     """The baseline the optimizer is measured against: every arm that can run, at default weights."""
     return optimize(parsed, rules=OFF_RULES)
-
-
-def skip_unselective(plan: QueryPlan, parsed: ParsedQuery,
-                     share: Callable[[frozenset[MemoryType]], float | None],
-                     damping: Callable[[str], float] | None = None) -> QueryPlan:
-    """Stage 2b, with the store's statistics: skip the type arm, and the temporal arm when it has no
-    window and no time is asked for (it then only filters to events), when their filter keeps more than `MAX_FILTER_SHARE`
-    of the namespace. `share(types)` is that fraction, or None when unknown (nothing is skipped).
-    With `damping(entity_id)` (the hub damping of a seed), skip the graph arm when every candidate
-    entity of every mention is a hub below `MIN_SEED_DAMPING` ("what did Caroline say about ...?"
-    in a conversation where Caroline speaks every other turn)."""
-    checks = (("type", plan.type_hints), ("temporal", frozenset({MemoryType.EVENT})))
-    skipped, reasons = dict(plan.skipped), list(plan.reasons)
-    for arm, types in checks:
-        if arm not in plan.arms or not types or (arm == "temporal" and (
-                parsed.temporal_window is not None or parsed.answer_type == ANSWER_TIME)):
-            continue
-        kept = share(types)
-        if kept is not None and kept > MAX_FILTER_SHARE:
-            names = ",".join(sorted(t.value for t in types))
-            skipped[arm] = f"its filter ({names}) keeps {kept:.0%} of the namespace: it would repeat dense"
-            reasons.append(f"skip_unselective: {names} is {kept:.0%} of the namespace -> skip {arm}")
-    seeds = [c for ref in parsed.entity_refs for c in ref.candidates]
-    if damping is not None and "graph" in plan.arms and seeds:
-        damped = [(c.name, damping(c.entity_id)) for c in seeds]
-        if all(d < MIN_SEED_DAMPING for _, d in damped):
-            listed = ", ".join(f"{name} {d:.2f}" for name, d in damped[:4])
-            skipped["graph"] = f"every seed is a hub, in most memories of the namespace (damping {listed})"
-            reasons.append(f"skip_unselective: every seed is a hub ({listed}) -> skip graph")
-    if len(skipped) == len(plan.skipped):
-        return plan
-    arms = tuple(a for a in plan.arms if a not in skipped)
-    return replace(plan, arms=arms, weights={a: w for a, w in plan.weights.items() if a in arms},
-                   skipped=skipped, reasons=tuple(reasons))
-
-
-def mask_hub_names(plan: QueryPlan, parsed: ParsedQuery,
-                   damping: Callable[[str], float] | None) -> QueryPlan:
-    """The vector arms embed the query without the names of hub entities.
-
-    A name in most of the namespace's memories (every candidate below `MIN_SEED_DAMPING`, as for
-    the graph rule) tells memories apart no better than a stopword, but a sentence embedding weighs
-    names heavily: "what did Melanie realize after the charity race?" lands on whatever Melanie
-    said, not on the race. BM25 already discounts such a name by its IDF; the dense, temporal and
-    type arms now embed "what did realize after the charity race?". Public LoCoMo (the speakers are
-    the hubs): dense alone R@5 0.446 -> 0.596, fused 0.720 -> 0.727 (0.736 with dense weight 1.5),
-    adversarial 0.812 -> 0.852. Runs with the optimizer on or off: it is query preparation, not a
-    skip rule. Nothing is masked when the names are all the query has, or when the statistic is
-    unknown."""
-    if damping is None or not parsed.entity_refs:
-        return plan
-    hubs = [ref.text for ref in parsed.entity_refs
-            if ref.candidates and all(damping(c.entity_id) < MIN_SEED_DAMPING for c in ref.candidates)]
-    if not hubs:
-        return plan
-    text = parsed.text
-    for name in sorted(set(hubs), key=len, reverse=True):
-        text = re.sub(rf"(?<!\w){re.escape(name)}(?:['\u2019]s)?(?!\w)", " ", text, flags=re.IGNORECASE)
-    text = " ".join(text.split())
-    if not tokenize(text):
-        return plan
-    listed = ", ".join(repr(h) for h in dict.fromkeys(hubs))
-    return replace(plan, embed_text=text, reasons=(
-        *plan.reasons, f"mask_hub_names: {listed} in most memories -> vector arms embed {text!r}"))
 
 
 def fired_rules(plan: QueryPlan) -> tuple[str, ...]:
