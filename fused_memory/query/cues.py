@@ -15,10 +15,15 @@ temporal question do.
 from __future__ import annotations
 
 import re
+from typing import Literal
 
+from ..types import TimeWindow
 from .temporal import TIME_PATTERNS
 
-__all__ = ["has_time_cue", "asks_time", "mentions_time", "answer_types", "ANSWER_TIME"]
+__all__ = ["has_time_cue", "asks_time", "mentions_time", "answer_types", "temporal_mode", "TemporalMode",
+           "ANSWER_TIME"]
+
+TemporalMode = Literal["window", "answer", "speculative"]
 
 #: The answer-type tag of a memory that states a time (payload field `answers`).
 ANSWER_TIME = "time"
@@ -72,6 +77,15 @@ def mentions_time(text: str) -> bool:
     if not isinstance(text, str) or not text:
         return False
     return _DURATION.search(text) is not None or any(p.search(text) for p in TIME_PATTERNS)
+
+
+def temporal_mode(window: TimeWindow | None, answer_type: str | None) -> TemporalMode:
+    """How the temporal arm reads a query, decided here once for the optimizer, the selectivity rule
+    and the arm itself: "window" (events inside the parsed window), "answer" (no window but a time is
+    asked for: the memories that state one) or "speculative" (events by relevance, half weight)."""
+    if window is not None:
+        return "window"
+    return "answer" if answer_type == ANSWER_TIME else "speculative"
 
 
 def answer_types(text: str) -> tuple[str, ...]:

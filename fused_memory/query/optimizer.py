@@ -21,7 +21,7 @@ from functools import cached_property
 
 from ..text import tokenize
 from ..types import ARMS, EntityRef, MemoryType, ParsedQuery, QueryPlan
-from .cues import ANSWER_TIME
+from .cues import temporal_mode
 from .store_rules import MAX_FILTER_SHARE, MIN_SEED_DAMPING, mask_hub_names, skip_unselective
 
 __all__ = ["PlanBuilder", "Rule", "optimize", "optimize_off", "fired_rules", "DEFAULT_RULES", "OFF_RULES",
@@ -36,6 +36,8 @@ SPECULATIVE_TEMPORAL_WEIGHT = 0.5
 #: without the arm; 0.841 at 1.0 once durations count as times); the other categories move by at
 #: most 0.1 points, since only "when" / "how long" questions trigger it.
 ANSWER_TIME_WEIGHT = 2.0
+#: The temporal arm's weight by mode (`cues.temporal_mode`) when no skip rule applies.
+_TEMPORAL_WEIGHTS = {"window": 1.0, "answer": ANSWER_TIME_WEIGHT, "speculative": SPECULATIVE_TEMPORAL_WEIGHT}
 DEFAULT_HOPS = 2
 MULTI_HOPS = 3
 
@@ -228,7 +230,7 @@ def temporal_window(b: PlanBuilder, q: ParsedQuery) -> None:
 def asks_for_time(b: PlanBuilder, q: ParsedQuery) -> None:
     """"When did...?" with no window: the answer is a memory that states a time, so the temporal
     arm ranks those (`cues.mentions_time`, stored at ingest) at `ANSWER_TIME_WEIGHT`."""
-    if q.temporal_window is None and q.answer_type == ANSWER_TIME:
+    if temporal_mode(q.temporal_window, q.answer_type) == "answer":
         b.run("temporal", ANSWER_TIME_WEIGHT)
         b.note(f"asks for a time -> temporal over memories that state one, at {ANSWER_TIME_WEIGHT}")
 
@@ -236,7 +238,7 @@ def asks_for_time(b: PlanBuilder, q: ParsedQuery) -> None:
 def speculative_temporal(b: PlanBuilder, q: ParsedQuery) -> None:
     """A time cue ("latest", "since we last talked" without a session) but no window and no time
     asked for: the temporal arm runs at half weight, ranking events by relevance."""
-    if q.temporal_window is None and q.time_cue and q.answer_type != ANSWER_TIME:
+    if q.time_cue and temporal_mode(q.temporal_window, q.answer_type) == "speculative":
         b.run("temporal", SPECULATIVE_TEMPORAL_WEIGHT)
         b.note(f"time cue without a window -> speculative temporal at {SPECULATIVE_TEMPORAL_WEIGHT}")
 
@@ -273,8 +275,7 @@ def every_arm_that_can_run(b: PlanBuilder, q: ParsedQuery) -> None:
         b.run("graph", 1.0)
     else:
         b.skip("graph", "no entity to start from")
-    b.run("temporal", 1.0 if q.temporal_window is not None
-          else ANSWER_TIME_WEIGHT if q.answer_type == ANSWER_TIME else SPECULATIVE_TEMPORAL_WEIGHT)
+    b.run("temporal", _TEMPORAL_WEIGHTS[temporal_mode(q.temporal_window, q.answer_type)])
     if b.type_hints:
         b.run("type", 1.0)
     else:

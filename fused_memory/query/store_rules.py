@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from ..text import tokenize
 from ..types import MemoryType, ParsedQuery, QueryPlan
-from .cues import ANSWER_TIME
+from .cues import temporal_mode
 
 __all__ = ["skip_unselective", "mask_hub_names", "MAX_FILTER_SHARE", "MIN_SEED_DAMPING"]
 
@@ -32,17 +32,17 @@ MIN_SEED_DAMPING = 0.5
 def skip_unselective(plan: QueryPlan, parsed: ParsedQuery,
                      share: Callable[[frozenset[MemoryType]], float | None],
                      damping: Callable[[str], float] | None = None) -> QueryPlan:
-    """Stage 2b, with the store's statistics: skip the type arm, and the temporal arm when it has no
-    window and no time is asked for (it then only filters to events), when their filter keeps more than `MAX_FILTER_SHARE`
-    of the namespace. `share(types)` is that fraction, or None when unknown (nothing is skipped).
+    """Stage 2b, with the store's statistics: skip the type arm, and the temporal arm in its
+    speculative mode (it then only filters to events), when their filter keeps more than
+    `MAX_FILTER_SHARE` of the namespace. `share(types)` is that fraction, or None when unknown (nothing is skipped).
     With `damping(entity_id)` (the hub damping of a seed), skip the graph arm when every candidate
     entity of every mention is a hub below `MIN_SEED_DAMPING` ("what did Caroline say about ...?"
     in a conversation where Caroline speaks every other turn)."""
     checks = (("type", plan.type_hints), ("temporal", frozenset({MemoryType.EVENT})))
     skipped, reasons = dict(plan.skipped), list(plan.reasons)
     for arm, types in checks:
-        if arm not in plan.arms or not types or (arm == "temporal" and (
-                parsed.temporal_window is not None or parsed.answer_type == ANSWER_TIME)):
+        if arm not in plan.arms or not types or (
+                arm == "temporal" and temporal_mode(parsed.temporal_window, parsed.answer_type) != "speculative"):
             continue
         kept = share(types)
         if kept is not None and kept > MAX_FILTER_SHARE:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from ..query.cues import ANSWER_TIME
+from ..query.cues import ANSWER_TIME, temporal_mode
 from ..store.codec import from_payload
 from ..store.protocols import ScoredPayload, VectorFilter, VectorQuery
 from ..types import Hit, MemoryType
@@ -117,16 +117,16 @@ class TemporalRetriever(_VectorArmBase):
 
     def vector_query(self, request: ArmRequest) -> VectorQuery | None:
         assert request.vector is not None
-        if request.window is None and request.query.answer_type == ANSWER_TIME:
+        if temporal_mode(request.window, request.query.answer_type) == "answer":
             f = VectorFilter(request.namespace, answers=ANSWER_TIME)
         else:
             f = VectorFilter(request.namespace, frozenset({MemoryType.EVENT}), request.window)
         return VectorQuery(request.vector, f, request.k)
 
     def hits_from(self, request: ArmRequest, scored: Sequence[ScoredPayload]) -> list[Hit]:
-        if request.window is None:
-            asked = request.query.answer_type == ANSWER_TIME
-            return self._hits(scored, request.k, "states a time" if asked else "event (no window)")
+        mode = temporal_mode(request.window, request.query.answer_type)
+        if mode != "window":
+            return self._hits(scored, request.k, "states a time" if mode == "answer" else "event (no window)")
         hits = [Hit(str(s.payload["memory_id"]), 0.5 + 0.5 * _cos01(s.score), f"in {request.window}",
                     from_payload(s.payload)) for s in scored]
         return dedupe_hits(hits, request.k)
