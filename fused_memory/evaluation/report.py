@@ -115,6 +115,7 @@ def format_bench(results: Mapping[str, Mapping[str, Any]]) -> str:
         rows.append(row(f"{s} p99 ms", lambda r, s=s: r["p99_ms"][s]))
     rows += [
         row("ensemble / slowest arm (median)", lambda r: r["fanout_over_slowest"]),
+        row("  floor: CPU time / cores / slowest", lambda r: r["fanout_cpu_floor"]),
         row("ensemble / sum of arms (median)", lambda r: r["fanout_over_sum"]),
         row("optimizer on p99 ms (simple q.)", lambda r: r["optimizer"]["on_p99_ms"]),
         row("optimizer off p99 ms (simple q.)", lambda r: r["optimizer"]["off_p99_ms"]),

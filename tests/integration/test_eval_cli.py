@@ -133,7 +133,7 @@ def test_bench_json_shape(tmp_path: Path) -> None:
     assert list(results) == ["1000"]
     r = results["1000"]
     for key in ("ingest_per_s", "rss_mb", "fanout_over_slowest", "fanout_over_sum", "optimizer_p99_ratio",
-                "lexical_vs_rank_bm25"):
+                "lexical_vs_rank_bm25", "fanout_cpu_floor", "ensemble_cpu_p50_ms"):
         assert isinstance(r[key], (int, float)) and r[key] > 0, key
     for key in ("p50_ms", "p99_ms"):
         assert "ensemble" in r[key] and set(r[key]) - {"ensemble"} <= set(ARMS)
