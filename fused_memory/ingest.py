@@ -82,6 +82,15 @@ _SPEAKER = re.compile(r"^\s*([A-Z][\w'.-]{1,40}(?:\s[A-Z][\w'.-]{1,40})?):\s")
 
 _TAG_PIPES = ("tok2vec", "tagger", "attribute_ruler", "ner")
 _PROPER = frozenset({"NNP", "NNPS"})
+#: Words that open an utterance and are never a name. spaCy's small model tags them NNP when they
+#: lead a turn ("Woah Joanna, ...", "Glad Max is ...") and reads them into the PERSON after them,
+#: or as a name of their own ("Congrats"); the tagger does not catch them. "Woah Joanna" then took
+#: "Joanna"'s 405 mentions on a LoCoMo conversation as its alias and named her in explanations.
+_OPENERS = frozenset('''
+aw aww awww bummer bye cheers congrats congratulations cool gonna gotta glad great haha hey hi
+hello hmm lol nope oh ok okay omg ooh oops sorry sure thanks thank ugh wanna well whoa woah
+woohoo wow yay yeah yep yes
+'''.split())
 
 
 def _before_label_colon(toks: list[Any]) -> list[Any]:
@@ -155,6 +164,10 @@ class EntityExtractor:
                 if d.has_annotation("TAG"):
                     while len(toks) > 1 and toks[0].tag_ not in _PROPER and toks[0].is_sent_start:
                         toks = toks[1:]
+                while toks and toks[0].lower_ in _OPENERS:
+                    toks = toks[1:]
+                if not toks:
+                    continue
                 name = d[toks[0].i:toks[-1].i + 1].text.strip()
                 if len(name) > 1:
                     spans.append(EntityMention(name, ent.label_))

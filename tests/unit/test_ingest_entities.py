@@ -21,6 +21,11 @@ def extractor() -> EntityExtractor:
     ("Maria: Cool, John! It's inspiring to be around people like that.", {"Maria", "John"}, {"Maria: Cool"}),
     ("Maria: Yep, kindness is key and a little compassion can really turn someone's day around.",
      {"Maria"}, {"Maria: Yep"}),
+    # a word that opens an utterance is never part of a name, nor a name of its own
+    ("Nate: Woah Joanna, I won an international tournament yesterday!", {"Nate", "Joanna"}, {"Woah Joanna"}),
+    ("Joanna: Pets sure do make life better! Glad Max is bringing you lots of joy.", {"Joanna", "Max"},
+     {"Glad Max"}),
+    ("Tim: Congrats, John! That is huge.", {"Tim"}, {"Congrats"}),
     # names without a label are left as spaCy found them
     ("Told Priya Natarajan about the Berlin office.", {"Priya Natarajan", "Berlin"}, set()),
 ])
