@@ -43,7 +43,7 @@ from .metrics import percentile
 from .runner import Progress, quiet_progress
 from .synth import SYNTH_NOW, SynthQuery, simple_queries, synth_memories, synth_queries
 
-__all__ = ["run_bench", "bench_size", "rss_mb", "percentile"]
+__all__ = ["run_bench", "bench_size", "rss_mb", "cpu_model", "percentile"]
 
 _NS = "bench"
 
@@ -59,6 +59,19 @@ def rss_mb() -> float:
         pass
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
+
+
+def cpu_model() -> str | None:
+    """The CPU's name (Linux /proc/cpuinfo), so runs on different hardware are not compared blindly:
+    the int8 embedder alone ran 370 texts/s on one host of this workplace and 133 on another."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return None
 
 
 def _ms(fn: Callable[[], Any]) -> tuple[float, Any]:
@@ -256,7 +269,7 @@ def bench_size(n: int, *, n_queries: int = 200, n_simple: int = 100, seed: int =
         "ingest_s": _r(ingest_s), "embed_per_s": _r(embed_per_s, 1), "ner_per_s": _r(ner_per_s, 1),
         "ingest_overhead": _r((ingest_s * embed_per_s) / n, 2), "rss_growth_mb": _r(rss_after - rss_before, 1),
         "n_queries": len(queries), "loadavg_1m": _r(load_1m) if load_1m is not None else None,
-        "cpus": os.cpu_count(), "arm_runs": lat["arm_runs"], "optimizer": opt, "lexical": lex,
+        "cpus": os.cpu_count(), "cpu_model": cpu_model(), "arm_runs": lat["arm_runs"], "optimizer": opt, "lexical": lex,
         "ensemble_stages_p50_ms": lat["ensemble_stages_p50_ms"],
     }
     progress(f"[n={n}] ensemble p50 {out['p50_ms']['ensemble']} ms, p99 {out['p99_ms']['ensemble']} ms")

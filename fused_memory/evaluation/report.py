@@ -125,6 +125,7 @@ def format_bench(results: Mapping[str, Mapping[str, Any]]) -> str:
         row("lexical arm / rank-bm25 (p50)", lambda r: r["lexical_vs_rank_bm25"]),
     ]
     rows.append(row("load average (1 min) at start", lambda r: r["loadavg_1m"]))
+    rows.append(row("CPU", lambda r: r["cpu_model"]))
     return format_table(["n", *(f"{int(n):,}" for n in sizes)], rows, auto=True)
 
 
