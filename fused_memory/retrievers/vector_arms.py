@@ -128,7 +128,7 @@ class TemporalRetriever(_VectorArmBase):
         if mode != "window":
             return self._hits(scored, request.k, "states a time" if mode == "answer" else "event (no window)")
         hits = [Hit(str(s.payload["memory_id"]), 0.5 + 0.5 * _cos01(s.score), f"in {request.window}",
-                    from_payload(s.payload)) for s in scored]
+                    payload=s.payload) for s in scored]
         return dedupe_hits(hits, request.k)
 
 
