@@ -22,7 +22,7 @@ from .config import FusionConfig
 from .errors import BackendError, BackendUnavailable, QueryError
 from .fusion import fuse
 from .query.optimizer import optimize, optimize_off
-from .query.store_rules import mask_hub_names, skip_unselective
+from .query.store_rules import mask_hub_names, mask_time_phrase, skip_unselective
 from .query.parse import parse_query
 from .retrievers import make_retriever
 from .retrievers.base import ArmRequest, Retriever
@@ -108,7 +108,7 @@ class EnsembleMemory:
                              max_chars=self.config.max_query_chars)
         share, damping = self._statistics(namespace, matcher)
         plan = skip_unselective(optimize(parsed), parsed, share, damping) if self.optimizer else optimize_off(parsed)
-        return parsed, mask_hub_names(plan, parsed, damping), failure
+        return parsed, mask_time_phrase(mask_hub_names(plan, parsed, damping), parsed), failure
 
     def _statistics(self, namespace: str, matcher: Any
                     ) -> tuple[Callable[[frozenset[MemoryType]], float | None], Callable[[str], float] | None]:

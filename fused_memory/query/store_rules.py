@@ -1,4 +1,5 @@
-"""Stage 2b: the rules that read the store's statistics, after the query-only rules of `optimizer`.
+"""Stage 2b: the rules that read the store's statistics, after the query-only rules of `optimizer`,
+and what the vector arms embed (`mask_hub_names`, `mask_time_phrase`).
 
 Split from `optimizer.py` because these need numbers only the store has (how much of the namespace
 a type filter keeps, how many memories mention a seed entity), read once per query by the ensemble
@@ -16,7 +17,7 @@ from ..text import tokenize
 from ..types import MemoryType, ParsedQuery, QueryPlan
 from .cues import temporal_mode
 
-__all__ = ["skip_unselective", "mask_hub_names", "MAX_FILTER_SHARE", "MIN_SEED_DAMPING"]
+__all__ = ["skip_unselective", "mask_hub_names", "mask_time_phrase", "MAX_FILTER_SHARE", "MIN_SEED_DAMPING"]
 
 #: A filter arm whose filter keeps more than this share of the namespace ranks nearly the memories
 #: dense ranks, by the same cosine: it double-counts dense in the fusion and costs a vector search.
@@ -91,3 +92,22 @@ def mask_hub_names(plan: QueryPlan, parsed: ParsedQuery,
     listed = ", ".join(repr(h) for h in dict.fromkeys(hubs))
     return replace(plan, embed_text=text, reasons=(
         *plan.reasons, f"mask_hub_names: {listed} in most memories -> vector arms embed {text!r}"))
+
+
+def mask_time_phrase(plan: QueryPlan, parsed: ParsedQuery) -> QueryPlan:
+    """The vector arms embed the query without the phrase that gave it a time window.
+
+    The window is enforced where it belongs, by the temporal arm's `event_at` filter; in a sentence
+    embedding "on 25 May, 2022" or "last week" only pulls toward memories that talk about dates.
+    Public LoCoMo, 143 questions with a window: dense alone R@5 0.596 -> 0.602 (single-hop +1.2),
+    fused 0.741 -> 0.742 (temporal +0.6), no category lower. Applied after `mask_hub_names`, on
+    what it left; nothing is masked when the phrase is all the query has."""
+    phrase = parsed.temporal_phrase
+    if parsed.temporal_window is None or not phrase:
+        return plan
+    text = plan.embed_text or parsed.text
+    kept = " ".join(re.sub(re.escape(phrase), " ", text, flags=re.IGNORECASE).split())
+    if kept == " ".join(text.split()) or not tokenize(kept):
+        return plan
+    return replace(plan, embed_text=kept, reasons=(
+        *plan.reasons, f"mask_time_phrase: {phrase!r} is the temporal window -> vector arms embed {kept!r}"))

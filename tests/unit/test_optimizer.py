@@ -22,6 +22,7 @@ from fused_memory.query import (
     parse_query,
 )
 from fused_memory.query.optimizer import (ANSWER_TIME_WEIGHT, MULTI_HOPS, SPECULATIVE_TEMPORAL_WEIGHT, mask_hub_names,
+                                         mask_time_phrase,
                                          skip_unselective)
 from fused_memory.store.protocols import Entity
 from fused_memory.types import ARMS, MemoryType, ParsedQuery
@@ -286,3 +287,30 @@ def test_hub_names_are_masked_for_the_vector_arms(query, dampings, embed_text) -
 def test_hub_masking_needs_the_statistic() -> None:
     parsed, plan = plan_for("What did Melanie realize after the charity race?")
     assert mask_hub_names(plan, parsed, None) is plan
+
+
+# ------------------------------------------------------------------ the window's phrase and the vector arms
+@pytest.mark.parametrize("query, hub_dampings, embed_text", [
+    # the window is the temporal arm's filter: the vector arms embed the rest
+    ("what did I tell Sarah about the Berlin office last week?", None,
+     "what did I tell Sarah about the Berlin office ?"),
+    ("What did Nate do for Joanna on 25 May, 2022?", None, "What did Nate do for Joanna on ?"),
+    # after hub masking, on what that left
+    ("What did Melanie paint for Caroline on 25 May, 2022?", {"melanie": 0.2, "caroline": 0.2},
+     "What did paint for on ?"),
+    # no window, or nothing left but the phrase and stopwords: nothing is masked
+    ("what did I tell Sarah about the Berlin office?", None, None),
+    ("last week", None, None),
+    ("What did Melanie do for Caroline on 25 May, 2022?", {"melanie": 0.2, "caroline": 0.2}, None),
+])
+def test_the_window_phrase_is_masked_for_the_vector_arms(query, hub_dampings, embed_text) -> None:
+    parsed, plan = plan_for(query)
+    if hub_dampings is not None:
+        plan = mask_hub_names(plan, parsed, lambda eid: hub_dampings.get(eid, 1.0))
+    masked = mask_time_phrase(plan, parsed)
+    assert masked.embed_text == (embed_text if embed_text is not None else plan.embed_text)
+    if embed_text is None:
+        assert masked is plan
+    else:
+        assert masked.reasons[-1].startswith("mask_time_phrase:") and repr(embed_text) in masked.reasons[-1]
+        assert (masked.arms, masked.weights) == (plan.arms, plan.weights)
