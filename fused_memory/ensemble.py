@@ -277,11 +277,13 @@ class EnsembleMemory:
                 tasks.append(_Task(name, (name,), float(timeouts.get(name, 2.0)),
                                    self._single(name, arm, req)))
         if vector_jobs:
-            # submitted last: qdrant-edge holds the GIL while it searches, so the Python-side arms
-            # (BM25, embedded graph) get going first and overlap with the query embedding instead
+            # submitted first: the query embedding is the start of the longest path, and onnxruntime
+            # releases the GIL while it runs, so BM25 and the graph run inside it. Submitted last, it
+            # waited ~2 ms for the GIL until they were done. Alternating A/B, ensemble p50 at 1k / 10k /
+            # 100k: 10.62 -> 9.90, 13.27 -> 12.30, 18.40 -> 18.03 ms.
             names = tuple(n for n, _, _ in vector_jobs)
-            tasks.append(_Task("vector:" + "+".join(names), names,
-                               max(float(timeouts.get(n, 2.0)) for n in names), self._batch(vector_jobs)))
+            tasks.insert(0, _Task("vector:" + "+".join(names), names,
+                                  max(float(timeouts.get(n, 2.0)) for n in names), self._batch(vector_jobs)))
         return tasks
 
     def _widen(self, name: str, req: ArmRequest, hits: list[Hit]) -> bool:
