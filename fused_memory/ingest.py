@@ -159,8 +159,6 @@ class EntityExtractor:
                 if ent.label_ not in ENTITY_LABELS:
                     continue
                 toks = _before_label_colon(list(ent))
-                if not toks:
-                    continue
                 if d.has_annotation("TAG"):
                     while len(toks) > 1 and toks[0].tag_ not in _PROPER and toks[0].is_sent_start:
                         toks = toks[1:]

@@ -48,15 +48,24 @@ __all__ = ["run_bench", "bench_size", "rss_mb", "cpu_model", "percentile"]
 _NS = "bench"
 
 
-def rss_mb() -> float:
-    """Resident set size now (Linux /proc), else the peak from getrusage."""
+def _proc_field(path: str, key: str) -> str | None:
+    """The value after `key:` on the first such line of a Linux /proc file; None where there is none."""
     try:
-        with open("/proc/self/status", encoding="ascii") as fh:
+        with open(path, encoding="utf-8", errors="replace") as fh:
             for line in fh:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
+                name, sep, value = line.partition(":")
+                if sep and name.strip() == key:
+                    return value.strip()
     except OSError:
         pass
+    return None
+
+
+def rss_mb() -> float:
+    """Resident set size now (Linux /proc), else the peak from getrusage."""
+    rss = _proc_field("/proc/self/status", "VmRSS")  # "123456 kB"
+    if rss:
+        return int(rss.split()[0]) / 1024
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
 
@@ -64,14 +73,7 @@ def rss_mb() -> float:
 def cpu_model() -> str | None:
     """The CPU's name (Linux /proc/cpuinfo), so runs on different hardware are not compared blindly:
     the int8 embedder alone ran 370 texts/s on one host of this workplace and 133 on another."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return None
+    return _proc_field("/proc/cpuinfo", "model name")
 
 
 def _ms(fn: Callable[[], Any]) -> tuple[float, Any]:

@@ -86,12 +86,8 @@ def mask_hub_names(plan: QueryPlan, parsed: ParsedQuery,
     text = parsed.text
     for name in sorted(set(hubs), key=len, reverse=True):
         text = re.sub(rf"(?<!\w){re.escape(name)}(?:['\u2019]s)?(?!\w)", " ", text, flags=re.IGNORECASE)
-    text = " ".join(text.split())
-    if not tokenize(text):
-        return plan
     listed = ", ".join(repr(h) for h in dict.fromkeys(hubs))
-    return replace(plan, embed_text=text, reasons=(
-        *plan.reasons, f"mask_hub_names: {listed} in most memories -> vector arms embed {text!r}"))
+    return _embed_instead(plan, parsed.text, text, f"mask_hub_names: {listed} in most memories")
 
 
 def mask_time_phrase(plan: QueryPlan, parsed: ParsedQuery) -> QueryPlan:
@@ -106,8 +102,14 @@ def mask_time_phrase(plan: QueryPlan, parsed: ParsedQuery) -> QueryPlan:
     if parsed.temporal_window is None or not phrase:
         return plan
     text = plan.embed_text or parsed.text
-    kept = " ".join(re.sub(re.escape(phrase), " ", text, flags=re.IGNORECASE).split())
-    if kept == " ".join(text.split()) or not tokenize(kept):
+    return _embed_instead(plan, text, re.sub(re.escape(phrase), " ", text, flags=re.IGNORECASE),
+                          f"mask_time_phrase: {phrase!r} is the temporal window")
+
+
+def _embed_instead(plan: QueryPlan, before: str, after: str, why: str) -> QueryPlan:
+    """`plan` with the vector arms embedding `after` (whitespace collapsed) and `why` among its
+    reasons; `plan` itself when nothing was taken out of `before`, or only stopwords would be left."""
+    after = " ".join(after.split())
+    if after == " ".join(before.split()) or not tokenize(after):
         return plan
-    return replace(plan, embed_text=kept, reasons=(
-        *plan.reasons, f"mask_time_phrase: {phrase!r} is the temporal window -> vector arms embed {kept!r}"))
+    return replace(plan, embed_text=after, reasons=(*plan.reasons, f"{why} -> vector arms embed {after!r}"))
