@@ -86,8 +86,9 @@ _PROPER = frozenset({"NNP", "NNPS"})
 #: lead a turn ("Woah Joanna, ...", "Glad Max is ...") and reads them into the PERSON after them,
 #: or as a name of their own ("Congrats"); the tagger does not catch them. "Woah Joanna" then took
 #: "Joanna"'s 405 mentions on a LoCoMo conversation as its alias and named her in explanations.
+#: Words that begin real names are left out on purpose ("great": "Great Britain").
 _OPENERS = frozenset('''
-aw aww awww bummer bye cheers congrats congratulations cool gonna gotta glad great haha hey hi
+aw aww awww bummer bye cheers congrats congratulations cool gonna gotta glad haha hey hi
 hello hmm lol nope oh ok okay omg ooh oops sorry sure thanks thank ugh wanna well whoa woah
 woohoo wow yay yeah yep yes
 '''.split())

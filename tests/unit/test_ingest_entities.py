@@ -28,6 +28,7 @@ def extractor() -> EntityExtractor:
     ("Tim: Congrats, John! That is huge.", {"Tim"}, {"Congrats"}),
     # names without a label are left as spaCy found them
     ("Told Priya Natarajan about the Berlin office.", {"Priya Natarajan", "Berlin"}, set()),
+    ("We flew to Great Britain last May.", {"Great Britain"}, {"Britain"}),
 ])
 def test_no_mention_holds_a_label_colon(extractor: EntityExtractor, text: str, must: set[str],
                                         must_not: set[str]) -> None:
