@@ -94,6 +94,27 @@ woohoo wow yay yeah yep yes
 '''.split())
 
 
+#: A trailing possessive is not part of a name: spaCy's small model reads "Aisha Weber's badge" at a
+#: sentence start as the PERSON "Aisha Weber's", which then became an entity of its own beside
+#: "Aisha Weber" (the query side already strips it, `query.entities.ner_mentions`).
+_POSSESSIVE = frozenset({"'s", "\u2019s", "'", "\u2019"})
+_SENTENCE_END = frozenset('.!?:;"\u201c\u201d()[]-\u2013\u2014\n')
+
+
+def _capitalizes_names(doc: Any) -> bool:
+    """Whether the writer capitalizes words inside sentences ("Met Nora in Osaka"), not only at
+    their starts, and so would have capitalized a name. In such a text an all-lower-case span is a
+    misreading: spaCy's small model tags words like "plan", "pasta" or "john meeting" in a list of
+    lower-case words as names. A writer who never capitalizes ("met sarah at acme") keeps every
+    span, since there case says nothing."""
+    for tok in doc[1:]:
+        if tok.is_alpha and tok.text[0].isupper() and tok.lower_ != "i":
+            prev = doc[tok.i - 1]
+            if prev.text not in _SENTENCE_END and not prev.is_space:
+                return True
+    return False
+
+
 def _before_label_colon(toks: list[Any]) -> list[Any]:
     """A name never holds a ":" token, so a span that does is a name glued to the text after a
     label: spaCy's small model reads "Maria: Yep, ..." as one PERSON "Maria: Yep". Keep the part
@@ -156,6 +177,7 @@ class EntityExtractor:
         out: list[list[EntityMention]] = []
         for d in docs:
             spans: list[EntityMention] = []
+            cased = _capitalizes_names(d)
             for ent in d.ents:
                 if ent.label_ not in ENTITY_LABELS:
                     continue
@@ -165,7 +187,9 @@ class EntityExtractor:
                         toks = toks[1:]
                 while toks and toks[0].lower_ in _OPENERS:
                     toks = toks[1:]
-                if not toks:
+                while toks and toks[-1].text in _POSSESSIVE:
+                    toks = toks[:-1]
+                if not toks or (cased and not any(t.text[0].isupper() for t in toks)):
                     continue
                 name = d[toks[0].i:toks[-1].i + 1].text.strip()
                 if len(name) > 1:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fused_memory.ingest import EntityExtractor
+from fused_memory.ingest import EntityExtractor, _capitalizes_names, load_nlp
 from fused_memory.types import Memory
 
 
@@ -29,9 +29,33 @@ def extractor() -> EntityExtractor:
     # names without a label are left as spaCy found them
     ("Told Priya Natarajan about the Berlin office.", {"Priya Natarajan", "Berlin"}, set()),
     ("We flew to Great Britain last May.", {"Great Britain"}, {"Britain"}),
+    # a possessive is not part of the name (spaCy keeps it at a sentence start)
+    ("Aisha Weber's badge ID is E-94476.", {"Aisha Weber"}, {"Aisha Weber's"}),
+    ("Peter Parker's suit was torn.", {"Peter Parker"}, {"Peter Parker's"}),
+    # a writer who capitalizes names did not mean the lower-case words spaCy tagged as one
+    ("Falcon is a hiring project owned by Ethan Rossi, re stevens meeting june ibm meeting meeting based.",
+     {"Falcon", "Ethan Rossi"}, {"stevens meeting", "ibm"}),
+    ("I prefer budget reports on Monday mornings, re meeting draft meeting anthony drew river shared women.",
+     set(), {"anthony drew river shared women"}),
+    # a writer who never capitalizes keeps every span: case says nothing there
+    ("met sarah at acme in berlin yesterday", {"sarah", "berlin"}, set()),
 ])
-def test_no_mention_holds_a_label_colon(extractor: EntityExtractor, text: str, must: set[str],
+def test_mentions_are_names_as_written(extractor: EntityExtractor, text: str, must: set[str],
                                         must_not: set[str]) -> None:
     names = {m.name for m in extractor.extract([Memory(text=text, namespace="ns")])[0]}
     assert must <= names, names
     assert not names & must_not and not any(":" in n for n in names), names
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("text", "capitalizes"), [
+    ("Met Nora Rossi in Osaka.", True),
+    ("met nora in osaka. then went home", False),
+    ("Met nora. Then went home. So tired!", False),     # sentence starts only
+    ("so i said I would go", False),                     # "I" is always capital
+    ("we met at the Hub", True),
+    ("Caroline: hey! how are you", False),               # after a label colon: an utterance start
+    ("", False),
+])
+def test_capitalizes_names(text: str, capitalizes: bool) -> None:
+    assert _capitalizes_names(load_nlp().make_doc(text)) is capitalizes
