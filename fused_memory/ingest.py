@@ -106,9 +106,10 @@ def _capitalizes_names(doc: Any) -> bool:
     their starts, and so would have capitalized a name. In such a text an all-lower-case span is a
     misreading: spaCy's small model tags words like "plan", "pasta" or "john meeting" in a list of
     lower-case words as names. A writer who never capitalizes ("met sarah at acme") keeps every
-    span, since there case says nothing."""
+    span, since there case says nothing. Only a capitalized word counts, not an all-caps one: "i
+    love NYC and john" is typed by someone who lower-cases names."""
     for tok in doc[1:]:
-        if tok.is_alpha and tok.text[0].isupper() and tok.lower_ != "i":
+        if tok.is_alpha and tok.text[0].isupper() and not tok.text.isupper():
             prev = doc[tok.i - 1]
             if prev.text not in _SENTENCE_END and not prev.is_space:
                 return True

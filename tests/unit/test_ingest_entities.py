@@ -53,6 +53,7 @@ def test_mentions_are_names_as_written(extractor: EntityExtractor, text: str, mu
     ("met nora in osaka. then went home", False),
     ("Met nora. Then went home. So tired!", False),     # sentence starts only
     ("so i said I would go", False),                     # "I" is always capital
+    ("i love NYC and john", False),                      # an acronym is no capitalized name
     ("we met at the Hub", True),
     ("Caroline: hey! how are you", False),               # after a label colon: an utterance start
     ("", False),
