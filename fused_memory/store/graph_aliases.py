@@ -15,7 +15,7 @@ from typing import Protocol
 from ..query.entities import normalize_entity_id
 from .protocols import Entity
 
-__all__ = ["person_like", "name_tokens", "build_entity", "CatalogView", "NewEntity", "EntityPlan", "plan_entities"]
+__all__ = ["person_like", "name_tokens", "name_parts", "build_entity", "CatalogView", "NewEntity", "EntityPlan", "plan_entities"]
 
 _PERSON_KINDS = frozenset({"PERSON", "PER"})
 
@@ -27,6 +27,18 @@ def person_like(kind: str | None) -> bool:
 
 def name_tokens(entity_id: str) -> list[str]:
     return entity_id.split(" ")
+
+
+def name_parts(entity_id: str) -> tuple[str, str] | None:
+    """The first and last token of a multi-token name that could be a person's, else None.
+
+    A token with a digit is no part of a person's name: spaCy's small model labels "Kestrel v3.6.4"
+    PERSON, and "Kestrel", the service, then folded into that one version as its "first name", so
+    every Kestrel memory was explained as "Kestrel v3.6.4"."""
+    toks = name_tokens(entity_id)
+    if len(toks) < 2 or any(ch.isdigit() for ch in entity_id):
+        return None
+    return toks[0], toks[-1]
 
 
 def build_entity(gid: str, name: str, kind: str | None, member_names: Sequence[str], df: int) -> Entity:
@@ -41,7 +53,7 @@ def build_entity(gid: str, name: str, kind: str | None, member_names: Sequence[s
     by its full name, and by "sarah" once a memory says "sarah" alone (`plan_entities` folds it in)."""
     aliases = {normalize_entity_id(n): n for n in sorted(member_names)}
     toks = name.split()
-    if len(toks) > 1 and kind and kind.upper() in _PERSON_KINDS:
+    if len(toks) > 1 and kind and kind.upper() in _PERSON_KINDS and name_parts(gid) is not None:
         for t in (toks[0], toks[-1]):
             if t[:1].isupper():
                 aliases.setdefault(normalize_entity_id(t), t)
@@ -96,23 +108,23 @@ def plan_entities(view: CatalogView, names: Sequence[tuple[str, str, str | None]
     new = [eid for eid in info if eid not in known]
     multi = sorted(e for e in new if len(name_tokens(e)) > 1)
     single = sorted(e for e in new if len(name_tokens(e)) == 1)
-    tokens = {t for e in multi if person_like(info[e][1]) for t in (name_tokens(e)[0], name_tokens(e)[-1])}
+    parts = {e: p for e in multi if person_like(info[e][1]) and (p := name_parts(e)) is not None}
+    tokens = {t for p in parts.values() for t in p}
     tokens |= {e for e in single if person_like(info[e][1])}
     tokmap = {t: list(v) for t, v in view.person_tokens(tokens).items()}
     created: list[NewEntity] = []
     for e in multi:
         created.append(NewEntity(e, info[e][0], info[e][1], e))
         resolved[e] = e
-        if person_like(info[e][1]):
-            for t in {name_tokens(e)[0], name_tokens(e)[-1]}:
-                tokmap.setdefault(t, []).append(e)
+        for t in set(parts.get(e, ())):
+            tokmap.setdefault(t, []).append(e)
     for e in single:
         cands = sorted(set(tokmap.get(e, ()))) if person_like(info[e][1]) else []
         canon = cands[0] if len(cands) == 1 else e
         created.append(NewEntity(e, info[e][0], info[e][1], canon))
         resolved[e] = canon
     merges: list[tuple[str, str]] = []
-    retro = sorted({t for e in multi if person_like(info[e][1]) for t in (name_tokens(e)[0], name_tokens(e)[-1])})
+    retro = sorted({t for p in parts.values() for t in p})
     for t, (canon, kind) in sorted(view.lookup([t for t in retro if t not in new]).items()):
         cands = sorted(set(tokmap.get(t, ())))
         if canon == t and person_like(kind) and len(cands) == 1:

@@ -28,8 +28,8 @@ from typing import Protocol
 
 from ..query.entities import normalize_entity_id
 from ..types import MAX_NAME_BYTES, MemoryType, require_aware
-from .graph_aliases import (CatalogView, EntityPlan, NewEntity, build_entity, name_tokens, person_like,
-                            plan_entities)
+from .graph_aliases import (CatalogView, EntityPlan, NewEntity, build_entity, name_parts, name_tokens,
+                            person_like, plan_entities)
 from .graph_values import (MAX_KIND_CHARS, RELATION_KINDS, check_name, check_namespace, check_relation,
                            clean_mentions, entity_key, epoch_ms, memory_key, quantize_confidence, rel_key, token_key)
 
@@ -38,7 +38,7 @@ __all__ = [
     "CO_MENTION_CAP", "CO_MENTION_SATURATION", "CO_CONF_TABLE", "HUB_MIN_DF", "HUB_SHARE", "HUB_FLOOR",
     "MENTION_CAP", "EDGE_CAP", "FRONTIER_CAP", "MAX_KIND_CHARS", "MAX_NAME_BYTES", "check_name", "check_namespace",
     "normalize_entity_id", "entity_key", "memory_key", "token_key", "rel_key", "co_mention_confidence",
-    "hub_damping", "quantize_confidence", "epoch_ms", "person_like", "name_tokens", "check_relation",
+    "hub_damping", "quantize_confidence", "epoch_ms", "person_like", "name_tokens", "name_parts", "check_relation",
     "clean_mentions", "edge_factor", "render_step", "build_entity",
     "GroupInfo", "EdgeView", "TraversalSource", "CatalogView", "NewEntity", "EntityPlan", "plan_entities",
     "traverse_source",

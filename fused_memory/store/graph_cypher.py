@@ -27,7 +27,7 @@ from ..types import Hit, MemoryType
 from . import cypher_dialect as cd
 from .graph_common import (CO_CONF_TABLE, CO_MENTION_REL, CO_MENTION_SATURATION, EdgeView, EntityPlan, GroupInfo,
                            NewEntity, build_entity, check_name, check_namespace, check_relation, clean_mentions,
-                           entity_key, epoch_ms, memory_key, name_tokens, normalize_entity_id, plan_entities,
+                           entity_key, epoch_ms, memory_key, name_parts, name_tokens, normalize_entity_id, plan_entities,
                            quantize_confidence, rel_key, token_key, traverse_source)
 from .graph_cypher_queries import (Q_BUMP, Q_CANON, Q_CO, Q_COUNT, Q_CO_DEL, Q_DEL_MEM, Q_DF, Q_EDGES, Q_FOLD, Q_GDF,
                                    Q_GROUPS, Q_INFO, Q_KIND, Q_MEMBERS, Q_MEMCOUNT, Q_MEMS, Q_MEMS_RECENT, Q_MENTION,
@@ -129,12 +129,11 @@ class CypherGraphStore:
         """Write a plan; returns the entity keys whose counts must be recomputed."""
         rows = []
         for e in plan.created:
-            key, toks = entity_key(ns, e.id), name_tokens(e.id)
-            multi = len(toks) > 1
+            key, parts = entity_key(ns, e.id), name_parts(e.id)
             rows.append({"key": key, "id": w.text("Entity", "id", e.id, key=key),
                          "name": w.text("Entity", "name", e.name, key=key), "kind": e.kind,
-                         "canon": entity_key(ns, e.canon), "ftk": token_key(ns, toks[0]) if multi else None,
-                         "ltk": token_key(ns, toks[-1]) if multi else None})
+                         "canon": entity_key(ns, e.canon), "ftk": token_key(ns, parts[0]) if parts else None,
+                         "ltk": token_key(ns, parts[-1]) if parts else None})
         for r in rows:
             r["pend"] = w.pend if w.is_long(key=r["key"]) else None
         w.batch(Q_NEW_ENT, "rows", rows, ns=ns)

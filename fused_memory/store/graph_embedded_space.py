@@ -15,7 +15,7 @@ from typing import Any
 
 from ..types import MemoryType
 from .graph_common import (CO_MENTION_REL, EDGE_CAP, EdgeView, GroupInfo, NewEntity, build_entity,
-                           co_mention_confidence, entity_key, name_tokens, person_like)
+                           co_mention_confidence, entity_key, name_parts, name_tokens, person_like)
 from .protocols import Entity
 
 __all__ = ["NamespaceGraph"]
@@ -116,7 +116,7 @@ class NamespaceGraph:
     # -------------------------------------------------- in-memory mutations
     def reindex_tokens(self, eid: str) -> None:
         toks = name_tokens(eid)
-        want = len(toks) > 1 and self.ent[eid][2] == eid and person_like(self.ent[eid][1])
+        want = name_parts(eid) is not None and self.ent[eid][2] == eid and person_like(self.ent[eid][1])
         for t in {toks[0], toks[-1]}:
             s = self.tok.setdefault(t, set())
             (s.add if want else s.discard)(eid)

@@ -226,6 +226,19 @@ def test_alias_merging(make: Factory) -> None:
     assert details(g, [("sarah chen", 1.0)])["k"] == "Sarah Chen -leads-> Kestrel -> memory (hop 1)"
 
 
+def test_a_name_with_a_digit_is_no_persons(make: Factory) -> None:
+    # spaCy labels "Kestrel v3.6.4" PERSON; the service "Kestrel" must not fold into one version of it
+    g = make()
+    link(g, NS, ("v1", [M("Kestrel v3.6.4", "PERSON")]), ("v2", [M("Kestrel v3.7.0", "PERSON")]))
+    link(g, NS, ("k", [M("Kestrel", "PERSON")]))
+    link(g, NS, ("m1", [M("Sarah Chen", "PERSON")]), ("m2", [M("Sarah", "PERSON")]))
+    ents = {e.id: e for e in g.entities(NS)}
+    assert {"kestrel", "kestrel v3.6.4", "kestrel v3.7.0", "sarah chen"} <= set(ents) and "sarah" not in ents
+    assert ents["kestrel v3.6.4"].aliases == () and ents["kestrel"].mentions == 1
+    assert [e.id for e in g.resolve(NS, "Kestrel")] == ["kestrel"]
+    assert g.mentions_of(NS, "k") == ["kestrel"]
+
+
 def test_unlink_removes_mentions_and_relink_replaces(make: Factory) -> None:
     g = make()
     link(g, NS, ("m1", ["Alpha", "Bravo"]), ("m2", ["Bravo"]))
