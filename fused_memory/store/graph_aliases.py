@@ -15,7 +15,8 @@ from typing import Protocol
 from ..query.entities import normalize_entity_id
 from .protocols import Entity
 
-__all__ = ["person_like", "name_tokens", "name_parts", "build_entity", "CatalogView", "NewEntity", "EntityPlan", "plan_entities"]
+__all__ = ["person_like", "name_tokens", "name_parts", "build_entity", "CatalogView", "NewEntity", "EntityPlan",
+           "plan_entities"]
 
 _PERSON_KINDS = frozenset({"PERSON", "PER"})
 
