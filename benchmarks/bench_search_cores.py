@@ -132,7 +132,8 @@ def main(argv: list[str] | None = None) -> None:
             wall, cpu, got = timed(params, payload)
             rows.append((label, wall, cpu, recall(got)))
 
-        print(f"\n| search (limit 50, median over {len(vectors)}) | wall ms | CPU ms | CPU / wall | recall@10 vs exact |")
+        print(f"\n| search (limit 50, median over {len(vectors)}) | wall ms | CPU ms | CPU / wall "
+              "| recall@10 vs exact |")
         print("|---|---:|---:|---:|---:|")
         for label, wall, cpu, rec in rows:
             cpu_cells = "- | -" if cpu != cpu else f"{cpu:.2f} | {cpu / wall:.2f}"

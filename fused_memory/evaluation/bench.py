@@ -175,7 +175,8 @@ def _optimizer(on: Any, off: Any, store: Any, queries: Sequence[SynthQuery]) -> 
     if not simple:
         return {"n_simple": 0}
     on99, off99 = percentile(t_on, 0.99), percentile(t_off, 0.99)
-    return {"n_simple": len(simple), "n_plain": n_plain, "on_p50_ms": _r(statistics.median(t_on)), "on_p99_ms": _r(on99),
+    return {"n_simple": len(simple), "n_plain": n_plain,
+            "on_p50_ms": _r(statistics.median(t_on)), "on_p99_ms": _r(on99),
             "off_p50_ms": _r(statistics.median(t_off)), "off_p99_ms": _r(off99),
             "p99_ratio": _r(on99 / off99, 3) if off99 else None}
 

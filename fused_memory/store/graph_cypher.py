@@ -27,8 +27,8 @@ from ..types import Hit, MemoryType
 from . import cypher_dialect as cd
 from .graph_common import (CO_CONF_TABLE, CO_MENTION_REL, CO_MENTION_SATURATION, EdgeView, EntityPlan, GroupInfo,
                            NewEntity, build_entity, check_name, check_namespace, check_relation, clean_mentions,
-                           entity_key, epoch_ms, memory_key, name_parts, name_tokens, normalize_entity_id, plan_entities,
-                           quantize_confidence, rel_key, token_key, traverse_source)
+                           entity_key, epoch_ms, memory_key, name_parts, name_tokens, normalize_entity_id,
+                           plan_entities, quantize_confidence, rel_key, token_key, traverse_source)
 from .graph_cypher_queries import (Q_BUMP, Q_CANON, Q_CO, Q_COUNT, Q_CO_DEL, Q_DEL_MEM, Q_DF, Q_EDGES, Q_FOLD, Q_GDF,
                                    Q_GROUPS, Q_INFO, Q_KIND, Q_MEMBERS, Q_MEMCOUNT, Q_MEMS, Q_MEMS_RECENT, Q_MENTION,
                                    Q_MENTIONS_OF, Q_MOVE, Q_NEW_ENT, Q_NEW_MEM, Q_OLD, Q_RECENT_ADD, Q_RECENT_FIX,
