@@ -22,11 +22,11 @@ from .config import FusionConfig
 from .errors import BackendError, BackendUnavailable, QueryError
 from .fusion import fuse
 from .query.optimizer import optimize, optimize_off
-from .query.store_rules import mask_hub_names, mask_time_phrase, skip_unselective
+from .query.store_rules import mask_hub_names, mask_time_phrase, scope_hub_seeds, skip_unselective
 from .query.parse import parse_query
 from .retrievers import make_retriever
 from .retrievers.base import ArmRequest, Retriever
-from .retrievers.vector_arms import VectorArm, run_vector_arms
+from .retrievers.vector_arms import ScopedGraphRetriever, VectorArm, run_vector_arms
 from .store.codec import from_payload
 from .store.graph_common import hub_damping
 from .store.memory_store import MemoryStore, filter_share
@@ -82,6 +82,8 @@ class EnsembleMemory:
         self.optimizer = optimizer
         self.clock = clock
         self._arms: dict[str, Retriever] = dict(arms or {})
+        self._custom = frozenset(self._arms)
+        self._scoped_graph: ScopedGraphRetriever | None = None
         self._max_workers = max_workers
         self._executor: cf.ThreadPoolExecutor | None = None
         self._stuck: dict[str, cf.Future[Any]] = {}
@@ -107,7 +109,8 @@ class EnsembleMemory:
                              last_session_end=self.store.last_session_end(namespace),
                              max_chars=self.config.max_query_chars)
         share, damping = self._statistics(namespace, matcher)
-        plan = skip_unselective(optimize(parsed), parsed, share, damping) if self.optimizer else optimize_off(parsed)
+        plan = skip_unselective(optimize(parsed), parsed, share) if self.optimizer else optimize_off(parsed)
+        plan = scope_hub_seeds(plan, parsed, damping, getattr(matcher, "surface_forms", None))
         return parsed, mask_time_phrase(mask_hub_names(plan, parsed, damping), parsed), failure
 
     def _statistics(self, namespace: str, matcher: Any
@@ -220,6 +223,15 @@ class EnsembleMemory:
             self._arms[name] = make_retriever(self.store, name)
         return self._arms[name]
 
+    def _scoped_arm(self, name: str, req: ArmRequest) -> Retriever | None:
+        """The graph arm's scoped form (a vector arm) when the plan scoped it to hub entities and the
+        caller did not replace the graph arm with one of their own."""
+        if name != "graph" or not req.scope or name in self._custom:
+            return None
+        if self._scoped_graph is None:
+            self._scoped_graph = ScopedGraphRetriever(self.store)
+        return self._scoped_graph
+
     def _prepare(self, query: str, namespace: str, k: int, now: datetime | None,
                  types: Sequence[MemoryType | str] | None, arms: Sequence[str] | None) -> _Job:
         started = time.perf_counter()
@@ -254,6 +266,8 @@ class EnsembleMemory:
 
     def _request_for(self, arm: str, plan: QueryPlan, base: ArmRequest) -> ArmRequest:
         hints = plan.type_hints or None
+        if arm == "graph" and plan.graph_scope:
+            return replace(base, scope=plan.graph_scope)
         if arm == "type":
             return replace(base, types=hints)
         if arm in _WIDENABLE and plan.hard_filter:
@@ -267,7 +281,7 @@ class EnsembleMemory:
         for name in plan.arms:
             req = self._request_for(name, plan, base)
             try:
-                arm = self.arm(name)
+                arm = self._scoped_arm(name, req) or self.arm(name)
             except Exception as exc:  # noqa: BLE001 - an arm that cannot even be built is a failed arm
                 tasks.append(_Task(name, (name,), 1.0, _raiser(exc)))
                 continue

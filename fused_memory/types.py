@@ -236,6 +236,10 @@ class QueryPlan:
     #: What the vector arms embed when it is not the query itself: the query without the names of
     #: hub entities (`optimizer.mask_hub_names`). None: the query text.
     embed_text: str | None = None
+    #: Entity names, as memories store them, whose memories the graph arm ranks by relevance instead
+    #: of traversing from them: set when every seed is a hub (`store_rules.scope_hub_seeds`). Empty:
+    #: the graph arm traverses.
+    graph_scope: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "weights", MappingProxyType(dict(self.weights)))

@@ -141,6 +141,20 @@ class EntityMatcher:
         e = self._entities.get(entity_id)
         return e.mentions if e is not None else 0
 
+    def surface_forms(self, entity_id: str) -> tuple[str, ...]:
+        """The entity's name and aliases as memories may store them, sorted; () for an unknown id.
+
+        A memory's payload keeps each mention as written ("Melanie", "Mel", "melanie"), and payload
+        filters match exactly, so each form is given as known, lower-cased and capitalized."""
+        e = self._entities.get(entity_id)
+        if e is None:
+            return ()
+        forms: set[str] = set()
+        for phrase in (e.name, *e.aliases):
+            if phrase:
+                forms.update((phrase, phrase.lower(), " ".join(w[:1].upper() + w[1:] for w in phrase.split())))
+        return tuple(sorted(forms))
+
     def match(self, text: str) -> list[EntityRef]:
         """Entity refs in `text`, in order of appearance, each entity (set) once."""
         return [m.ref for m in self.find(text)]

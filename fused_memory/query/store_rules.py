@@ -17,7 +17,8 @@ from ..text import tokenize
 from ..types import MemoryType, ParsedQuery, QueryPlan
 from .cues import temporal_mode
 
-__all__ = ["skip_unselective", "mask_hub_names", "mask_time_phrase", "MAX_FILTER_SHARE", "MIN_SEED_DAMPING"]
+__all__ = ["skip_unselective", "scope_hub_seeds", "mask_hub_names", "mask_time_phrase", "MAX_FILTER_SHARE",
+           "MIN_SEED_DAMPING"]
 
 #: A filter arm whose filter keeps more than this share of the namespace ranks nearly the memories
 #: dense ranks, by the same cosine: it double-counts dense in the fusion and costs a vector search.
@@ -26,19 +27,18 @@ __all__ = ["skip_unselective", "mask_hub_names", "mask_time_phrase", "MAX_FILTER
 MAX_FILTER_SHARE = 0.5
 #: Graph seeds whose hub damping is below this (an entity in more than ~22% of the namespace's
 #: memories, see `graph_common.hub_damping`) spread their score over everything: when every seed of a
-#: query is such a hub, the graph arm ranks memories by little more than link order and is skipped.
+#: query is such a hub, a traversal ranks memories by little more than link order, so the graph arm
+#: ranks the hubs' memories by relevance instead (`scope_hub_seeds`).
 MIN_SEED_DAMPING = 0.5
 
 
 def skip_unselective(plan: QueryPlan, parsed: ParsedQuery,
-                     share: Callable[[frozenset[MemoryType]], float | None],
-                     damping: Callable[[str], float] | None = None) -> QueryPlan:
+                     share: Callable[[frozenset[MemoryType]], float | None]) -> QueryPlan:
     """Stage 2b, with the store's statistics: skip the type arm, and the temporal arm in its
     speculative mode (it then only filters to events), when their filter keeps more than
-    `MAX_FILTER_SHARE` of the namespace. `share(types)` is that fraction, or None when unknown (nothing is skipped).
-    With `damping(entity_id)` (the hub damping of a seed), skip the graph arm when every candidate
-    entity of every mention is a hub below `MIN_SEED_DAMPING` ("what did Caroline say about ...?"
-    in a conversation where Caroline speaks every other turn)."""
+    `MAX_FILTER_SHARE` of the namespace. `share(types)` is that fraction, or None when unknown
+    (nothing is skipped). A graph arm whose seeds are all hubs is not skipped but scoped
+    (`scope_hub_seeds`)."""
     checks = (("type", plan.type_hints), ("temporal", frozenset({MemoryType.EVENT})))
     skipped, reasons = dict(plan.skipped), list(plan.reasons)
     for arm, types in checks:
@@ -50,18 +50,41 @@ def skip_unselective(plan: QueryPlan, parsed: ParsedQuery,
             names = ",".join(sorted(t.value for t in types))
             skipped[arm] = f"its filter ({names}) keeps {kept:.0%} of the namespace: it would repeat dense"
             reasons.append(f"skip_unselective: {names} is {kept:.0%} of the namespace -> skip {arm}")
-    seeds = [c for ref in parsed.entity_refs for c in ref.candidates]
-    if damping is not None and "graph" in plan.arms and seeds:
-        damped = [(c.name, damping(c.entity_id)) for c in seeds]
-        if all(d < MIN_SEED_DAMPING for _, d in damped):
-            listed = ", ".join(f"{name} {d:.2f}" for name, d in damped[:4])
-            skipped["graph"] = f"every seed is a hub, in most memories of the namespace (damping {listed})"
-            reasons.append(f"skip_unselective: every seed is a hub ({listed}) -> skip graph")
     if len(skipped) == len(plan.skipped):
         return plan
     arms = tuple(a for a in plan.arms if a not in skipped)
     return replace(plan, arms=arms, weights={a: w for a, w in plan.weights.items() if a in arms},
                    skipped=skipped, reasons=tuple(reasons))
+
+
+def scope_hub_seeds(plan: QueryPlan, parsed: ParsedQuery, damping: Callable[[str], float] | None,
+                    forms: Callable[[str], tuple[str, ...]] | None) -> QueryPlan:
+    """When every seed is a hub, the graph arm ranks the hubs' memories by relevance instead of
+    traversing from them.
+
+    A hub (every candidate of every mention below `MIN_SEED_DAMPING`: "what did Caroline say about
+    pottery?" where Caroline speaks every other turn) reaches most of the namespace at hop 0, every
+    memory at the same score, so a traversal ranks by link order. The memories mentioning it are
+    still the right *set* to look in; the rest of the question is what orders them. So the graph
+    arm searches that set by cosine to the query as the vector arms embed it (without the hub
+    names): an entity-scoped vector search, sent to the engine in the same batch. `forms(entity_id)`
+    gives the names as memories store them (`EntityMatcher.surface_forms`). Public LoCoMo, where
+    the speakers are the hubs and 95% of the turns answering a question that names one speaker are
+    that speaker's: fused R@5 0.742 -> 0.746, open-domain +4.6, multi-hop +1.6, adversarial -0.8
+    (those questions name the wrong speaker by design). Applied with the optimizer on or off: it
+    is how the arm reads the query, not a skip rule. Unknown statistics leave the plan as it is."""
+    seeds = [c for ref in parsed.entity_refs for c in ref.candidates]
+    if damping is None or forms is None or "graph" not in plan.arms or not seeds:
+        return plan
+    damped = [(c.name, damping(c.entity_id)) for c in seeds]
+    if not all(d < MIN_SEED_DAMPING for _, d in damped):
+        return plan
+    scope = tuple(sorted({f for c in seeds for f in forms(c.entity_id)}))
+    if not scope:
+        return plan
+    listed = ", ".join(f"{name} {d:.2f}" for name, d in damped[:4])
+    return replace(plan, graph_scope=scope, reasons=(
+        *plan.reasons, f"scope_hub_seeds: every seed is a hub ({listed}) -> graph ranks their memories by relevance"))
 
 
 def mask_hub_names(plan: QueryPlan, parsed: ParsedQuery,

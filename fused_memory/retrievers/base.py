@@ -23,7 +23,8 @@ class ArmRequest:
     `types` is the hard type pre-filter (None = all types); `window` the temporal window;
     `vector` the query embedding (computed once, shared by every Qdrant-backed arm); `max_hops`
     the graph depth the optimizer chose; `embed_text` what to embed when it is not the query
-    itself (the plan's `embed_text`: the query without hub names).
+    itself (the plan's `embed_text`: the query without hub names); `scope` the entity names
+    whose memories a scoped graph search is limited to (the plan's `graph_scope`).
     """
 
     query: ParsedQuery
@@ -34,6 +35,7 @@ class ArmRequest:
     window: TimeWindow | None = None
     max_hops: int = 2
     embed_text: str | None = None
+    scope: tuple[str, ...] = ()
 
     def without_type_filter(self) -> ArmRequest:
         return replace(self, types=None)

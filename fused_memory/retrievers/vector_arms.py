@@ -1,4 +1,4 @@
-"""The three Qdrant-backed arms: dense, temporal and type.
+"""The Qdrant-backed arms: dense, temporal, type, and the graph arm scoped to hub entities.
 
 Each builds one `VectorQuery` and turns the engine's answer into `Hit`s. They are split that way
 (build / interpret) so the ensemble can send all of one query's vector searches to the engine as a
@@ -21,7 +21,8 @@ from .base import ArmRequest, dedupe_hits
 if TYPE_CHECKING:
     from ..store.memory_store import MemoryStore
 
-__all__ = ["VectorArm", "DenseRetriever", "TemporalRetriever", "TypeFilterRetriever", "run_vector_arms"]
+__all__ = ["VectorArm", "DenseRetriever", "TemporalRetriever", "TypeFilterRetriever", "ScopedGraphRetriever",
+           "run_vector_arms"]
 
 
 @runtime_checkable
@@ -151,3 +152,24 @@ class TypeFilterRetriever(_VectorArmBase):
     def hits_from(self, request: ArmRequest, scored: Sequence[ScoredPayload]) -> list[Hit]:
         types = request.types or self.types or frozenset()
         return self._hits(scored, request.k, "type in " + ",".join(sorted(t.value for t in types)))
+
+
+class ScopedGraphRetriever(_VectorArmBase):
+    """The graph arm when every seed is a hub: the memories mentioning them, ranked by relevance.
+
+    Traversing from a hub reaches most of the namespace at hop 0, all at one score; the memories
+    that mention it are the right set, and cosine to the query is what orders them (see
+    `store_rules.scope_hub_seeds`). One filtered search on the payload's `entities`, in the same
+    engine batch as the other vector arms. No scope (`ArmRequest.scope`) -> nothing."""
+
+    name = "graph"
+
+    def vector_query(self, request: ArmRequest) -> VectorQuery | None:
+        if not request.scope:
+            return None
+        assert request.vector is not None
+        return VectorQuery(request.vector, VectorFilter(request.namespace, entities=request.scope), request.k)
+
+    def hits_from(self, request: ArmRequest, scored: Sequence[ScoredPayload]) -> list[Hit]:
+        hubs = ", ".join(dict.fromkeys(c.name for ref in request.query.entity_refs for c in ref.candidates))
+        return self._hits(scored, request.k, f"mentions {hubs or 'the seed'} (a hub), ranked by relevance")

@@ -55,6 +55,7 @@ PAYLOAD_INDEXES: tuple[IndexSpec, ...] = (
     IndexSpec("event_at", "float"),
     IndexSpec("memory_id", "keyword"),
     IndexSpec("answers", "keyword"),
+    IndexSpec("entities", "keyword"),
 )
 
 
@@ -101,6 +102,8 @@ def filter_conditions(f: VectorFilter) -> tuple[Condition, ...]:
         conds.append(MatchAnyOf("memory_id", unique(f.memory_ids)))
     if f.answers is not None:
         conds.append(MatchOne("answers", f.answers))  # `answers` is a list: matches any element
+    if f.entities is not None:
+        conds.append(MatchAnyOf("entities", unique(f.entities)))  # a list too: any shared element
     return tuple(conds)
 
 

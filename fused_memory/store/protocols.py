@@ -28,6 +28,8 @@ class VectorFilter:
     memory_ids: tuple[str, ...] | None = None
     #: Only memories tagged with this answer type (payload `answers`, e.g. "time").
     answers: str | None = None
+    #: Only memories mentioning at least one of these entity ids (payload `entities`).
+    entities: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -184,6 +184,19 @@ def test_memory_ids_filter(vb: VectorBackend) -> None:
     assert search(vb, q(X, memory_ids=())) == []
 
 
+def test_entities_filter_matches_any_mention_exactly(vb: VectorBackend) -> None:
+    """`entities` is a list payload field of names as written: a point matches when its list shares
+    a name with the filter's, compared exactly (the caller supplies the case forms it wants)."""
+    vb.upsert([rec("a", "sarah", X, entities=["Sarah", "Berlin"]), rec("a", "mel", Y, entities=["Mel"]),
+               rec("a", "lower", X, entities=["sarah"]), rec("a", "none", X, entities=[]),
+               rec("b", "other-ns", X, entities=["Sarah"])])
+    assert search(vb, q(X, entities=("Sarah",))) == ["sarah"]
+    got = search(vb, q(X, entities=("Sarah", "sarah", "Mel")))
+    assert sorted(got[:2]) == ["lower", "sarah"] and got[2:] == ["mel"]  # equal cosines first, in any order
+    assert search(vb, q(X, entities=("Berlin",), types=frozenset({MemoryType.EVENT}))) == []
+    assert search(vb, q(X, entities=())) == []
+
+
 def test_filters_combine(vb: VectorBackend) -> None:
     vb.upsert([rec("a", "e1", X, type="event", event_at=T0), rec("a", "e2", Y, type="event"),
                rec("a", "f1", X, type="fact", event_at=T0)])

@@ -272,23 +272,37 @@ def test_identical_vector_searches_run_once(store, monkeypatch):
     assert top.memory.id == "deploy" and {c.arm for c in top.contributions} >= {"temporal", "type"}
 
 
-def test_a_query_whose_only_seed_is_a_hub_skips_the_graph(store, monkeypatch):
+def test_a_query_whose_only_seed_is_a_hub_searches_the_hubs_memories_by_relevance(store, monkeypatch):
     topics = ["pottery", "camping", "painting", "adoption", "running", "poetry", "music", "books",
               "hiking", "cooking", "dancing", "chess"]
     store.add([Memory(text=f"Caroline: I spent the weekend on {t}.", namespace="conv", entities=("Caroline",),
                       id=f"t{i}") for i, t in enumerate(topics)])
+    store.add([Memory(text="Melanie: pottery is my thing, I glaze every weekend.", namespace="conv", id="mel")])
     embedded: list[str] = []
-    real = store.embed_query
-    monkeypatch.setattr(store, "embed_query", lambda text: embedded.append(text) or real(text))
+    batches: list[int] = []
+    real_embed, real_search = store.embed_query, store.vector_search
+    monkeypatch.setattr(store, "embed_query", lambda text: embedded.append(text) or real_embed(text))
+    monkeypatch.setattr(store, "vector_search", lambda qs: batches.append(len(qs)) or real_search(qs))
     r = EnsembleMemory(store).retrieve("what did Caroline say about pottery?", namespace="conv", k=3, now=NOW)
-    assert "graph" not in r.plan.arms and "every seed is a hub" in r.plan.skipped["graph"]
+    # the traversal would rank all 12 Caroline memories alike; scoped, the graph arm ranks them by relevance
+    assert "graph" in r.plan.arms and "graph" not in r.plan.skipped
+    assert r.plan.graph_scope == ("Caroline", "caroline")
+    assert any(x.startswith("scope_hub_seeds: every seed is a hub (Caroline") for x in r.plan.reasons)
     assert r.hits[0].memory.id == "t0"
+    graph = [c for c in r.hits[0].contributions if c.arm == "graph"]
+    assert graph and graph[0].rank == 1 and graph[0].detail == "mentions Caroline (a hub), ranked by relevance"
+    graph_ids = {h.memory.id for h in r.hits for c in h.contributions if c.arm == "graph"}
+    assert "mel" not in graph_ids and graph_ids <= {f"t{i}" for i in range(len(topics))}
+    assert batches == [2]  # dense and the scoped graph search: one engine call, one embedding
     # the hub's name is no evidence either for the vector arms: they embed the query without it
     assert r.plan.embed_text == "what did say about pottery?" and embedded == ["what did say about pottery?"]
     assert any(x.startswith("mask_hub_names:") for x in r.plan.reasons)
     off = EnsembleMemory(store, optimizer=False).retrieve("what did Caroline say about pottery?",
                                                           namespace="conv", k=3, now=NOW)
-    assert "graph" in off.plan.arms and off.plan.embed_text == "what did say about pottery?"
+    assert off.plan.graph_scope == r.plan.graph_scope and off.plan.embed_text == "what did say about pottery?"
+    alone = EnsembleMemory(store).retrieve("what did Caroline say about pottery?", namespace="conv", k=3,
+                                           now=NOW, arms=["graph"])
+    assert [h.memory.id for h in alone.hits][0] == "t0" and "mel" not in [h.memory.id for h in alone.hits]
 
 
 def test_a_when_question_ranks_the_memories_that_state_a_time(store):

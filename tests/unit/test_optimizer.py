@@ -22,8 +22,7 @@ from fused_memory.query import (
     parse_query,
 )
 from fused_memory.query.optimizer import (ANSWER_TIME_WEIGHT, MULTI_HOPS, SPECULATIVE_TEMPORAL_WEIGHT, mask_hub_names,
-                                         mask_time_phrase,
-                                         skip_unselective)
+                                         mask_time_phrase, scope_hub_seeds, skip_unselective)
 from fused_memory.store.protocols import Entity
 from fused_memory.types import ARMS, MemoryType, ParsedQuery
 
@@ -246,18 +245,45 @@ def test_unselective_filter_arms_are_skipped(query, shares, arms, skipped) -> No
         assert pruned is plan
 
 
-@pytest.mark.parametrize("dampings, skipped", [
-    ({"sarah chen": 0.1, "sarah park": 0.3, "berlin office": 0.2}, True),    # every seed a hub
-    ({"sarah chen": 0.1, "sarah park": 0.3, "berlin office": 1.0}, False),   # one ordinary seed keeps the graph
-    ({"sarah chen": 0.5, "sarah park": 0.5, "berlin office": 0.5}, False),   # at the threshold: not a hub
+@pytest.mark.parametrize("dampings, scope", [
+    # every seed a hub: the graph arm searches the memories naming any of them, by relevance
+    ({"sarah chen": 0.1, "sarah park": 0.3, "berlin office": 0.2},
+     ("Berlin", "Berlin Office", "Berlin office", "Sarah", "Sarah Chen", "Sarah Park", "berlin", "berlin office",
+      "sarah", "sarah chen", "sarah park")),
+    ({"sarah chen": 0.1, "sarah park": 0.3, "berlin office": 1.0}, ()),   # one ordinary seed: traverse
+    ({"sarah chen": 0.5, "sarah park": 0.5, "berlin office": 0.5}, ()),   # at the threshold: not a hub
 ])
-def test_graph_is_skipped_when_every_seed_is_a_hub(dampings, skipped) -> None:
+def test_a_graph_whose_every_seed_is_a_hub_is_scoped_not_skipped(dampings, scope) -> None:
     parsed, plan = plan_for("what did I tell Sarah about the Berlin office last week?")
     assert "graph" in plan.arms
-    pruned = skip_unselective(plan, parsed, lambda types: None, lambda eid: dampings[eid])
-    assert ("graph" not in pruned.arms) == skipped
-    if skipped:
-        assert "every seed is a hub" in pruned.skipped["graph"] and "graph" not in pruned.weights
+    scoped = scope_hub_seeds(plan, parsed, lambda eid: dampings[eid], MATCHER.surface_forms)
+    assert scoped.graph_scope == scope
+    assert (scoped.arms, scoped.weights, scoped.skipped) == (plan.arms, plan.weights, plan.skipped)
+    if scope:
+        assert scoped.reasons[-1].startswith("scope_hub_seeds: every seed is a hub (")
+    else:
+        assert scoped is plan
+    # the skip rule leaves a hub-seeded graph alone now
+    assert "graph" in skip_unselective(plan, parsed, lambda types: None).arms
+
+
+@pytest.mark.parametrize("query, damping, forms, graph", [
+    ("what did Melanie say about pottery?", None, MATCHER.surface_forms, True),   # statistic unknown
+    ("what did Melanie say about pottery?", 0.1, None, True),                      # no names to filter on
+    ("what did Melanie say about pottery?", 0.1, lambda eid: (), True),            # nothing known of it
+    ("what did I say about pottery?", 0.1, MATCHER.surface_forms, False),          # no seed, no graph
+])
+def test_scoping_needs_the_statistic_the_names_and_a_seed(query, damping, forms, graph) -> None:
+    parsed, plan = plan_for(query)
+    assert ("graph" in plan.arms) == graph
+    assert scope_hub_seeds(plan, parsed, None if damping is None else (lambda eid: damping), forms) is plan
+
+
+def test_surface_forms_are_the_names_as_memories_may_store_them() -> None:
+    assert MATCHER.surface_forms("melanie") == ("Mel", "Melanie", "mel", "melanie")
+    assert MATCHER.surface_forms("kestrel") == ("Kestrel", "Kestrel Project", "Kestrel project", "kestrel",
+                                                "kestrel project")
+    assert MATCHER.surface_forms("nobody") == ()
 
 
 # ------------------------------------------------------------------ stage 2b: hub names and the vector arms
