@@ -25,6 +25,7 @@ from fused_memory.ensemble import EnsembleMemory
 from fused_memory.query.entities import normalize_entity_id
 from fused_memory.query.parse import parse_query
 from fused_memory.retrievers.base import ArmRequest
+from fused_memory.retrievers.vector_arms import ScopedGraphRetriever
 from fused_memory.store.memory_store import MemoryStore
 from fused_memory.types import ARMS, EntityCandidate, EntityRef, Memory, MemoryType, TimeWindow
 
@@ -80,13 +81,17 @@ def _arm_requests(store: MemoryStore, ns: str, text: str, phrase: str) -> list[t
             ("lexical", ArmRequest(parsed, ns, 50)),
             ("graph", ArmRequest(graph_q, ns, 50, max_hops=3)),
             ("temporal", ArmRequest(parsed, ns, 50, window=window)),
-            ("type", ArmRequest(parsed, ns, 50, types=frozenset(MemoryType)))]
+            ("type", ArmRequest(parsed, ns, 50, types=frozenset(MemoryType))),
+            # the graph arm's hub form: every entity name, as a scope of its memories' payload names
+            ("graph:scoped", ArmRequest(graph_q, ns, 50, scope=ENTITIES))]
 
 
 def test_no_hit_ever_crosses_a_namespace(store: MemoryStore) -> None:
     model: dict[tuple[str, str], Memory] = {}
     ens = EnsembleMemory(store, optimizer=False)
-    arms = {name: store.retriever(name) for name in ARMS}
+    arms = {**{name: store.retriever(name) for name in ARMS}, "graph:scoped": ScopedGraphRetriever(store)}
+
+    scoped_hits = [0]  # the scoped search must have answered at all for its check to mean anything
 
     def own_ids(ns: str) -> set[str]:
         return {mid for (n, mid) in model if n == ns}
@@ -103,6 +108,7 @@ def test_no_hit_ever_crosses_a_namespace(store: MemoryStore) -> None:
             foreign_markers = {v for k, v in MARKERS.items() if k != ns}
             for name, req in _arm_requests(store, ns, text, phrase):
                 for h in arms[name].search(req):
+                    scoped_hits[0] += name == "graph:scoped"
                     assert h.memory_id in mine, f"{name} arm in {ns!r} returned {h.memory_id!r}"
                     if h.memory is not None:
                         assert h.memory.namespace == ns and h.memory.text == model[(ns, h.memory_id)].text
@@ -139,3 +145,4 @@ def test_no_hit_ever_crosses_a_namespace(store: MemoryStore) -> None:
         run()
     finally:
         ens.close()
+    assert scoped_hits[0] > 0
