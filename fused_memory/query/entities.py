@@ -145,14 +145,16 @@ class EntityMatcher:
         """The entity's name and aliases as memories may store them, sorted; () for an unknown id.
 
         A memory's payload keeps each mention as written ("Melanie", "Mel", "melanie"), and payload
-        filters match exactly, so each form is given as known, lower-cased and capitalized."""
+        filters match exactly, so each form is given as known, lower-cased, capitalized and upper-cased
+        (a form written any other way, "McDONALD", is not matched)."""
         e = self._entities.get(entity_id)
         if e is None:
             return ()
         forms: set[str] = set()
         for phrase in (e.name, *e.aliases):
             if phrase:
-                forms.update((phrase, phrase.lower(), " ".join(w[:1].upper() + w[1:] for w in phrase.split())))
+                capitalized = " ".join(w[:1].upper() + w[1:] for w in phrase.split())
+                forms.update((phrase, phrase.lower(), capitalized, phrase.upper()))
         return tuple(sorted(forms))
 
     def match(self, text: str) -> list[EntityRef]:

@@ -286,7 +286,7 @@ def test_a_query_whose_only_seed_is_a_hub_searches_the_hubs_memories_by_relevanc
     r = EnsembleMemory(store).retrieve("what did Caroline say about pottery?", namespace="conv", k=3, now=NOW)
     # the traversal would rank all 12 Caroline memories alike; scoped, the graph arm ranks them by relevance
     assert "graph" in r.plan.arms and "graph" not in r.plan.skipped
-    assert r.plan.graph_scope == ("Caroline", "caroline")
+    assert r.plan.graph_scope == ("CAROLINE", "Caroline", "caroline")
     assert any(x.startswith("scope_hub_seeds: every seed is a hub (Caroline") for x in r.plan.reasons)
     assert r.hits[0].memory.id == "t0"
     graph = [c for c in r.hits[0].contributions if c.arm == "graph"]

@@ -248,8 +248,8 @@ def test_unselective_filter_arms_are_skipped(query, shares, arms, skipped) -> No
 @pytest.mark.parametrize("dampings, scope", [
     # every seed a hub: the graph arm searches the memories naming any of them, by relevance
     ({"sarah chen": 0.1, "sarah park": 0.3, "berlin office": 0.2},
-     ("Berlin", "Berlin Office", "Berlin office", "Sarah", "Sarah Chen", "Sarah Park", "berlin", "berlin office",
-      "sarah", "sarah chen", "sarah park")),
+     ("BERLIN", "BERLIN OFFICE", "Berlin", "Berlin Office", "Berlin office", "SARAH", "SARAH CHEN", "SARAH PARK",
+      "Sarah", "Sarah Chen", "Sarah Park", "berlin", "berlin office", "sarah", "sarah chen", "sarah park")),
     ({"sarah chen": 0.1, "sarah park": 0.3, "berlin office": 1.0}, ()),   # one ordinary seed: traverse
     ({"sarah chen": 0.5, "sarah park": 0.5, "berlin office": 0.5}, ()),   # at the threshold: not a hub
 ])
@@ -280,9 +280,9 @@ def test_scoping_needs_the_statistic_the_names_and_a_seed(query, damping, forms,
 
 
 def test_surface_forms_are_the_names_as_memories_may_store_them() -> None:
-    assert MATCHER.surface_forms("melanie") == ("Mel", "Melanie", "mel", "melanie")
-    assert MATCHER.surface_forms("kestrel") == ("Kestrel", "Kestrel Project", "Kestrel project", "kestrel",
-                                                "kestrel project")
+    assert MATCHER.surface_forms("melanie") == ("MEL", "MELANIE", "Mel", "Melanie", "mel", "melanie")
+    assert MATCHER.surface_forms("kestrel") == ("KESTREL", "KESTREL PROJECT", "Kestrel", "Kestrel Project",
+                                                "Kestrel project", "kestrel", "kestrel project")
     assert MATCHER.surface_forms("nobody") == ()
 
 
