@@ -28,7 +28,8 @@ class VectorFilter:
     memory_ids: tuple[str, ...] | None = None
     #: Only memories tagged with this answer type (payload `answers`, e.g. "time").
     answers: str | None = None
-    #: Only memories mentioning at least one of these entity ids (payload `entities`).
+    #: Only memories mentioning at least one of these entity names, as the payload's `entities` holds
+    #: them (each mention as written), compared exactly.
     entities: tuple[str, ...] | None = None
 
 
