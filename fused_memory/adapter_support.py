@@ -56,7 +56,7 @@ DEFAULT_TOOL_DESCRIPTION = (
 #: node metadata into prompts by default; a prompt full of RRF arithmetic helps no one).
 LLM_HIDDEN_KEYS: tuple[str, ...] = (
     "memory_id", "namespace", "created_at", "session_id", "score", "rank", "arms", "contributions",
-    "explain", "skipped_arms", "failed_arms", "widened_arms", "metadata",
+    "explain", "skipped_arms", "failed_arms", "widened_arms", "pooled_arms", "metadata",
 )
 
 
@@ -155,6 +155,7 @@ def _retrieval_info(retrieval: Retrieval) -> dict[str, Any]:
         "skipped_arms": dict(retrieval.plan.skipped),
         "failed_arms": {f.arm: f"{f.kind}: {f.reason}" for f in retrieval.failures},
         "widened_arms": list(retrieval.widened),
+        "pooled_arms": list(retrieval.pooled),
     }
 
 

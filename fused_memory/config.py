@@ -36,8 +36,8 @@ DEFAULT_TIMEOUTS_S: Mapping[str, float] = MappingProxyType(
 @dataclass(frozen=True)
 class FusionConfig:
     """How the ensemble fuses: RRF constant `k`, arm weights, per-arm timeouts, how deep each arm
-    fetches candidates (`depth`), and `widen_below`: a type-filtered arm returning fewer results than
-    this is rerun on all types."""
+    fetches candidates (`depth`), `widen_below`: a type-filtered arm returning fewer results than
+    this is rerun on all types, and `pool_min` (below)."""
 
     k: int = DEFAULT_RRF_K
     weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
@@ -45,6 +45,12 @@ class FusionConfig:
     depth: int = 50
     widen_below: int = 5
     max_query_chars: int = 10_000
+    #: A vector arm whose search only adds keyword conditions to dense's (the type arm's types, the
+    #: scoped graph's hub names, the "when" arm's time tag) is read off dense's top `depth` when that
+    #: holds at least this many matches, instead of a filtered engine search of its own
+    #: (`store.pooling`: exact under exact search). 0 sends every search to the engine. At 100k
+    #: memories it saves the 2-4 ms type-filtered search on most hinted queries (docs/RESULTS.md).
+    pool_min: int = 10
 
     def __post_init__(self) -> None:
         if not isinstance(self.k, int) or self.k < 0:
@@ -53,6 +59,8 @@ class FusionConfig:
             raise ConfigurationError("depth must be >= 1")
         if self.widen_below < 0:
             raise ConfigurationError("widen_below must be >= 0")
+        if not isinstance(self.pool_min, int) or self.pool_min < 0:
+            raise ConfigurationError(f"pool_min must be an integer >= 0, got {self.pool_min!r}")
         for name, table in (("weights", self.weights), ("timeouts_s", self.timeouts_s)):
             unknown = set(table) - set(ARMS)
             if unknown:
@@ -70,7 +78,7 @@ class FusionConfig:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> FusionConfig:
-        """FUSED_MEMORY_RRF_K, FUSED_MEMORY_DEPTH, FUSED_MEMORY_WIDEN_BELOW,
+        """FUSED_MEMORY_RRF_K, FUSED_MEMORY_DEPTH, FUSED_MEMORY_WIDEN_BELOW, FUSED_MEMORY_POOL_MIN,
         FUSED_MEMORY_WEIGHT_<ARM>, FUSED_MEMORY_TIMEOUT_<ARM> (seconds)."""
         env = os.environ if env is None else env
         kw: dict[str, object] = {}
@@ -81,6 +89,8 @@ class FusionConfig:
                 kw["depth"] = int(env["FUSED_MEMORY_DEPTH"])
             if "FUSED_MEMORY_WIDEN_BELOW" in env:
                 kw["widen_below"] = int(env["FUSED_MEMORY_WIDEN_BELOW"])
+            if "FUSED_MEMORY_POOL_MIN" in env:
+                kw["pool_min"] = int(env["FUSED_MEMORY_POOL_MIN"])
             kw["weights"] = {a: float(env[f"FUSED_MEMORY_WEIGHT_{a.upper()}"])
                              for a in ARMS if f"FUSED_MEMORY_WEIGHT_{a.upper()}" in env}
             kw["timeouts_s"] = {a: float(env[f"FUSED_MEMORY_TIMEOUT_{a.upper()}"])

@@ -38,14 +38,18 @@ __all__ = ["EnsembleMemory"]
 _WIDENABLE = ("dense", "lexical")
 
 
+_Outcome = dict[str, tuple[list[Hit], str]]
+
+
 @dataclass
 class _Task:
-    """One unit of fan-out: runs one or more arms, returns {arm: (hits, widened)}."""
+    """One unit of fan-out: runs one or more arms, returns {arm: (hits, how)}; `how` is "" for a
+    plain answer, "widened" (type filter dropped, rerun) or "pooled" (read off a broader search)."""
 
     label: str
     arms: tuple[str, ...]
     timeout_s: float
-    fn: Callable[[], dict[str, tuple[list[Hit], bool]]]
+    fn: Callable[[], _Outcome]
 
 
 @dataclass
@@ -60,8 +64,8 @@ class _Job:
     failures: list[ArmFailure] = field(default_factory=list)
 
 
-def _raiser(exc: Exception) -> Callable[[], dict[str, tuple[list[Hit], bool]]]:
-    def run() -> dict[str, tuple[list[Hit], bool]]:
+def _raiser(exc: Exception) -> Callable[[], _Outcome]:
+    def run() -> _Outcome:
         raise exc
     return run
 
@@ -303,32 +307,34 @@ class EnsembleMemory:
     def _widen(self, name: str, req: ArmRequest, hits: list[Hit]) -> bool:
         return name in _WIDENABLE and req.types is not None and len(hits) < self.config.widen_below
 
-    def _single(self, name: str, arm: Retriever, req: ArmRequest) -> Callable[[], dict[str, tuple[list[Hit], bool]]]:
-        def run() -> dict[str, tuple[list[Hit], bool]]:
+    def _single(self, name: str, arm: Retriever, req: ArmRequest) -> Callable[[], _Outcome]:
+        def run() -> _Outcome:
             hits = arm.search(req)
             if self._widen(name, req, hits):
-                return {name: (arm.search(req.without_type_filter()), True)}
-            return {name: (hits, False)}
+                return {name: (arm.search(req.without_type_filter()), "widened")}
+            return {name: (hits, "")}
         return run
 
     def _batch(self, jobs: list[tuple[str, VectorArm, ArmRequest]]
-               ) -> Callable[[], dict[str, tuple[list[Hit], bool]]]:
-        def run() -> dict[str, tuple[list[Hit], bool]]:
+               ) -> Callable[[], _Outcome]:
+        def run() -> _Outcome:
             vector = self.store.embed_query(jobs[0][2].text_to_embed())
             reqs = [replace(r, vector=vector) for _, _, r in jobs]
-            results = run_vector_arms(self.store, [(arm, r) for (_, arm, _), r in zip(jobs, reqs)])
-            out = {name: (hits, False) for (name, _, _), hits in zip(jobs, results)}
+            results, pooled = run_vector_arms(self.store, [(arm, r) for (_, arm, _), r in zip(jobs, reqs)],
+                                              self.config.pool_min)
+            out = {name: (hits, "pooled" if i in pooled else "") for i, ((name, _, _), hits)
+                   in enumerate(zip(jobs, results))}
             redo = [(i, jobs[i][1], reqs[i].without_type_filter()) for i, (name, _, _) in enumerate(jobs)
                     if self._widen(name, reqs[i], results[i])]
             if redo:
-                again = run_vector_arms(self.store, [(arm, r) for _, arm, r in redo])
+                again, _ = run_vector_arms(self.store, [(arm, r) for _, arm, r in redo], self.config.pool_min)
                 for (i, _, _), hits in zip(redo, again):
-                    out[jobs[i][0]] = (hits, True)
+                    out[jobs[i][0]] = (hits, "widened")
             return out
         return run
 
     @staticmethod
-    def _timed(task: _Task) -> tuple[dict[str, tuple[list[Hit], bool]], float]:
+    def _timed(task: _Task) -> tuple[_Outcome, float]:
         t0 = time.perf_counter()
         result = task.fn()
         return result, (time.perf_counter() - t0) * 1000
@@ -337,7 +343,7 @@ class EnsembleMemory:
         t0 = time.perf_counter()
         results: dict[str, list[Hit]] = {}
         failures: list[ArmFailure] = list(job.failures)
-        widened: list[str] = []
+        how: dict[str, list[str]] = {"widened": [], "pooled": []}
         for task in job.tasks:
             outcome = outcomes.get(task.label)
             if isinstance(outcome, BaseException) or outcome is None:
@@ -347,11 +353,11 @@ class EnsembleMemory:
                 continue
             by_arm, ms = outcome
             for arm in task.arms:
-                hits, was_widened = by_arm.get(arm, ([], False))
+                hits, note = by_arm.get(arm, ([], ""))
                 results[arm] = hits
                 job.timings[arm] = ms
-                if was_widened:
-                    widened.append(arm)
+                if note:
+                    how[note].append(arm)
         if job.tasks and not results:
             causes = {f.arm: f.reason for f in failures}
             raise BackendUnavailable("every retriever failed: " + "; ".join(f"{a}: {r}" for a, r in causes.items()),
@@ -366,7 +372,8 @@ class EnsembleMemory:
                      for rank, f in enumerate((f for f in fused if f.memory_id in known), start=1))
         job.timings["fuse"] = (time.perf_counter() - t0) * 1000
         job.timings["total"] = (time.perf_counter() - job.started) * 1000
-        return Retrieval(hits, job.plan, job.parsed, tuple(failures), tuple(widened), dict(job.timings))
+        return Retrieval(hits, job.plan, job.parsed, tuple(failures), tuple(how["widened"]),
+                         dict(job.timings), tuple(how["pooled"]))
 
 
 def _memories_at_hand(results: Mapping[str, Sequence[Hit]], wanted: set[str]) -> dict[str, Memory]:

@@ -329,6 +329,8 @@ class Retrieval:
     failures: tuple[ArmFailure, ...] = ()
     widened: tuple[str, ...] = ()
     timings_ms: Mapping[str, float] = field(default_factory=dict)
+    #: Arms whose search was read off a broader one of the same query (`FusionConfig.pool_min`).
+    pooled: tuple[str, ...] = ()
 
     @property
     def skipped(self) -> Mapping[str, str]:
@@ -345,6 +347,8 @@ class Retrieval:
         lines += [f"  skipped {a}: {why}" for a, why in self.plan.skipped.items()]
         lines += [f"  FAILED {f.arm} ({f.kind}): {f.reason}" for f in self.failures]
         lines += [f"  widened {a}: type filter left too few results, reran on all types" for a in self.widened]
+        lines += [f"  pooled {a}: its filter applied to a broader search's results, no search of its own"
+                  for a in self.pooled]
         if self.timings_ms:
             lines.append("  timings: " + ", ".join(f"{a}={ms:.1f}ms" for a, ms in self.timings_ms.items()))
         for h in self.hits:
@@ -360,5 +364,5 @@ class Retrieval:
                      "hard_filter": self.plan.hard_filter, "reasons": list(self.plan.reasons),
                      "skipped": dict(self.plan.skipped)},
             "failures": [{"arm": f.arm, "kind": f.kind, "reason": f.reason} for f in self.failures],
-            "widened": list(self.widened), "timings_ms": dict(self.timings_ms),
+            "widened": list(self.widened), "pooled": list(self.pooled), "timings_ms": dict(self.timings_ms),
         }

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..query.cues import ANSWER_TIME, temporal_mode
 from ..store.codec import from_payload
+from ..store.pooling import search_pooled
 from ..store.protocols import ScoredPayload, VectorFilter, VectorQuery
 from ..types import Hit, MemoryType
 from .base import ArmRequest, dedupe_hits
@@ -41,13 +42,17 @@ def _cos01(score: float) -> float:
     return max(0.0, min(1.0, float(score)))
 
 
-def run_vector_arms(store: MemoryStore, jobs: Sequence[tuple[VectorArm, ArmRequest]]
-                    ) -> list[list[Hit]]:
-    """Run several vector arms, each with its own request, as one engine batch (one list of hits
-    per job, in order). Requests without a vector get the query embedded once, and identical
-    searches run once: "when did the outage happen?" filters both the type arm (hint: event) and
-    the windowless temporal arm to events, and a hard type pre-filter gives dense the type arm's
-    filter; each arm still scores the shared results its own way."""
+def run_vector_arms(store: MemoryStore, jobs: Sequence[tuple[VectorArm, ArmRequest]], pool_min: int = 0
+                    ) -> tuple[list[list[Hit]], frozenset[int]]:
+    """Run several vector arms, each with its own request, as one engine batch: one list of hits
+    per job, in order, and the jobs whose search was read off a broader one.
+
+    Requests without a vector get the query embedded once, and identical searches run once:
+    "when did the outage happen?" filters both the type arm (hint: event) and the windowless
+    temporal arm to events, and a hard type pre-filter gives dense the type arm's filter; each
+    arm still scores the shared results its own way. With `pool_min > 0` a search that only adds
+    keyword conditions to another (the type arm's types, the scoped graph's names) is read off
+    that one's results when they hold `pool_min` matches (`store.pooling`)."""
     vector: tuple[float, ...] | None = None
     unique: dict[VectorQuery, int] = {}
     slots: list[tuple[int, int]] = []  # (job, position of its search in `unique`)
@@ -62,11 +67,12 @@ def run_vector_arms(store: MemoryStore, jobs: Sequence[tuple[VectorArm, ArmReque
         if q is not None:
             slots.append((i, unique.setdefault(q, len(unique))))
     out: list[list[Hit]] = [[] for _ in jobs]
-    if unique:
-        results = store.vector_search(list(unique))
-        for i, at in slots:
-            out[i] = jobs[i][0].hits_from(prepared[i], results[at])
-    return out
+    if not unique:
+        return out, frozenset()
+    results, read_off = search_pooled(store.vector_search, list(unique), pool_min)
+    for i, at in slots:
+        out[i] = jobs[i][0].hits_from(prepared[i], results[at])
+    return out, frozenset(i for i, at in slots if at in read_off)
 
 
 class _VectorArmBase:
@@ -77,7 +83,7 @@ class _VectorArmBase:
 
     def search(self, request: ArmRequest) -> list[Hit]:
         """This arm alone: hits with their `memory` filled from the payload."""
-        hits = run_vector_arms(self.store, [(self, request)])[0]  # type: ignore[list-item]
+        hits = run_vector_arms(self.store, [(self, request)])[0][0]  # type: ignore[list-item]
         return [replace(h, memory=from_payload(h.payload)) if h.payload is not None else h for h in hits]
 
     def _hits(self, scored: Sequence[ScoredPayload], k: int, detail: str | None = None) -> list[Hit]:

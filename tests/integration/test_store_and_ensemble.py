@@ -264,12 +264,19 @@ def test_identical_vector_searches_run_once(store, monkeypatch):
         return real(queries)
 
     monkeypatch.setattr(store, "vector_search", counting)
-    r = EnsembleMemory(store).retrieve("what happened at the latest Kestrel deploy?", namespace="alice", k=3,
-                                       now=NOW)
+    q = "what happened at the latest Kestrel deploy?"
+    r = EnsembleMemory(store, FusionConfig(pool_min=0)).retrieve(q, namespace="alice", k=3, now=NOW)
     assert {"dense", "temporal", "type"} <= set(r.plan.arms)
-    assert batches == [2]  # dense, and one events-only search shared by temporal and type
+    assert batches == [2] and r.pooled == ()  # dense, and one events-only search shared by temporal and type
     top = r.hits[0]
     assert top.memory.id == "deploy" and {c.arm for c in top.contributions} >= {"temporal", "type"}
+    # pooled (the default): alice has fewer memories than dense's depth, so dense's one search saw
+    # every event there is, and the events-only search is read off it: one engine search, same answer
+    batches.clear()
+    pooled = EnsembleMemory(store).retrieve(q, namespace="alice", k=3, now=NOW)
+    assert batches == [1] and set(pooled.pooled) == {"temporal", "type"}
+    assert pooled.ids() == r.ids() and "pooled temporal" in pooled.explain()
+    assert [h.score for h in pooled.hits] == pytest.approx([h.score for h in r.hits])
 
 
 def test_a_query_whose_only_seed_is_a_hub_searches_the_hubs_memories_by_relevance(store, monkeypatch):
@@ -293,7 +300,9 @@ def test_a_query_whose_only_seed_is_a_hub_searches_the_hubs_memories_by_relevanc
     assert graph and graph[0].rank == 1 and graph[0].detail == "mentions Caroline (a hub), ranked by relevance"
     graph_ids = {h.memory.id for h in r.hits for c in h.contributions if c.arm == "graph"}
     assert "mel" not in graph_ids and graph_ids <= {f"t{i}" for i in range(len(topics))}
-    assert batches == [2]  # dense and the scoped graph search: one engine call, one embedding
+    # one embedding, one engine search: the 13 memories are fewer than dense's depth, so the scoped
+    # search is read off dense's (`FusionConfig.pool_min`)
+    assert batches == [1] and r.pooled == ("graph",)
     # the hub's name is no evidence either for the vector arms: they embed the query without it
     assert r.plan.embed_text == "what did say about pottery?" and embedded == ["what did say about pottery?"]
     assert any(x.startswith("mask_hub_names:") for x in r.plan.reasons)
