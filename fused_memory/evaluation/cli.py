@@ -64,6 +64,8 @@ def _fusion_config(args: argparse.Namespace) -> Any:
         changes["depth"] = args.depth
     if args.widen_below is not None:
         changes["widen_below"] = args.widen_below
+    if args.pool_min is not None:
+        changes["pool_min"] = args.pool_min
     weights = parse_weights(args.weight)
     if weights:
         changes["weights"] = {**base.weights, **weights}
@@ -140,6 +142,8 @@ def add_commands(subparsers: Any) -> None:
     e.add_argument("--rrf-k", type=int, help="RRF constant k (default: FusionConfig)")
     e.add_argument("--depth", type=int, help="candidates fetched per arm (default: FusionConfig)")
     e.add_argument("--widen-below", type=int, help="widening threshold (default: FusionConfig)")
+    e.add_argument("--pool-min", type=int, help="read a filtered arm off dense's results when they hold this "
+                                                  "many matches; 0: never (default: FusionConfig)")
     e.add_argument("--weight", action="append", metavar="ARM=W", help="arm weight, repeatable")
     e.add_argument("--store", help="keep the ingested store in this directory (default: temporary)")
     e.add_argument("--context-turns", type=int, default=DEFAULT_CONTEXT_TURNS, metavar="N",

@@ -135,7 +135,7 @@ def _plain(value: Any) -> Any:
 
 def _fusion_json(config: FusionConfig) -> dict[str, Any]:
     return {"rrf_k": config.k, "weights": dict(config.weights), "depth": config.depth,
-            "widen_below": config.widen_below}
+            "widen_below": config.widen_below, "pool_min": config.pool_min}
 
 
 class Evaluator:

@@ -84,7 +84,7 @@ def test_eval_json_shape(dataset: tuple[Path, Path], tmp_path: Path) -> None:
     mem, qry = dataset
     out = tmp_path / "eval.json"
     proc = _run("eval", "--memories", str(mem), "--queries", str(qry), "--k", "5,10", "--arms", "all",
-                "--json", str(out))
+                "--pool-min", "7", "--json", str(out))
     assert "recall@5" in proc.stdout and "fused" in proc.stdout  # the human table too
     report = json.loads(out.read_text())
     assert {"overall", "by_category", "n_queries", "config"} <= set(report)
@@ -102,6 +102,7 @@ def test_eval_json_shape(dataset: tuple[Path, Path], tmp_path: Path) -> None:
             _check_metric_block(block, f"{cat}/{system}")
     assert isinstance(report["config"], dict) and report["config"]["ks"] == [5, 10]
     assert report["config"]["excluded_no_gold"] == 1
+    assert report["config"]["fusion"]["pool_min"] == 7  # the flag reached the ensemble's config
     # ten memories, k = 10: every system that answers at all recalls nearly everything at 10, and
     # the ensemble ranks these distinct facts well at 5 (a gross regression check, not a benchmark)
     assert report["overall"]["fused"]["recall@5"] >= 0.6

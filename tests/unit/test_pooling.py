@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from fused_memory.config import FusionConfig
+from fused_memory.errors import ConfigurationError
 from fused_memory.store._qdrant_common import Between, MatchAnyOf, MatchOne
 from fused_memory.store.pooling import _bases, payload_matches
 from fused_memory.store.protocols import VectorFilter, VectorQuery
@@ -71,3 +73,16 @@ EVENTS = frozenset({MemoryType.EVENT})
 ])
 def test_which_search_is_read_off_which(queries: list[VectorQuery], expected: dict[int, int]) -> None:
     assert {i: base for i, (base, _) in _bases(queries).items()} == expected
+
+
+@pytest.mark.parametrize("bad", [-1, 2.5, "10", None])
+def test_pool_min_must_be_a_non_negative_integer(bad: Any) -> None:
+    with pytest.raises(ConfigurationError, match="pool_min"):
+        FusionConfig(pool_min=bad)
+
+
+def test_pool_min_comes_from_the_environment_and_zero_turns_pooling_off() -> None:
+    assert FusionConfig().pool_min == 30
+    assert FusionConfig.from_env({"FUSED_MEMORY_POOL_MIN": "0"}).pool_min == 0
+    with pytest.raises(ConfigurationError, match="FUSED_MEMORY_"):
+        FusionConfig.from_env({"FUSED_MEMORY_POOL_MIN": "many"})
