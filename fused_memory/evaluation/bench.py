@@ -20,6 +20,9 @@ Why each number is measured the way it is:
   `fanout_over_slowest` is time lost to serialization (the GIL, one arm waiting on another). It
   matters on small machines: at 100k one qdrant-edge search alone keeps ~1.5 of 2 cores busy
   (it searches segments in parallel), so whatever runs beside it slows it down.
+* `arm_pooled`: on how many of the mixed queries each arm was read off dense's results instead of
+  searching (`Retrieval.pooled`, `FusionConfig.pool_min`); an arm run alone never is, so the
+  per-arm rows still price its own search.
 * `optimizer_p99_ratio`: p99 with the optimizer on / off over plain topical queries, alternating
   on / off per query so both see the same machine state.
 * `lexical_vs_rank_bm25`: p50 of our lexical arm / p50 of `BM25Okapi.get_scores` + top-k over the
@@ -126,6 +129,7 @@ def _latencies(ens: Any, store: Any, queries: Sequence[SynthQuery]) -> dict[str,
     ensemble_cpu: list[float] = []
     cores = os.cpu_count() or 1
     stages: dict[str, list[float]] = {}
+    pooled: dict[str, int] = {}
     for q in queries:
         _clear_query_cache(store)
         e_ms, e_cpu, result = _ms_cpu(lambda q=q: ens.retrieve(q.text, namespace=_NS, k=10, now=SYNTH_NOW))
@@ -133,6 +137,8 @@ def _latencies(ens: Any, store: Any, queries: Sequence[SynthQuery]) -> dict[str,
         ensemble_cpu.append(e_cpu)
         for stage, ms in result.timings_ms.items():
             stages.setdefault(stage, []).append(float(ms))
+        for arm in result.pooled:
+            pooled[arm] = pooled.get(arm, 0) + 1
         alone: list[float] = []
         for arm in result.plan.arms:
             _clear_query_cache(store)
@@ -155,6 +161,7 @@ def _latencies(ens: Any, store: Any, queries: Sequence[SynthQuery]) -> dict[str,
             "fanout_cpu_floor": _r(statistics.median(floor), 3) if floor else None,
             "ensemble_cpu_p50_ms": _r(statistics.median(ensemble_cpu)),
             "arm_runs": {a: len(v) for a, v in per_arm.items()},
+            "arm_pooled": pooled,
             "ensemble_stages_p50_ms": {k: _r(statistics.median(v)) for k, v in stages.items()}}
 
 
@@ -272,7 +279,8 @@ def bench_size(n: int, *, n_queries: int = 200, n_simple: int = 100, seed: int =
         "ingest_s": _r(ingest_s), "embed_per_s": _r(embed_per_s, 1), "ner_per_s": _r(ner_per_s, 1),
         "ingest_overhead": _r((ingest_s * embed_per_s) / n, 2), "rss_growth_mb": _r(rss_after - rss_before, 1),
         "n_queries": len(queries), "loadavg_1m": _r(load_1m) if load_1m is not None else None,
-        "cpus": os.cpu_count(), "cpu_model": cpu_model(), "arm_runs": lat["arm_runs"], "optimizer": opt, "lexical": lex,
+        "cpus": os.cpu_count(), "cpu_model": cpu_model(), "arm_runs": lat["arm_runs"],
+        "arm_pooled": lat["arm_pooled"], "optimizer": opt, "lexical": lex,
         "ensemble_stages_p50_ms": lat["ensemble_stages_p50_ms"],
     }
     progress(f"[n={n}] ensemble p50 {out['p50_ms']['ensemble']} ms, p99 {out['p99_ms']['ensemble']} ms")

@@ -114,6 +114,7 @@ def format_bench(results: Mapping[str, Mapping[str, Any]]) -> str:
         rows.append(row(f"{s} p50 ms", lambda r, s=s: r["p50_ms"][s]))
         rows.append(row(f"{s} p99 ms", lambda r, s=s: r["p99_ms"][s]))
     rows += [
+        row("type arm read off dense (queries)", lambda r: f'{r["arm_pooled"].get("type", 0)}/{r["arm_runs"]["type"]}'),
         row("ensemble / slowest arm (median)", lambda r: r["fanout_over_slowest"]),
         row("  floor: CPU time / cores / slowest", lambda r: r["fanout_cpu_floor"]),
         row("ensemble / sum of arms (median)", lambda r: r["fanout_over_sum"]),

@@ -141,6 +141,9 @@ def test_bench_json_shape(tmp_path: Path) -> None:
         assert {"dense", "lexical"} <= set(r[key])
         assert all(v > 0 for v in r[key].values())
         assert r["p99_ms"]["ensemble"] >= r["p50_ms"]["ensemble"]
+    # how often an arm was read off dense's results instead of searching (`Retrieval.pooled`)
+    assert set(r["arm_pooled"]) <= {"type", "temporal", "graph"}
+    assert all(0 < n <= r["arm_runs"][arm] for arm, n in r["arm_pooled"].items())
 
 
 def test_plot_writes_png_or_says_what_is_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
