@@ -41,15 +41,15 @@ def payload_matches(cond: Condition, payload: Mapping[str, Any]) -> bool:
     raise TypeError(f"only keyword conditions can be read off a search, not {cond!r}")
 
 
-def _extra_conditions(base: VectorQuery, query: VectorQuery) -> tuple[Condition, ...] | None:
-    """The keyword conditions `query` adds to `base`, or None when `query` cannot be read off it
-    (another vector, a deeper limit, a condition `base` has and `query` lacks, or a range)."""
+def _extra_conditions(base: VectorQuery, base_conds: frozenset[Condition], query: VectorQuery,
+                      conds: tuple[Condition, ...]) -> tuple[Condition, ...] | None:
+    """The keyword conditions `query` (whose conditions are `conds`) adds to `base`, or None when
+    `query` cannot be read off it (another vector, a deeper limit, not strictly narrower, or a range)."""
     if query.limit > base.limit or (base.vector is not query.vector and base.vector != query.vector):
         return None
-    have, want = set(filter_conditions(base.filter)), filter_conditions(query.filter)
-    if not have.issubset(want) or len(have) == len(set(want)):
+    if not base_conds < frozenset(conds):
         return None
-    extra = tuple(c for c in want if c not in have)
+    extra = tuple(c for c in conds if c not in base_conds)
     return extra if all(isinstance(c, (MatchOne, MatchAnyOf)) for c in extra) else None
 
 
@@ -57,8 +57,10 @@ def _bases(queries: Sequence[VectorQuery]) -> dict[int, tuple[int, tuple[Conditi
     """For each query that can be read off another: (the broadest such query, the extra conditions).
     Only a query that cannot be read off anything serves as a base, so a read-off never waits on
     another read-off."""
+    conds = [filter_conditions(q.filter) for q in queries]  # once per query, not once per pair
+    sets = [frozenset(c) for c in conds]
     found = {i: [(j, extra) for j, b in enumerate(queries)
-                 if j != i and (extra := _extra_conditions(b, q)) is not None]
+                 if j != i and (extra := _extra_conditions(b, sets[j], q, conds[i])) is not None]
              for i, q in enumerate(queries)}
     roots = {i for i, candidates in found.items() if not candidates}
     plans: dict[int, tuple[int, tuple[Condition, ...]]] = {}
