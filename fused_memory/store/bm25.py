@@ -4,7 +4,9 @@ Why not `BM25Okapi(corpus).get_scores(query)`: it scans every document (~0.1-0.3
 must be rebuilt from scratch (~1 s at 100k) after any write. Each namespace here keeps an inverted
 index (term -> doc positions) and BM25Okapi's statistics (`doc_freqs`, `doc_len`, document
 frequencies, N, total length), updated incrementally when writes are applied. A query scores only
-documents sharing a query term, with rank-bm25's own `get_batch_scores` on a supplied state.
+documents sharing a query term, with rank-bm25's own `get_batch_scores` on a supplied state; of
+those that share only common terms, only the best by their score on those terms, which NumPy
+columns of the common terms' postings give without rank-bm25 (`bm25_columns`, `bm25_topk`).
 
 Exactness: the per-term IDF is rank-bm25's formula, `log(N - df + 0.5) - log(df + 0.5)`, with its
 floor `epsilon * average_idf` for non-positive values, where the average runs over the whole
@@ -47,6 +49,7 @@ from rank_bm25 import BM25Okapi
 from ..errors import ConfigurationError
 from ..text import tokenize
 from ..types import MemoryType, parse_memory_type
+from .bm25_columns import TYPE_CODE, TermColumn
 from .bm25_topk import Pruner, top_k
 from .protocols import LexicalDoc
 
@@ -131,10 +134,12 @@ class _Shard:
         self.free: list[int] = []
         self.doc_freqs: list[dict[str, int]] = []
         self.doc_len = np.zeros(16, dtype=np.float64)
+        self.type_code = np.full(16, -1, dtype=np.int8)  # position -> TYPE_CODE of its document
         self.types: list[MemoryType | None] = []
         self.postings: dict[str, set[int]] = {}  # df(term) == len(postings[term])
         self.df_hist: Counter[int] = Counter()   # df value -> number of terms with that df
         self.by_type: dict[MemoryType | None, set[int]] = {}
+        self.columns: dict[str, TermColumn] = {}  # common terms' postings as arrays, built on demand
         self.n_docs = 0
         self.total_len = 0.0
         self._avg_idf: float | None = None
@@ -161,6 +166,10 @@ class _Shard:
             for term in [t for t, p in self.postings.items() if not p]:
                 del self.postings[term]
             self.df_hist = Counter(len(p) for p in self.postings.values())
+            # A bulk write touches most columns: rebuilt here, in time proportional to the write,
+            # rather than by the first query of each common term (a 60k-document column is ~5 ms).
+            self.columns = {t: TermColumn.build(t, p, self.doc_freqs) for t, p in self.postings.items()
+                            if len(p) > Pruner.SCAN_LIMIT}
         else:
             self._update_hist(old_df)
         self._avg_idf = None
@@ -170,6 +179,7 @@ class _Shard:
             after = len(self.postings[term])
             if not after:
                 del self.postings[term]
+                self.columns.pop(term, None)
             if before != after:
                 self.df_hist[before] -= 1  # a new term's df = 0 bucket goes negative ...
                 self.df_hist[after] += 1   # ... and a vanished term's goes positive
@@ -182,10 +192,13 @@ class _Shard:
             if old_df is not None:
                 old_df.setdefault(term, len(posting))
             posting.discard(pos)
+            if (column := self.columns.get(term)) is not None:
+                column.stale += 1
         self.by_type[self.types[pos]].discard(pos)
         self.total_len -= float(self.doc_len[pos])
         self.n_docs -= 1
         self.doc_freqs[pos], self.doc_len[pos], self.types[pos], self.ids[pos] = {}, 0.0, None, None
+        self.type_code[pos] = -1
         del self.pos_of[memory_id]
         self.free.append(pos)
 
@@ -199,8 +212,10 @@ class _Shard:
             self.types.append(None)
             if pos >= len(self.doc_len):  # amortized growth; unused slots stay 0
                 self.doc_len = np.concatenate([self.doc_len, np.zeros_like(self.doc_len)])
+                self.type_code = np.concatenate([self.type_code, np.full_like(self.type_code, -1)])
         self.ids[pos], self.doc_freqs[pos], self.types[pos] = memory_id, entry.freqs, entry.type
         self.doc_len[pos] = entry.length
+        self.type_code[pos] = TYPE_CODE[entry.type]
         self.pos_of[memory_id] = pos
         postings = self.postings
         for term in entry.freqs:
@@ -210,9 +225,24 @@ class _Shard:
             if old_df is not None:
                 old_df.setdefault(term, len(posting))
             posting.add(pos)
+            if (column := self.columns.get(term)) is not None:
+                column.recent.append(pos)
+                if column.worn():  # dropped, not rebuilt: the next query that needs it rebuilds
+                    del self.columns[term]
         self.by_type.setdefault(entry.type, set()).add(pos)
         self.total_len += entry.length
         self.n_docs += 1
+
+    def column(self, term: str) -> TermColumn:
+        """The term's column (`bm25_columns`), built now if missing or worn. Caller holds `index_lock`."""
+        column = self.columns.get(term)
+        if column is None or column.worn():
+            column = self.columns[term] = TermColumn.build(term, self.postings[term], self.doc_freqs)
+        return column
+
+    def allowed(self, types: frozenset[MemoryType]) -> np.ndarray:
+        """Per position, whether the document there is of one of `types`."""
+        return np.isin(self.type_code, [TYPE_CODE[t] for t in types])
 
     # ------------------------------------------------------------ IDF, rank-bm25's formula
     def average_idf(self) -> float:
@@ -369,7 +399,9 @@ class BM25Index:
         ideal = sum(idf.get(t) or shard.idf(1, self.epsilon) for t in query)
         type_sets = None if allowed is None else [shard.by_type[t] for t in allowed if t in shard.by_type]
         pruner = Pruner(scorer, present, k, type_sets)
-        pruner.run([shard.postings[t] for t in present], [idf[t] * (self.k1 + 1) for t in present])
+        rare = [shard.postings[t] for t in present if len(shard.postings[t]) <= Pruner.SCAN_LIMIT]
+        columns = [(shard.column(t), idf[t]) for t in present if len(shard.postings[t]) > Pruner.SCAN_LIMIT]
+        pruner.run(rare, columns, None if allowed is None or not columns else shard.allowed(allowed))
         if not pruner.positions:
             return []
         return top_k(np.asarray(pruner.scores, dtype=np.float64), pruner.positions, shard.ids, k, ideal)

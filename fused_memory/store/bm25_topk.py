@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from .bm25_columns import TermColumn, common_scores
+
 __all__ = ["Pruner", "top_k"]
 
 
@@ -20,28 +22,17 @@ class Pruner:
     """Exact top-k over the candidates, scoring as few as possible (each on the whole query, by
     rank-bm25's `get_batch_scores`; this class only decides which candidates can be skipped).
 
-    A term's contribution is strictly below idf * (k1 + 1), so a document containing only the
-    terms of a set S scores below bound(S), the sum of theirs. Documents sharing a rare term are
-    all scored. Subsets S of the common terms R are then visited in decreasing bound(S), scoring
-    the unscored documents in the intersection of their postings, until bound(S) falls below the
-    k-th best score so far. A document left unscored contains exactly some never-visited S' of
-    R, so it scores below bound(S') < k-th best and cannot be in the top k. So "what does the user
-    like", "user" and "like" each in half the namespace, scores the documents holding both first,
-    and those usually settle the top k without touching the rest.
-
-    One bounded approximation keeps the tail latency flat at 100k documents: a batch of more than
-    `BATCH_BUDGET` unscored documents is cut to its `BATCH_BUDGET` shortest ones. Such a batch only
-    ever holds documents matching common query terms and no rare one (a rare term's posting is at
-    most `SCAN_LIMIT` long), typically when a query has fewer than k strong matches and the rest of
-    the top k is filled from "what was JIRA-5544 about?"'s "jira" posting. Among documents holding
-    the same terms once each, BM25 strictly prefers the shorter, so the cut keeps the best of them;
-    it can drop a long document that repeats a common term. Measured on the bench corpus at 100k,
-    lexical p99 (the arm through the ensemble, hashing embedder) fell from 24 ms to 7.7 ms. `approximate` says whether a cut happened.
+    Documents holding a rare term (a posting of at most `SCAN_LIMIT`) are all scored: they are few
+    and usually the answer ("JIRA-5544"). So are the common terms' documents written since their
+    columns were built (`bm25_columns`). Every other candidate holds common terms only, and the
+    columns give its score on them (exact, or an overestimate at a stale entry). Those are scored
+    best first, `FIRST_TAKE` times k at a time and four times more each round, until the best
+    column score left falls below the k-th best score found: nothing left can enter the top k,
+    ties included (a relative slack of 1e-9 keeps float summation order from pruning a tie).
     """
 
-    SCAN_LIMIT = 1024   # postings this short are cheaper to score than to reason about
-    LATTICE_MAX = 6     # at most 2**6 - 1 subsets; further common terms are scanned first
-    BATCH_BUDGET = 2048  # at most this many documents scored per batch (see above)
+    SCAN_LIMIT = 1024   # postings this short are cheaper to score than to put in columns
+    FIRST_TAKE = 2      # the first round scores the best 2k documents by column score
 
     def __init__(self, scorer: Any, query: list[str], k: int,
                  type_sets: list[set[int]] | None) -> None:
@@ -50,7 +41,7 @@ class Pruner:
         self.positions: list[int] = []
         self.scores: list[float] = []
         self.best: list[float] = []  # min-heap of the k best raw scores so far
-        self.approximate = False
+        self.rounds = 0              # column rounds taken (for tests and profiling)
 
     def threshold(self) -> float:
         return self.best[0] if len(self.best) == self.k else -math.inf
@@ -62,8 +53,11 @@ class Pruner:
         if not fresh:
             return
         self.seen |= fresh
-        batch = list(fresh) if len(fresh) <= self.BATCH_BUDGET else self._shortest(fresh)
+        batch = list(fresh)
         raw = self.scorer.get_batch_scores(self.query, batch)
+        if not all(r > 0 for r in raw):  # a stale column entry: the position holds no query term now
+            kept = [(p, r) for p, r in zip(batch, raw) if r > 0]
+            batch, raw = [p for p, _ in kept], [r for _, r in kept]
         self.positions.extend(batch)
         self.scores.extend(raw)
         if len(raw) > 4 * self.k:  # keep only this batch's k best, without a Python loop over all
@@ -74,32 +68,36 @@ class Pruner:
             elif r > self.best[0]:
                 heapq.heapreplace(self.best, r)
 
-    def _shortest(self, fresh: set[int]) -> list[int]:
-        """The `BATCH_BUDGET` shortest documents of `fresh`, ties by position (deterministic)."""
-        self.approximate = True
-        positions = np.fromiter(fresh, dtype=np.int64, count=len(fresh))
-        positions.sort()
-        lengths = np.asarray(self.scorer.doc_len)[positions]
-        return positions[np.argsort(lengths, kind="stable")[:self.BATCH_BUDGET]].tolist()
-
-    def run(self, postings: list[set[int]], bounds: list[float]) -> None:
-        common = sorted((i for i, p in enumerate(postings) if len(p) > self.SCAN_LIMIT),
-                        key=lambda i: (-bounds[i], len(postings[i])))
-        rare = [i for i in range(len(postings)) if len(postings[i]) <= self.SCAN_LIMIT]
-        while len(common) > self.LATTICE_MAX:  # pathological queries: scan the strongest term
-            rare.append(common.pop(0))
-        for i in rare:
-            self.score(postings[i])
-        subsets = []
-        for mask in range(1, 1 << len(common)):
-            members = [common[j] for j in range(len(common)) if mask >> j & 1]
-            subsets.append((sum(bounds[i] for i in members), members))
-        subsets.sort(key=lambda s: (-s[0], -len(s[1])))
-        for bound, members in subsets:
-            if bound * (1 + 1e-9) < self.threshold():  # slack: float sums must not prune a tie
-                break
-            sets = sorted((postings[i] for i in members), key=len)
-            self.score(sets[0].intersection(*sets[1:]))
+    def run(self, rare: list[set[int]], columns: list[tuple[TermColumn, float]],
+            allowed: np.ndarray | None = None) -> None:
+        """Score the rare terms' documents and the columns' recent ones, then the columns' best.
+        `allowed`: per position, whether its type passes the filter (None: no filter)."""
+        for posting in rare:
+            self.score(posting)
+        for column, _ in columns:
+            if column.recent:
+                self.score(set(column.recent))
+        if not columns:
+            return
+        s = self.scorer
+        acc = common_scores(columns, s.doc_len, s.k1, s.b, s.avgdl)
+        if self.seen:
+            acc[np.fromiter(self.seen, dtype=np.int64, count=len(self.seen))] = 0.0
+        if allowed is not None:
+            acc[~allowed[:len(acc)]] = 0.0
+        left = np.flatnonzero(acc > 0)
+        take = self.FIRST_TAKE * self.k
+        while len(left):
+            self.rounds += 1
+            if len(left) <= take:
+                self.score(set(left.tolist()))
+                return
+            order = np.argpartition(-acc[left], take)
+            self.score(set(left[order[:take]].tolist()))
+            left = left[order[take:]]
+            if acc[left].max() * (1 + 1e-9) < self.threshold():
+                return
+            take *= 4
 
 
 def top_k(raw: np.ndarray, positions: list[int], ids: list[str | None], k: int,

@@ -13,6 +13,7 @@ from rank_bm25 import BM25Okapi
 from fused_memory.errors import ConfigurationError
 from fused_memory.store import bm25_topk
 from fused_memory.store.bm25 import BM25Index, doc_terms
+from fused_memory.store.bm25_columns import TermColumn
 from fused_memory.store.protocols import LexicalDoc, LexicalIndex
 from fused_memory.text import tokenize
 from fused_memory.types import MemoryType
@@ -208,9 +209,11 @@ def _check_exact(idx: BM25Index, live: dict[str, LexicalDoc], seed: int) -> None
                 assert ids(idx.search("alice", q, k, types)) == [mid for _, mid in ranked[:k]], (q, k, types)
 
 
+@pytest.mark.parametrize("rebuild_min", [256, 0])
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
-def test_scores_equal_a_fresh_bm25okapi(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bm25_topk.Pruner, "SCAN_LIMIT", 4)  # exercise the pruning lattice
+def test_scores_equal_a_fresh_bm25okapi(seed: int, rebuild_min: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bm25_topk.Pruner, "SCAN_LIMIT", 4)  # most terms go through columns
+    monkeypatch.setattr(TermColumn, "REBUILD_MIN", rebuild_min)  # 0: columns rebuilt after few writes
     docs = _random_docs(151, seed)
     idx = BM25Index()
     idx.add(docs)                                                   # bulk path
@@ -379,22 +382,69 @@ def test_context_weight_is_validated() -> None:
             BM25Index(context_weight=bad)  # type: ignore[arg-type]
 
 
-def test_an_oversized_batch_is_cut_to_its_shortest_documents(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The one approximation: a batch over BATCH_BUDGET keeps its shortest documents. With every
-    common-term document holding the term once, that is exactly the full ranking's best of them."""
+def _scored_sizes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Records how many documents each rank-bm25 scoring call of a search receives."""
+    sizes: list[int] = []
+    original = BM25Okapi.get_batch_scores
+
+    def spy(self: BM25Okapi, query: list[str], doc_ids: list[int]) -> list[float]:
+        sizes.append(len(doc_ids))
+        return original(self, query, doc_ids)
+
+    monkeypatch.setattr(BM25Okapi, "get_batch_scores", spy)
+    return sizes
+
+
+def test_repeated_common_words_rank_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The case the old shortest-documents cut got wrong: the best documents repeat a common word
+    and are longer than hundreds of documents that hold it once. The top k is the exact one."""
     monkeypatch.setattr(bm25_topk.Pruner, "SCAN_LIMIT", 8)
-    monkeypatch.setattr(bm25_topk.Pruner, "BATCH_BUDGET", 10)
+    rng = random.Random(5)
+    filler = [f"f{i}x" for i in range(400)]
+    docs = [doc(f"once{i:03d}", " ".join(["meeting", *rng.sample(filler, 2 + i % 5)])) for i in range(300)]
+    docs += [doc(f"many{i}", " ".join(["meeting"] * (3 + i) + ["notes"] * 2 + rng.sample(filler, 12)))
+             for i in range(4)]
+    docs += [doc(f"notes{i:02d}", " ".join(["notes", *rng.sample(filler, 3)])) for i in range(40)]
+    idx = BM25Index()
+    idx.add(docs)
+    for q in ("meeting notes meeting", "meeting", "notes"):
+        full = idx.raw_scores("alice", q)
+        exact = [mid for _, mid in sorted((-s, m) for m, s in full.items())]
+        for k in (1, 4, 10, 30):
+            assert ids(idx.search("alice", q, k)) == exact[:k], (q, k)
+    assert ids(idx.search("alice", "meeting notes", 4)) == ["many3", "many2", "many1", "many0"]
+
+
+def test_common_terms_score_only_their_best_documents(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Candidates holding only common terms are pre-selected by their column scores: of 320
+    documents holding "jira", a top 5 scores the two rare-term matches and a few of the rest."""
+    monkeypatch.setattr(bm25_topk.Pruner, "SCAN_LIMIT", 8)
     rng = random.Random(5)
     filler = [f"f{i}x" for i in range(400)]
     docs = [doc("rare-a", "jira-5544 jira tracks login"), doc("rare-b", "5544 again")]
-    docs += [doc(f"c{i:03d}", " ".join(["jira", *rng.sample(filler, 1 + i % 37)])) for i in range(120)]
-    docs += [doc(f"z{i}", " ".join(rng.sample(filler, 6))) for i in range(200)]
+    docs += [doc(f"c{i:03d}", " ".join(["jira", *rng.sample(filler, 1 + i % 37)])) for i in range(320)]
     idx = BM25Index()
     idx.add(docs)
     full = idx.raw_scores("alice", "what was JIRA-5544 about?")
     exact = [mid for _, mid in sorted((-s, m) for m, s in full.items())]
-    got = ids(idx.search("alice", "what was JIRA-5544 about?", 30))
-    assert got[:2] == exact[:2] == ["rare-a", "rare-b"]   # strong matches are exact
-    assert got == exact[:len(got)] and len(got) == 2 + 10  # the cut keeps the best of the rest
-    monkeypatch.setattr(bm25_topk.Pruner, "BATCH_BUDGET", 10_000)
-    assert ids(idx.search("alice", "what was JIRA-5544 about?", 30)) == exact[:30]
+    sizes = _scored_sizes(monkeypatch)
+    assert ids(idx.search("alice", "what was JIRA-5544 about?", 5)) == exact[:5]
+    assert sum(sizes) <= 2 + 2 * 5 + 4 * 2 * 5, sizes  # the rare matches and at most two rounds, not 322
+    assert ids(idx.search("alice", "what was JIRA-5544 about?", 5, frozenset({EVENT}))) == []
+
+
+def test_writes_after_a_column_is_built_are_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A document written after its term's column was built is scored from `recent`; one deleted
+    leaves a stale entry that must not come back; a worn column is rebuilt."""
+    monkeypatch.setattr(bm25_topk.Pruner, "SCAN_LIMIT", 2)
+    idx = BM25Index()
+    idx.add([doc(f"d{i}", "meeting " + " ".join(f"f{j}x" for j in range(i % 9 + 1))) for i in range(40)])
+    assert ids(idx.search("alice", "meeting", 3)) == ["d0", "d18", "d27"]  # shortest first, ties by id
+    idx.add([doc("new", "meeting meeting")])
+    idx.delete("alice", ["d0"])
+    assert ids(idx.search("alice", "meeting", 3)) == ["new", "d18", "d27"]
+    column = idx._shards["alice"].columns[tokenize("meeting")[0]]
+    assert column.recent and column.stale == 1
+    idx.add([doc(f"more{i}", "meeting") for i in range(TermColumn.REBUILD_MIN + 1)])  # past the rebuild point
+    assert ids(idx.search("alice", "meeting", 2)) == ["new", "more0"]
+    assert not idx._shards["alice"].columns[tokenize("meeting")[0]].recent
