@@ -41,7 +41,6 @@ class Pruner:
         self.positions: list[int] = []
         self.scores: list[float] = []
         self.best: list[float] = []  # min-heap of the k best raw scores so far
-        self.rounds = 0              # column rounds taken (for tests and profiling)
 
     def threshold(self) -> float:
         return self.best[0] if len(self.best) == self.k else -math.inf
@@ -88,7 +87,6 @@ class Pruner:
         left = np.flatnonzero(acc > 0)
         take = self.FIRST_TAKE * self.k
         while len(left):
-            self.rounds += 1
             if len(left) <= take:
                 self.score(set(left.tolist()))
                 return
