@@ -26,9 +26,10 @@ class Pruner:
     and usually the answer ("JIRA-5544"). So are the common terms' documents written since their
     columns were built (`bm25_columns`). Every other candidate holds common terms only, and the
     columns give its score on them (exact, or an overestimate at a stale entry). Those are scored
-    best first, `FIRST_TAKE` times k at a time and four times more each round, until the best
-    column score left falls below the k-th best score found: nothing left can enter the top k,
-    ties included (a relative slack of 1e-9 keeps float summation order from pruning a tie).
+    best first, `FIRST_TAKE` times k at a time and four times more each round, and once k scores
+    are known only those whose column score reaches the k-th best are left: nothing else can enter
+    the top k, ties included (a relative slack of 1e-9 keeps float summation order from pruning a
+    tie). Exact ties by id have a price: every document tied with the k-th best is scored.
     """
 
     SCAN_LIMIT = 1024   # postings this short are cheaper to score than to put in columns
@@ -71,15 +72,16 @@ class Pruner:
             allowed: np.ndarray | None = None) -> None:
         """Score the rare terms' documents and the columns' recent ones, then the columns' best.
         `allowed`: per position, whether its type passes the filter (None: no filter)."""
+        s = self.scorer
         for posting in rare:
             self.score(posting)
         for column, _ in columns:
-            if column.recent:
-                self.score(set(column.recent))
+            if column.recent:  # a freed slot (length 0) holds nothing to score
+                self.score({p for p in column.recent if s.doc_len[p] > 0})
         if not columns:
             return
-        s = self.scorer
         acc = common_scores(columns, s.doc_len, s.k1, s.b, s.avgdl)
+        acc[s.doc_len == 0] = 0.0  # stale entries at freed slots
         if self.seen:
             acc[np.fromiter(self.seen, dtype=np.int64, count=len(self.seen))] = 0.0
         if allowed is not None:
@@ -87,14 +89,15 @@ class Pruner:
         left = np.flatnonzero(acc > 0)
         take = self.FIRST_TAKE * self.k
         while len(left):
+            threshold = self.threshold()
+            if threshold > -math.inf:  # only what can still reach the k-th best is worth scoring
+                left = left[acc[left] * (1 + 1e-9) >= threshold]
             if len(left) <= take:
                 self.score(set(left.tolist()))
                 return
             order = np.argpartition(-acc[left], take)
             self.score(set(left[order[:take]].tolist()))
             left = left[order[take:]]
-            if acc[left].max() * (1 + 1e-9) < self.threshold():
-                return
             take *= 4
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import random
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -448,3 +449,16 @@ def test_writes_after_a_column_is_built_are_found(monkeypatch: pytest.MonkeyPatc
     idx.add([doc(f"more{i}", "meeting") for i in range(TermColumn.REBUILD_MIN + 1)])  # past the rebuild point
     assert ids(idx.search("alice", "meeting", 2)) == ["new", "more0"]
     assert not idx._shards["alice"].columns[tokenize("meeting")[0]].recent
+
+
+def test_a_freed_slot_left_in_a_column_is_not_scored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A deleted document's slot stays in its terms' columns until they are rebuilt. It has length
+    0, which with b = 1 would make rank-bm25 divide 0 by 0: the slot is skipped, not scored."""
+    monkeypatch.setattr(bm25_topk.Pruner, "SCAN_LIMIT", 2)
+    idx = BM25Index(b=1.0)
+    idx.add([doc(f"d{i}", "w0x w1x") for i in range(4)])
+    assert len(idx.search("alice", "w0x w1x", 3)) == 3  # builds the columns
+    idx.delete("alice", ["d1"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a RuntimeWarning from numpy fails the test
+        assert ids(idx.search("alice", "w0x w1x", 3)) == ["d0", "d2", "d3"]
