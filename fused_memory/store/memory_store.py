@@ -33,6 +33,7 @@ import asyncio
 import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,7 +42,7 @@ import numpy as np
 
 from ..config import StoreConfig
 from ..errors import ConfigurationError, InvalidMemory, QueryError
-from ..ingest import EntityExtractor, classify_type
+from ..ingest import EntityExtractor, classify_type, extract_beside
 from ..types import MAX_NAME_BYTES, Memory, MemoryType, require_aware, require_clean, utcnow
 from .codec import LAYOUT_VERSION, from_payload, to_payload
 from .protocols import (GraphStore, LexicalDoc, LexicalIndex, Relation, VectorBackend, VectorQuery,
@@ -85,6 +86,8 @@ class MemoryStore:
         self._versions: dict[str, int] = {}
         self._matchers: dict[str, tuple[int, Any]] = {}
         self._meta: dict[str, Any] = {}
+        self._ner_workers: ThreadPoolExecutor | None = None  # started by the first add with NER on
+        self._ner_lock = threading.Lock()
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -176,7 +179,18 @@ class MemoryStore:
         if not self._open:
             self.open()
 
+    def _ner_pool(self) -> ThreadPoolExecutor:
+        """One worker thread for entity extraction beside the embedding (`ingest.extract_beside`)."""
+        with self._ner_lock:
+            if self._ner_workers is None:
+                self._ner_workers = ThreadPoolExecutor(1, thread_name_prefix="fused-memory-ner")
+            return self._ner_workers
+
     def close(self) -> None:
+        with self._ner_lock:
+            if self._ner_workers is not None:
+                self._ner_workers.shutdown(wait=True)
+                self._ner_workers = None
         with self._open_lock:
             if self.graph is not None:
                 self.graph.close()
@@ -229,13 +243,13 @@ class MemoryStore:
 
     def _add_chunk(self, batch: list[Memory]) -> list[Memory]:
         now = utcnow()
-        mentions = self.extractor.extract(batch)
+        mentions, vectors = extract_beside(self.extractor, batch, lambda: self.embed_memories(batch),
+                                           self._ner_pool())  # the embedded text is the memory's own
         prepared: list[Memory] = []
         for m, ms in zip(batch, mentions):
             mtype, _rule = classify_type(m)
             prepared.append(m.with_(type=mtype, created_at=m.created_at or now,
                                     entities=tuple(x.name for x in ms)))
-        vectors = self.embed_memories(prepared)
         records = [VectorRecord(m.id, m.namespace, tuple(v.tolist()), to_payload(m, [x.kind for x in ms]))
                    for m, v, ms in zip(prepared, vectors, mentions)]
         with self._write_lock:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
-from fused_memory.ingest import EntityExtractor, _capitalizes_names, load_nlp
+from fused_memory.ingest import EntityExtractor, _capitalizes_names, extract_beside, load_nlp
 from fused_memory.types import Memory
 
 
@@ -60,3 +64,58 @@ def test_mentions_are_names_as_written(extractor: EntityExtractor, text: str, mu
 ])
 def test_capitalizes_names(text: str, capitalizes: bool) -> None:
     assert _capitalizes_names(load_nlp().make_doc(text)) is capitalizes
+
+
+# ------------------------------------------------------------------ NER beside the embedding
+class _Where(EntityExtractor):
+    """The real extractor, noting which thread ran it."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        super().__init__(enabled=enabled)
+        self.threads: list[str] = []
+
+    def extract(self, memories):  # type: ignore[no-untyped-def]
+        self.threads.append(threading.current_thread().name)
+        return super().extract(memories)
+
+
+BATCH = [Memory("Told Priya Natarajan about the Berlin office."), Memory("Maria: Cool, John! Nice."),
+         Memory("the standup moved to 10am")]
+
+
+@pytest.mark.slow
+def test_ner_runs_on_the_pool_beside_the_work_with_the_same_mentions() -> None:
+    alone = EntityExtractor().extract(BATCH)
+    where = _Where()
+    with ThreadPoolExecutor(1, thread_name_prefix="ner-pool") as pool:
+        mentions, out = extract_beside(where, BATCH, lambda: threading.current_thread().name, pool)
+    assert mentions == alone
+    assert where.threads[0].startswith("ner-pool") and out == threading.current_thread().name
+
+
+def test_without_ner_or_pool_both_run_in_the_caller() -> None:
+    for extractor, pool in ((_Where(enabled=False), ThreadPoolExecutor(1)), (_Where(enabled=False), None)):
+        mentions, _ = extract_beside(extractor, BATCH[1:2], lambda: None, pool)
+        assert extractor.threads == [threading.current_thread().name]
+        assert [m.name for m in mentions[0]] == ["Maria"]  # the speaker label, without spaCy
+        if pool is not None:
+            pool.shutdown()
+
+
+@pytest.mark.slow
+def test_a_failed_embedding_waits_for_the_extraction_then_raises() -> None:
+    finished = threading.Event()
+
+    class Slow(EntityExtractor):
+        def extract(self, memories):  # type: ignore[no-untyped-def]
+            time.sleep(0.2)
+            out = super().extract(memories)
+            finished.set()
+            return out
+
+    def fail() -> None:
+        raise RuntimeError("embedder down")
+
+    with ThreadPoolExecutor(1) as pool, pytest.raises(RuntimeError, match="embedder down"):
+        extract_beside(Slow(), BATCH, fail, pool)
+    assert finished.is_set()  # not left running behind the caller's back
