@@ -30,6 +30,7 @@ What `add` guarantees
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -87,6 +88,7 @@ class MemoryStore:
         self._matchers: dict[str, tuple[int, Any]] = {}
         self._meta: dict[str, Any] = {}
         self._ner_workers: ThreadPoolExecutor | None = None  # started by the first add with NER on
+        self._ner_pid = 0  # the process that started it (a fork's child has the pool, not its thread)
         self._ner_lock = threading.Lock()
 
     # ------------------------------------------------------------------ construction
@@ -180,10 +182,13 @@ class MemoryStore:
             self.open()
 
     def _ner_pool(self) -> ThreadPoolExecutor:
-        """One worker thread for entity extraction beside the embedding (`ingest.extract_beside`)."""
+        """One worker thread for entity extraction beside the embedding (`ingest.extract_beside`).
+        A process forked after it started inherits the pool but not its thread, so a job submitted
+        there would wait forever (checked): such a child starts a pool of its own."""
         with self._ner_lock:
-            if self._ner_workers is None:
+            if self._ner_workers is None or self._ner_pid != os.getpid():
                 self._ner_workers = ThreadPoolExecutor(1, thread_name_prefix="fused-memory-ner")
+                self._ner_pid = os.getpid()
             return self._ner_workers
 
     def close(self) -> None:

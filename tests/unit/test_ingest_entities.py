@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -9,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from fused_memory.ingest import EntityExtractor, _capitalizes_names, extract_beside, load_nlp
+from fused_memory.store.memory_store import MemoryStore
 from fused_memory.types import Memory
 
 
@@ -119,3 +121,20 @@ def test_a_failed_embedding_waits_for_the_extraction_then_raises() -> None:
     with ThreadPoolExecutor(1) as pool, pytest.raises(RuntimeError, match="embedder down"):
         extract_beside(Slow(), BATCH, fail, pool)
     assert finished.is_set()  # not left running behind the caller's back
+
+
+def test_a_forked_child_gets_its_own_ner_worker(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A child forked after the store's NER worker started inherits the pool but not its thread:
+    reusing that pool would hang the child's first add. The child must get a working pool."""
+    store = MemoryStore.embedded(str(tmp_path), show_progress=False)  # no I/O until first use
+    assert store._ner_pool().submit(lambda: 1).result(timeout=5) == 1  # the parent's worker runs
+    pid = os.fork()
+    if pid == 0:  # the child: exit code 0 only if a job on the pool finishes
+        try:
+            ok = store._ner_pool().submit(lambda: 42).result(timeout=5) == 42
+        except BaseException:  # noqa: BLE001 - any failure is a non-zero exit
+            ok = False
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    store.close()
