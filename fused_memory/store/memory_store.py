@@ -248,8 +248,9 @@ class MemoryStore:
 
     def _add_chunk(self, batch: list[Memory]) -> list[Memory]:
         now = utcnow()
-        mentions, vectors = extract_beside(self.extractor, batch, lambda: self.embed_memories(batch),
-                                           self._ner_pool())  # the embedded text is the memory's own
+        mentions, vectors = extract_beside(  # the embedded text is the memory's own: no need to wait
+            self.extractor, batch, lambda: self.embed_memories(batch),
+            self._ner_pool() if self.extractor.enabled else None)
         prepared: list[Memory] = []
         for m, ms in zip(batch, mentions):
             mtype, _rule = classify_type(m)
