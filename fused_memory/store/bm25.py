@@ -50,49 +50,13 @@ from ..errors import ConfigurationError
 from ..text import tokenize
 from ..types import MemoryType, parse_memory_type
 from .bm25_columns import TYPE_CODE, TermColumn
+from .bm25_docs import DEFAULT_CONTEXT_WEIGHT, doc_terms, doc_weights
 from .bm25_topk import Pruner, top_k
 from .protocols import LexicalDoc
 
 __all__ = ["BM25Index", "doc_terms", "doc_weights", "DEFAULT_CONTEXT_WEIGHT"]
 
-#: How much a context term counts against a text term (see `Memory.context`). Measured on the public
-#: LoCoMo split, fused R@5 with one turn of context at 0.3 / 0.5 / 0.7 / 1.0: 0.637 / 0.660 / 0.667 /
-#: 0.661, and with two turns at 0.5 / 0.7: 0.683 / 0.681 (no context: 0.567). At full weight the words
-#: of the question a turn answers count as much as the turn's own, so temporal questions (whose
-#: words are in the turn itself) lose ground (R@5 0.736 -> 0.715 for lexical alone); at half weight
-#: the answer turn is still found by the question's words without outvoting its own.
-DEFAULT_CONTEXT_WEIGHT = 0.5
-
 _R = TypeVar("_R")
-
-
-def doc_terms(doc: LexicalDoc, predicate_weight: int) -> list[str]:
-    """A document's BM25 terms: its text's, then its predicate's repeated `predicate_weight` times.
-
-    Repetition is field weighting in its simplest form (BM25F with integer boosts): a predicate
-    term counts as `predicate_weight` occurrences, saturating through k1 like any repeat."""
-    terms = tokenize(doc.text)
-    if doc.predicate and predicate_weight > 0:
-        terms.extend(tokenize(doc.predicate) * predicate_weight)
-    return terms
-
-
-def doc_weights(doc: LexicalDoc, predicate_weight: int,
-                context_weight: float) -> tuple[dict[str, float], float]:
-    """Term frequencies and length for BM25, with the context's terms at `context_weight`.
-
-    BM25F in its simplest form: a field weight multiplies the field's term frequencies and its
-    share of the document length, then one saturation applies (Robertson et al., 2004). With no
-    context this is exactly `Counter(doc_terms(...))`, so plain documents score as rank-bm25's."""
-    terms = doc_terms(doc, predicate_weight)
-    freqs: dict[str, float] = dict(Counter(terms))
-    length = float(len(terms))
-    if doc.context and context_weight > 0:
-        ctx = tokenize(doc.context)
-        for term in ctx:
-            freqs[term] = freqs.get(term, 0.0) + context_weight
-        length += context_weight * len(ctx)
-    return freqs, length
 
 
 @dataclass(frozen=True)
@@ -136,7 +100,10 @@ class _Shard:
         self.doc_len = np.zeros(16, dtype=np.float64)
         self.type_code = np.full(16, -1, dtype=np.int8)  # position -> TYPE_CODE of its document
         self.types: list[MemoryType | None] = []
-        self.postings: dict[str, set[int]] = {}  # df(term) == len(postings[term])
+        # df(term) == len(postings[term]). A rare term's posting is a tuple, a common one's a set:
+        # the garbage collector stops walking a tuple of ints after its first pass over it, and a
+        # full collection at 100k walked ~54k small sets for ~40 ms of its ~110-150 (docs/RESULTS.md).
+        self.postings: dict[str, tuple[int, ...] | set[int]] = {}
         self.df_hist: Counter[int] = Counter()   # df value -> number of terms with that df
         self.by_type: dict[MemoryType | None, set[int]] = {}
         self.columns: dict[str, TermColumn] = {}  # common terms' postings as arrays, built on demand
@@ -165,6 +132,9 @@ class _Shard:
         if old_df is None:
             for term in [t for t, p in self.postings.items() if not p]:
                 del self.postings[term]
+            for term, p in self.postings.items():  # the bulk path grew sets; rare ones become tuples
+                if len(p) <= Pruner.SCAN_LIMIT and isinstance(p, set):
+                    self.postings[term] = tuple(p)
             self.df_hist = Counter(len(p) for p in self.postings.values())
             # A bulk write touches most columns: rebuilt here, in time proportional to the write,
             # rather than by the first query of each common term (a 60k-document column is ~5 ms).
@@ -191,7 +161,10 @@ class _Shard:
             posting = self.postings[term]
             if old_df is not None:
                 old_df.setdefault(term, len(posting))
-            posting.discard(pos)
+            if isinstance(posting, set):
+                posting.discard(pos)
+            else:
+                self.postings[term] = tuple(p for p in posting if p != pos)
             if (column := self.columns.get(term)) is not None:
                 column.stale += 1
         self.by_type[self.types[pos]].discard(pos)
@@ -219,12 +192,15 @@ class _Shard:
         self.pos_of[memory_id] = pos
         postings = self.postings
         for term in entry.freqs:
-            posting = postings.get(term)
-            if posting is None:
-                posting = postings[term] = set()
+            posting = postings.get(term, ())
             if old_df is not None:
                 old_df.setdefault(term, len(posting))
-            posting.add(pos)
+            if isinstance(posting, set):
+                posting.add(pos)
+            elif old_df is not None and len(posting) < Pruner.SCAN_LIMIT:
+                postings[term] = (*posting, pos)  # O(df) for df <= SCAN_LIMIT
+            else:  # a term turning common, or any term during a bulk apply (tuples come after)
+                postings[term] = {*posting, pos}
             if (column := self.columns.get(term)) is not None:
                 column.recent.append(pos)
                 if column.worn():  # dropped, not rebuilt: the next query that needs it rebuilds

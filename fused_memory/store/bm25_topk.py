@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Collection
 from typing import Any
 
 import numpy as np
@@ -46,8 +47,8 @@ class Pruner:
     def threshold(self) -> float:
         return self.best[0] if len(self.best) == self.k else -math.inf
 
-    def score(self, docs: set[int]) -> None:
-        fresh = docs - self.seen
+    def score(self, docs: Collection[int]) -> None:
+        fresh = (docs if isinstance(docs, set) else set(docs)) - self.seen
         if self.type_sets is not None:
             fresh = set().union(*(fresh & ts for ts in self.type_sets))
         if not fresh:
@@ -68,7 +69,7 @@ class Pruner:
             elif r > self.best[0]:
                 heapq.heapreplace(self.best, r)
 
-    def run(self, rare: list[set[int]], columns: list[tuple[TermColumn, float]],
+    def run(self, rare: list[Collection[int]], columns: list[tuple[TermColumn, float]],
             allowed: np.ndarray | None = None) -> None:
         """Score the rare terms' documents and the columns' recent ones, then the columns' best.
         `allowed`: per position, whether its type passes the filter (None: no filter)."""
