@@ -159,7 +159,7 @@ def test_protocol_checks() -> None:
 def test_import_pulls_in_no_framework_and_no_runtime() -> None:
     code = ("import sys, fused_memory, fused_memory.embeddings as e; e.default_embedder(); e.MiniLMEmbedder().id;"
             "bad=[m for m in sys.modules if m.split('.')[0] in "
-            "('langchain_core','langchain','llama_index','onnxruntime','tokenizers','torch')]; print(bad)")
+            "('langchain_core','langchain','llama_index','onnxruntime','onnx','tokenizers','torch')]; print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
