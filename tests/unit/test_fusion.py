@@ -96,3 +96,30 @@ def test_contributions_listed_in_arm_order_and_limit():
     fused = fuse({"type": hits(("a", 1.0)), "dense": hits(("a", 1.0)), "lexical": hits(("b", 1.0))}, {}, limit=1)
     assert len(fused) == 1
     assert [c.arm for c in fused[0].contributions] == ["dense", "type"]
+
+
+def test_limit_is_a_prefix_of_the_full_ranking():
+    """`limit` takes the k best without sorting everything; it must cut the same ranking."""
+    import random
+
+    rng = random.Random(5)
+    for _ in range(300):
+        results = {arm: hits(*[(f"m{rng.randint(0, 25)}", rng.choice([0.0, 0.25, 1.0, rng.random()]))
+                               for _ in range(rng.randint(0, 30))])
+                   for arm in rng.sample(["dense", "lexical", "graph", "temporal", "type"], rng.randint(1, 5))}
+        weights = {arm: rng.choice([0.0, 0.5, 1.0]) for arm in results}
+        k = rng.choice([0, 1, 10])
+        full = fuse(results, weights, k=k)
+        for limit in (1, 3, 10):
+            assert fuse(results, weights, k=k, limit=limit) == full[:limit]
+        scores = [f.score for f in full]
+        assert scores == sorted(scores, reverse=True)
+
+
+def test_equal_scores_break_on_more_arms_first():
+    # k = 0: solo = 1/1 = 1.0; both = 1/2 + 0.5/1 = 1.0 exactly: found by two arms, ranked first
+    fused = fuse({"dense": hits(("solo", 1.0), ("both", 1.0)), "lexical": hits(("both", 0.25))}, {}, k=0)
+    assert fused[0].score == fused[1].score == 1.0
+    assert [f.memory_id for f in fused] == ["both", "solo"]
+    assert [f.memory_id for f in fuse({"dense": hits(("solo", 1.0), ("both", 1.0)),
+                                       "lexical": hits(("both", 0.25))}, {}, k=0, limit=1)] == ["both"]
