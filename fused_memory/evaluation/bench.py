@@ -280,6 +280,7 @@ def bench_size(n: int, *, n_queries: int = 200, n_simple: int = 100, seed: int =
         "ingest_overhead": _r((ingest_s * embed_per_s) / n, 2), "rss_growth_mb": _r(rss_after - rss_before, 1),
         "n_queries": len(queries), "loadavg_1m": _r(load_1m) if load_1m is not None else None,
         "cpus": os.cpu_count(), "cpu_model": cpu_model(), "arm_runs": lat["arm_runs"],
+        "embedder_activations": getattr(emb, "activations", None),
         "arm_pooled": lat["arm_pooled"], "optimizer": opt, "lexical": lex,
         "ensemble_stages_p50_ms": lat["ensemble_stages_p50_ms"],
     }

@@ -253,6 +253,8 @@ class Evaluator:
                          "optimizer": s.optimizer, "kind": s.kind} for s in systems],
             "single_arm_optimizer": SINGLE_ARM_OPTIMIZER,
             "embedder": getattr(getattr(self.store.embedder, "id", None), "name", None),
+            # the id names the weights; this says how they ran ("int8" kernels or the "float" graph)
+            "embedder_activations": getattr(self.store.embedder, "activations", None),
             "n_memories": len(self.dataset.memories),
             "n_conversations": len(self.dataset.conversations()),
             "n_queries_total": len(self.dataset.queries), "excluded_no_gold": excluded,

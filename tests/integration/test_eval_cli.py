@@ -103,6 +103,7 @@ def test_eval_json_shape(dataset: tuple[Path, Path], tmp_path: Path) -> None:
     assert isinstance(report["config"], dict) and report["config"]["ks"] == [5, 10]
     assert report["config"]["excluded_no_gold"] == 1
     assert report["config"]["fusion"]["pool_min"] == 7  # the flag reached the ensemble's config
+    assert report["config"]["embedder_activations"] == "int8"  # the default embedder on int8 kernels
     # ten memories, k = 10: every system that answers at all recalls nearly everything at 10, and
     # the ensemble ranks these distinct facts well at 5 (a gross regression check, not a benchmark)
     assert report["overall"]["fused"]["recall@5"] >= 0.6
@@ -141,6 +142,7 @@ def test_bench_json_shape(tmp_path: Path) -> None:
         assert {"dense", "lexical"} <= set(r[key])
         assert all(v > 0 for v in r[key].values())
         assert r["p99_ms"]["ensemble"] >= r["p50_ms"]["ensemble"]
+    assert r["embedder_activations"] == "int8"
     # how often an arm was read off dense's results instead of searching (`Retrieval.pooled`)
     assert set(r["arm_pooled"]) <= {"type", "temporal", "graph"}
     assert all(0 < n <= r["arm_runs"][arm] for arm, n in r["arm_pooled"].items())
