@@ -15,8 +15,8 @@ Why this shape:
 * The matrix products run on int8 kernels (`int8_matmul`): the graph as shipped multiplies by the
   weights dequantized to 42 MB of float32, which bounds a short query by memory traffic. The same int8
   weights through onnxruntime's `MatMulNBits` cut a query's embedding from ~3.3 to ~1.6 ms; only the
-  activations are quantized (cosine 0.9996 on average with the float path), so the id, which names the weights,
-  is unchanged and stores embedded either way stay compatible. `int8_activations=False` keeps the
+  activations are quantized (cosine 0.9996 on average with the float path), so the id, which names
+  the weights, is unchanged and stores embedded either way stay compatible. `int8_activations=False` keeps the
   float path; an onnxruntime that cannot run the rewritten graph falls back to it with a warning.
 """
 
@@ -122,6 +122,8 @@ class MiniLMEmbedder:
                                  ("max_batch_tokens", max_batch_tokens, 1), ("max_tokens", max_tokens, 2)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ConfigurationError(f"MiniLMEmbedder {name} must be an int >= {low}, got {value!r}")
+        if not isinstance(int8_activations, bool):
+            raise ConfigurationError(f"MiniLMEmbedder int8_activations must be True or False, got {int8_activations!r}")
         if max_tokens > 512:
             raise ConfigurationError("MiniLMEmbedder max_tokens cannot exceed the model's 512 positions")
         if expected_sha256 is not None and (not isinstance(expected_sha256, str) or len(expected_sha256) != 64):
@@ -133,7 +135,7 @@ class MiniLMEmbedder:
         self.batch_size = batch_size
         self.max_batch_tokens = max(max_batch_tokens, max_tokens)
         self.max_tokens = max_tokens
-        self.int8_activations = bool(int8_activations)
+        self.int8_activations = int8_activations
         self._cache = QueryCache(query_cache_size)
         self._runtime: Lazy[_Runtime] = Lazy(self._load)
         self._id: EmbedderId | None = None
@@ -168,7 +170,7 @@ class MiniLMEmbedder:
 
     @property
     def activations(self) -> str | None:
-        """"int8" or "float": how the loaded model computes (None until loaded)."""
+        """How the loaded model computes: "int8" kernels or the "float" graph (None until loaded)."""
         return self._runtime.get().activations if self.loaded else None
 
     def __repr__(self) -> str:

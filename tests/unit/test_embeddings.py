@@ -242,7 +242,8 @@ def test_minilm_constructor_does_no_io_and_missing_file_fails_on_use(tmp_path: P
 
 
 @pytest.mark.parametrize("kwargs", [{"intra_op_threads": -1}, {"batch_size": 0}, {"max_tokens": 1000},
-                                    {"expected_sha256": "abc"}, {"query_cache_size": -2}])
+                                    {"expected_sha256": "abc"}, {"query_cache_size": -2},
+                                    {"int8_activations": "no"}])
 def test_minilm_rejects_bad_config(kwargs: dict) -> None:
     with pytest.raises(ConfigurationError):
         MiniLMEmbedder(**kwargs)
