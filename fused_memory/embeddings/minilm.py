@@ -86,6 +86,17 @@ class _Runtime:
     activations: str  # "int8" (MatMulNBits) or "float" (the graph as shipped)
 
 
+def _probe(session: Any) -> None:
+    """Run two tokens through a rewritten session, so a kernel that builds but cannot run on this
+    CPU fails here, while the float graph can still be chosen, and not on the first real query."""
+    ids = np.array([[101, 102]], dtype=np.int64)
+    feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
+    names = [i.name for i in session.get_inputs()]
+    if not set(names) <= set(feeds):
+        raise ValueError(f"the rewritten graph asks for inputs {sorted(names)}")
+    session.run(None, {n: feeds[n] for n in names})
+
+
 class MiniLMEmbedder:
     """384-d sentence embeddings from all-MiniLM-L6-v2 (int8 ONNX). The store's default embedder.
 
@@ -244,11 +255,12 @@ class MiniLMEmbedder:
             try:
                 rewritten = rewrite_int8_matmuls(data)
                 if rewritten is not None:
-                    return ort.InferenceSession(rewritten, sess_options=opts,
-                                                providers=["CPUExecutionProvider"]), "int8"
-            except Exception as exc:  # noqa: BLE001 - an old onnxruntime or onnx: the float path still works
+                    session = ort.InferenceSession(rewritten, sess_options=opts, providers=["CPUExecutionProvider"])
+                    _probe(session)
+                    return session, "int8"
+            except Exception as exc:  # noqa: BLE001 - no 8-bit kernel on this CPU / build: the float path works
                 warnings.warn(f"MiniLMEmbedder: int8 kernels unavailable ({type(exc).__name__}: {exc}); "
-                              "using the float graph (~2x slower per query)", RuntimeWarning, stacklevel=3)
+                              "using the float graph (~2x slower per query)", RuntimeWarning, stacklevel=2)
         try:
             return ort.InferenceSession(data, sess_options=opts, providers=["CPUExecutionProvider"]), "float"
         except Exception as exc:

@@ -88,6 +88,66 @@ def test_a_weight_read_twice_is_not_rewritten() -> None:
     assert rewrite_int8_matmuls(model.SerializeToString()) is None
 
 
+def two_chains(shared: bool) -> onnx.ModelProto:
+    """Y1 = X @ W, Y2 = X @ W' where W' reads the same int8 initializer (shared) or its own copy."""
+    _, q, scale = tiny_model(k=64, n=16)
+    inits = [numpy_helper.from_array(q, "w_q"), numpy_helper.from_array(scale, "w_scale")]
+    if not shared:
+        inits.append(numpy_helper.from_array(q, "w_q2"))
+    nodes = []
+    for i, src in enumerate(["w_q", "w_q" if shared else "w_q2"]):
+        nodes += [helper.make_node("Cast", [src], [f"f{i}"], to=TensorProto.FLOAT),
+                  helper.make_node("Mul", [f"f{i}", "w_scale"], [f"w{i}"]),
+                  helper.make_node("MatMul", ["x", f"w{i}"], [f"y{i}"])]  # unnamed nodes
+    graph = helper.make_graph(nodes, "two", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["m", 64])],
+                              [helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, ["m", 16]) for i in (0, 1)],
+                              inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_a_shared_weight_is_packed_once_and_names_stay_unique(shared: bool) -> None:
+    model = two_chains(shared)
+    out = onnx.load_from_string(rewrite_int8_matmuls(model.SerializeToString()))
+    onnx.checker.check_model(out, full_check=True)  # unique names, everything defined
+    assert [n.op_type for n in out.graph.node] == ["MatMulNBits", "MatMulNBits"]
+    assert len(out.graph.initializer) == (2 if shared else 4)
+    x = RNG.standard_normal((3, 64)).astype(np.float32)
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 3
+    plain = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    fast = ort.InferenceSession(out.SerializeToString(), opts, providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    for a, b in zip(plain, fast):
+        assert np.linalg.norm(a - b) / np.linalg.norm(a) < 0.02
+
+
+def test_new_names_do_not_collide_with_existing_ones() -> None:
+    data, _, _ = tiny_model()
+    model = onnx.load_from_string(data)
+    model.graph.initializer.append(numpy_helper.from_array(np.zeros(1, np.float32), "w_q__nbits8"))
+    model.graph.output.append(helper.make_tensor_value_info("w_q__nbits8", TensorProto.FLOAT, [1]))
+    model.graph.node.append(helper.make_node("Identity", ["w_q__nbits8"], ["y__nbits8"], name="y__nbits8"))
+    model.graph.output.append(helper.make_tensor_value_info("y__nbits8", TensorProto.FLOAT, [1]))
+    out = onnx.load_from_string(rewrite_int8_matmuls(model.SerializeToString()))
+    onnx.checker.check_model(out, full_check=True)
+    nbits = [n for n in out.graph.node if n.op_type == "MatMulNBits"][0]
+    assert nbits.input[1] != "w_q__nbits8" and nbits.name != "y__nbits8"
+
+
+def test_overridable_weights_and_subgraphs_are_left_alone() -> None:
+    data, _, _ = tiny_model()
+    model = onnx.load_from_string(data)  # an export that lists initializers as inputs too
+    model.graph.input.append(helper.make_tensor_value_info("w_q", TensorProto.INT8, [128, 48]))
+    assert rewrite_int8_matmuls(model.SerializeToString()) is None
+    model = onnx.load_from_string(data)
+    body = helper.make_graph([helper.make_node("Identity", ["w"], ["z"])], "body", [],
+                             [helper.make_tensor_value_info("z", TensorProto.FLOAT, [128, 48])])
+    model.graph.initializer.append(numpy_helper.from_array(np.array(True), "cond"))
+    model.graph.node.append(helper.make_node("If", ["cond"], ["picked"], then_branch=body, else_branch=body))
+    model.graph.output.append(helper.make_tensor_value_info("picked", TensorProto.FLOAT, [128, 48]))
+    assert rewrite_int8_matmuls(model.SerializeToString()) is None
+
+
 @pytest.mark.parametrize("block", [0, 8, 48, 100])
 def test_bad_block_size(block: int) -> None:
     with pytest.raises(ValueError, match="block_size"):
@@ -124,11 +184,13 @@ def test_minilm_runs_int8_kernels_and_agrees_with_the_float_graph() -> None:
 
 
 @pytest.mark.slow
-def test_minilm_falls_back_to_the_float_graph_with_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
-    def unavailable(_: bytes) -> bytes:
+@pytest.mark.parametrize("stage", ["rewrite", "probe"])
+def test_minilm_falls_back_to_the_float_graph_with_a_warning(monkeypatch: pytest.MonkeyPatch, stage: str) -> None:
+    def unavailable(*_: object) -> bytes:
         raise RuntimeError("MatMulNBits: 8 bits not supported")
 
-    monkeypatch.setattr(minilm_mod, "rewrite_int8_matmuls", unavailable)
+    # the rewrite failing, or a session that builds but cannot run its kernel (checked at load)
+    monkeypatch.setattr(minilm_mod, "rewrite_int8_matmuls" if stage == "rewrite" else "_probe", unavailable)
     emb = MiniLMEmbedder()
     with pytest.warns(RuntimeWarning, match="int8 kernels unavailable.*8 bits not supported"):
         emb.load()
