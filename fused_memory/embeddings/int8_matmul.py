@@ -109,7 +109,7 @@ def rewrite_int8_matmuls(model_bytes: bytes, block_size: int = DEFAULT_BLOCK_SIZ
         return None
 
     nodes = [replaced.get(id(node), node) for node in graph.node if id(node) not in dropped]
-    still_read = {name for node in nodes for name in node.input}
+    still_read = {name for node in nodes for name in node.input} | {out.name for out in graph.output}
     keep = [t for t in graph.initializer if t.name not in unused or t.name in still_read]
     del graph.node[:]
     graph.node.extend(nodes)

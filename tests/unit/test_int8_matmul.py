@@ -134,6 +134,16 @@ def test_new_names_do_not_collide_with_existing_ones() -> None:
     assert nbits.input[1] != "w_q__nbits8" and nbits.name != "y__nbits8"
 
 
+def test_an_int8_weight_that_is_also_a_graph_output_is_kept() -> None:
+    data, _, _ = tiny_model()
+    model = onnx.load_from_string(data)
+    model.graph.output.append(helper.make_tensor_value_info("w_q", TensorProto.INT8, [128, 48]))
+    out = onnx.load_from_string(rewrite_int8_matmuls(model.SerializeToString()))
+    onnx.checker.check_model(out, full_check=True)
+    assert "w_q" in {t.name for t in out.graph.initializer}
+    assert [n.op_type for n in out.graph.node] == ["MatMulNBits"]
+
+
 def test_overridable_weights_and_subgraphs_are_left_alone() -> None:
     data, _, _ = tiny_model()
     model = onnx.load_from_string(data)  # an export that lists initializers as inputs too
