@@ -13,8 +13,8 @@ from types import MappingProxyType
 from typing import Any
 
 from .errors import InvalidMemory, QueryError
-from .validation import (MAX_NAME_BYTES, check_size, json_safe, require_aware, require_clean, stable_json,
-                         thaw, utcnow)
+from .validation import (MAX_NAME_BYTES, check_size, json_safe, require_aware, require_clean, require_storable,
+                         stable_json, thaw, utcnow)
 
 __all__ = [
     "MemoryType",
@@ -115,7 +115,7 @@ class Memory:
         for name in ("event_at", "created_at"):
             value = getattr(self, name)
             if value is not None:
-                require_aware(value, f"Memory.{name}", InvalidMemory)
+                require_storable(value, f"Memory.{name}", InvalidMemory)
         if self.session_id is not None:
             require_clean(str(self.session_id), "session_id")
         if self.context is not None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from .errors import InvalidMemory, QueryError
 
-__all__ = ["require_aware", "require_clean", "check_size", "json_safe", "thaw", "utcnow", "stable_json",
+__all__ = ["require_aware", "require_storable", "require_clean", "check_size", "json_safe", "thaw", "utcnow", "stable_json",
            "MAX_NAME_BYTES"]
 
 
@@ -24,6 +24,20 @@ def require_aware(value: datetime, what: str, error: type[Exception] = QueryErro
     if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
         raise error(f"{what} must be timezone-aware (got naive {value.isoformat()}); "
                     "use datetime(..., tzinfo=timezone.utc)")
+    return value
+
+
+def require_storable(value: datetime, what: str, error: type[Exception] = QueryError) -> datetime:
+    """`require_aware`, and the time must survive the stores' round trip (epoch seconds and back,
+    in UTC). A time near year 1 or 9999 can pass Python's checks in its own zone yet fall outside
+    years 1-9999 in UTC; written, it would make every later open of the store fail on reading it
+    back, so it is refused before anything is written."""
+    require_aware(value, what, error)
+    try:
+        datetime.fromtimestamp(value.timestamp(), tz=timezone.utc)
+    except (OverflowError, ValueError, OSError):
+        raise error(f"{what} {value.isoformat()} is outside the range a store can hold "
+                    "(years 1 to 9999 in UTC)") from None
     return value
 
 

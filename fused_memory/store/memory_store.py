@@ -44,7 +44,8 @@ import numpy as np
 from ..config import StoreConfig
 from ..errors import ConfigurationError, InvalidMemory, QueryError
 from ..ingest import EntityExtractor, classify_type, extract_beside
-from ..types import MAX_NAME_BYTES, Memory, MemoryType, require_aware, require_clean, utcnow
+from ..types import MAX_NAME_BYTES, Memory, MemoryType, require_clean, utcnow
+from ..validation import require_storable
 from .codec import LAYOUT_VERSION, from_payload, to_payload
 from .protocols import (GraphStore, LexicalDoc, LexicalIndex, Relation, VectorBackend, VectorQuery,
                         VectorRecord, ScoredPayload)
@@ -328,7 +329,7 @@ class MemoryStore:
             raise QueryError("relation confidence must be in [0, 1]")
         for name, value in (("valid_from", valid_from), ("valid_to", valid_to)):
             if value is not None:
-                require_aware(value, name)
+                require_storable(value, name)
         if self.graph is None:
             raise ConfigurationError("this store has no graph backend")
         self._ensure_open()
@@ -339,7 +340,7 @@ class MemoryStore:
     def end_session(self, namespace: str, at: datetime | None = None) -> None:
         """Record that a conversation ended, for "since we last talked"."""
         _check_namespace(namespace)
-        at = require_aware(at, "at") if at is not None else utcnow()
+        at = require_storable(at, "at") if at is not None else utcnow()
         self._ensure_open()
         with self._write_lock:
             sessions = dict(self._meta.get("sessions") or {})

@@ -13,6 +13,7 @@ FalkorDB Bolt listener that splices parameters into the query text (DESIGN.md se
 from __future__ import annotations
 
 import uuid
+from datetime import datetime, timedelta, timezone
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -226,3 +227,34 @@ def test_hostile_store_paths_and_namespaces_are_refused_cleanly(tmp_path: Path) 
                 EnsembleMemory(s).retrieve("x", namespace=ns)  # type: ignore[arg-type]
     finally:
         s.close()
+
+
+@pytest.mark.parametrize("when", [
+    datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=1))),           # year 0 in UTC
+    datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone(timedelta(hours=-1))),  # year 10000 in UTC
+    datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=timezone.utc),  # rounds to year 10000 as epoch seconds
+])
+def test_a_time_no_store_can_read_back_is_refused_before_it_is_written(tmp_path: Path, when: datetime) -> None:
+    """Such a time once reached the payload and made every later open of the store fail; now it is
+    refused at `Memory`, `end_session` and `relate`, and the store still opens with what it had."""
+    s = embedded(tmp_path / "s").open()
+    try:
+        s.add(Memory(text="kept memory", namespace="ns", id="kept", event_at=NOW))
+        with pytest.raises(InvalidMemory, match="range a store can hold"):
+            Memory(text="x", namespace="ns", event_at=when)
+        with pytest.raises(InvalidMemory, match="range a store can hold"):
+            Memory(text="x", namespace="ns", created_at=when)
+        with pytest.raises(QueryError, match="range a store can hold"):
+            s.end_session("ns", at=when)
+        with pytest.raises(QueryError, match="range a store can hold"):
+            s.relate("A", "r", "B", namespace="ns", valid_from=when)
+    finally:
+        s.close()
+    reopened = embedded(tmp_path / "s").open()
+    try:
+        assert [m.id for m in reopened.get_many("ns", ["kept"])] == ["kept"]
+        assert reopened.last_session_end("ns") is None
+    finally:
+        reopened.close()
+    edge = Memory(text="edge", namespace="ns", event_at=datetime(9999, 12, 31, 23, tzinfo=timezone.utc))
+    assert edge.event_at is not None  # the last storable hour is still accepted
