@@ -7,20 +7,22 @@ import json
 import sys
 import tempfile
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from .conversation import DEFAULT_CONTEXT_TURNS, conversation_context
-from .errors import FusedMemoryError
+from .errors import FusedMemoryError, InvalidMemory
 
 __all__ = ["main", "build_parser"]
 
 
-def _parse_now(value: str | None) -> datetime | None:
-    if value is None:
-        return None
-    dt = datetime.fromisoformat(value)
-    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+def _parse_now(value: Any, what: str = "--now") -> datetime | None:
+    """ISO 8601 -> aware datetime (no zone: UTC), read as the eval files are; anything else is a
+    one-line error naming `what`, not a traceback."""
+    from .evaluation.data import parse_time
+
+    return parse_time(value, what)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -61,13 +63,19 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     from .evaluation.data import read_jsonl
 
-    memories = [Memory(
-        text=row.get("text", ""), id=str(row.get("id") or ""),
-        namespace=str(row.get("namespace") or row.get("conversation_id") or args.namespace),
-        type=row.get("type"), predicate=row.get("predicate"),
-        event_at=_parse_now(row.get("event_at")), session_id=row.get("session_id"),
-        entities=tuple(row.get("entities") or ()), context=row.get("context"))
-        for _, row in read_jsonl(Path(args.file))]
+    def memory(lineno: int, row: dict[str, Any]) -> Memory:
+        where = f"{args.file}:{lineno}"
+        try:
+            return Memory(
+                text=row.get("text", ""), id=str(row.get("id") or ""),
+                namespace=str(row.get("namespace") or row.get("conversation_id") or args.namespace),
+                type=row.get("type"), predicate=row.get("predicate"),
+                event_at=_parse_now(row.get("event_at"), f"{where}: event_at"), session_id=row.get("session_id"),
+                entities=tuple(row.get("entities") or ()), context=row.get("context"))
+        except FusedMemoryError as exc:
+            raise InvalidMemory(exc if str(exc).startswith(where) else f"{where}: {exc}") from None
+
+    memories = [memory(lineno, row) for lineno, row in read_jsonl(Path(args.file))]
     memories = conversation_context(memories, args.context_turns)
     with MemoryStore.embedded(args.path) as store:
         stored = store.add(memories, show_progress=True if len(memories) > 200 else None)
@@ -79,9 +87,10 @@ def cmd_query(args: argparse.Namespace) -> int:
     from .ensemble import EnsembleMemory
     from .store.memory_store import MemoryStore
 
+    now = _parse_now(args.now)  # before the store opens: a bad --now must not create a store
     with MemoryStore.embedded(args.path) as store:
         ens = EnsembleMemory(store)
-        result = ens.retrieve(args.query, namespace=args.namespace, k=args.k, now=_parse_now(args.now),
+        result = ens.retrieve(args.query, namespace=args.namespace, k=args.k, now=now,
                               types=args.types.split(",") if args.types else None)
         ens.close()
     if args.json:

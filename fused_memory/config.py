@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -71,6 +72,8 @@ class FusionConfig:
             for arm, v in table.items():
                 if not (float(v) >= 0.0):
                     raise ConfigurationError(f"{name}[{arm}] must be >= 0, got {v!r}")
+                if name == "weights" and not math.isfinite(float(v)):  # an infinite timeout means "wait"
+                    raise ConfigurationError(f"weights[{arm}] must be a finite number, got {v!r}")
         merged_w = {**DEFAULT_WEIGHTS, **{a: float(v) for a, v in self.weights.items()}}
         merged_t = {**DEFAULT_TIMEOUTS_S, **{a: float(v) for a, v in self.timeouts_s.items()}}
         object.__setattr__(self, "weights", MappingProxyType(merged_w))

@@ -41,6 +41,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..errors import ConfigurationError
 from ..types import ARMS
 from .metrics import percentile
 from .runner import Progress, quiet_progress
@@ -290,8 +291,14 @@ def bench_size(n: int, *, n_queries: int = 200, n_simple: int = 100, seed: int =
 
 def run_bench(sizes: Sequence[int], *, n_queries: int = 200, n_simple: int = 100, seed: int = 7,
               progress: Progress = quiet_progress) -> dict[str, Any]:
-    """`{"<n>": {...}}` for each size, smallest first, one embedder shared (loaded once)."""
+    """`{"<n>": {...}}` for each size, smallest first, one embedder shared (loaded once). Every
+    count is checked before the first ingest: a percentile of no queries is not a number."""
     from ..embeddings import default_embedder
+
+    for what, value in (("sizes (--n)", min(sizes, default=0)), ("n_queries (--queries)", n_queries),
+                        ("n_simple (--simple-queries)", n_simple)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ConfigurationError(f"{what} must be a positive integer, got {value!r}")
 
     emb = default_embedder()
     return {str(n): bench_size(n, n_queries=n_queries, n_simple=n_simple, seed=seed, embedder=emb,

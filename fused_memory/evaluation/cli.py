@@ -44,10 +44,11 @@ def parse_weights(items: list[str] | None) -> dict[str, float]:
     out: dict[str, float] = {}
     for item in items or []:
         arm, sep, value = item.partition("=")
-        if not sep or arm.strip() not in ARMS:
+        arm = arm.strip().lower()  # as --arms reads them
+        if not sep or arm not in ARMS:
             raise ConfigurationError(f"--weight takes ARM=W with ARM in {', '.join(ARMS)}, got {item!r}")
         try:
-            out[arm.strip()] = float(value)
+            out[arm] = float(value)
         except ValueError:
             raise ConfigurationError(f"--weight {item!r}: {value!r} is not a number") from None
     return out
@@ -75,14 +76,15 @@ def _fusion_config(args: argparse.Namespace) -> Any:
 def cmd_eval(args: argparse.Namespace) -> int:
     """Ingest, answer, score, print; optionally write JSON and a plot."""
     from .data import load_dataset
-    from .report import format_eval, plot_eval, require_matplotlib
+    from .report import format_eval, plot_eval
     from .runner import default_systems, run_eval, stderr_progress
 
     ks = parse_int_list(args.k, "--k")
     arms = parse_arms(args.arms)
-    if args.plot:
-        require_matplotlib()  # fail before the long part, not after it
+    _check_outputs(args)
     config = _fusion_config(args)
+    if args.store is not None:
+        _require_fresh_store(args.store)
     dataset = load_dataset(args.memories, args.queries)
     systems = default_systems(arms, ablations=not args.no_ablations)
     report = run_eval(dataset, systems=systems, config=config, ks=ks, ndcg_ks=(10,), path=args.store,
@@ -96,15 +98,36 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     """Run every size side by side; print, optionally write JSON and a plot."""
     from .bench import run_bench
-    from .report import format_bench, plot_bench, require_matplotlib
+    from .report import format_bench, plot_bench
     from .runner import stderr_progress
 
     sizes = parse_int_list(args.n, "--n")
-    if args.plot:
-        require_matplotlib()
+    _check_outputs(args)
     results = run_bench(sizes, n_queries=args.queries, n_simple=args.simple_queries, seed=args.seed,
                         progress=_progress(args, stderr_progress))
     return _emit(args, lambda: format_bench(results), results, lambda png: plot_bench(results, png))
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Fail before the long part, not after it: matplotlib present, output paths writable."""
+    from .report import check_output, require_matplotlib
+
+    if args.plot:
+        require_matplotlib()
+    check_output(args.json, "--json")
+    check_output(args.plot, "--plot", plot=True)
+
+
+def _require_fresh_store(path: str) -> None:
+    """`--store` keeps the store eval ingests into; it must start empty. Memories left in it by an
+    earlier run would be found again and change the scores (a turn since removed from the dataset
+    still counted as a hit), and eval never deletes a user's data to make room."""
+    from pathlib import Path
+
+    p = Path(path)
+    if p.is_dir() and any(p.iterdir()):
+        raise ConfigurationError(f"--store {path} is not empty; eval ingests into a fresh store: "
+                                 "give a new or empty directory (or delete this one)")
 
 
 def _progress(args: argparse.Namespace, to_stderr: Callable[[str], None]) -> Callable[[str], None]:

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import FusedMemoryError
+from ..types import Memory
+from ..validation import check_size, require_clean
 
 __all__ = [
     "read_jsonl",
@@ -64,6 +66,13 @@ class EvalMemory:
     speaker: str | None = None
     event_at: datetime | None = None
 
+    def to_memory(self) -> Memory:
+        """The library's memory for this turn: what eval ingests, so the loader can check each row
+        with the library's own rules before anything is ingested."""
+        return Memory(text=self.text, id=self.id, namespace=self.conversation_id, session_id=self.session_id,
+                      event_at=self.event_at, created_at=self.event_at,
+                      metadata={"speaker": self.speaker} if self.speaker else {})
+
 
 @dataclass(frozen=True)
 class EvalQuery:
@@ -97,13 +106,19 @@ class EvalDataset:
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for every non-blank line; bad JSON names the file and line."""
+    """(line number, object) for every non-blank line; text that is not UTF-8 or not JSON names
+    the file and line. Lines are decoded one by one, so the line named is the one at fault; a
+    byte-order mark at the start (some Windows tools write one) is skipped."""
     try:
-        fh = path.open(encoding="utf-8")
+        fh = path.open("rb")
     except OSError as exc:
         raise EvalDataError(f"cannot read {path}: {exc.strerror or exc}") from None
     with fh:
-        for lineno, line in enumerate(fh, 1):
+        for lineno, raw in enumerate(fh, 1):
+            try:
+                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise EvalDataError(f"{path}:{lineno}: not valid UTF-8 (byte {exc.start + 1} of the line)") from None
             if not line.strip():
                 continue
             try:
@@ -144,6 +159,12 @@ def load_memories(path: str | Path) -> tuple[EvalMemory, ...]:
             speaker=_optional_str(row, "speaker"),
             event_at=parse_time(row.get("event_at"), f"{where}: event_at"),
         )
+        try:
+            require_clean(mem.id, "id")
+            check_size(mem.id, "id")
+            mem.to_memory()
+        except FusedMemoryError as exc:
+            raise EvalDataError(f"{where}: {exc}") from None
         key = (mem.conversation_id, mem.id)
         if key in seen:
             raise EvalDataError(f"{where}: duplicate memory id {mem.id!r} in conversation {mem.conversation_id!r}")
@@ -152,19 +173,30 @@ def load_memories(path: str | Path) -> tuple[EvalMemory, ...]:
     return tuple(out)
 
 
+#: Report column of the whole dataset; a category of that name would be two columns with one header.
+RESERVED_CATEGORY = "overall"
+
+
 def load_queries(path: str | Path) -> tuple[EvalQuery, ...]:
     """Every query row. `gold_ids` may be empty (such queries are excluded from the metrics);
-    a missing category is reported as "uncategorized"."""
+    a missing category is reported as "uncategorized". Query ids must be unique within a
+    conversation: a repeated one would be scored twice."""
     path = Path(path)
     out: list[EvalQuery] = []
+    seen: set[tuple[str, str]] = set()
     for lineno, row in read_jsonl(path):
         where = f"{path}:{lineno}"
         gold = row.get("gold_ids")
         if gold is None:
             gold = []
-        if not isinstance(gold, list) or not all(isinstance(g, (str, int)) for g in gold):
+        if not isinstance(gold, list) or not all(isinstance(g, (str, int)) and not isinstance(g, bool)
+                                                 for g in gold):
             raise EvalDataError(f"{where}: 'gold_ids' must be a list of ids")
         category = row.get("category")
+        if isinstance(category, (dict, list)):
+            raise EvalDataError(f"{where}: 'category' must be a string, got {type(category).__name__}")
+        if str(category).strip().lower() == RESERVED_CATEGORY:
+            raise EvalDataError(f"{where}: category {category!r} is reserved for the report's overall column")
         out.append(EvalQuery(
             id=_required_str(row, "id", where),
             conversation_id=_required_str(row, "conversation_id", where),
@@ -173,12 +205,34 @@ def load_queries(path: str | Path) -> tuple[EvalQuery, ...]:
             gold_ids=tuple(dict.fromkeys(str(g) for g in gold)),
             now=parse_time(row.get("now"), f"{where}: now"),
         ))
+        key = (out[-1].conversation_id, out[-1].id)
+        if key in seen:
+            raise EvalDataError(f"{where}: duplicate query id {key[1]!r} in conversation {key[0]!r}")
+        seen.add(key)
     return tuple(out)
 
 
 def load_dataset(memories: str | Path, queries: str | Path) -> EvalDataset:
-    """Both files; an empty memories file is an error (there would be nothing to retrieve)."""
+    """Both files, checked against each other: a dataset whose numbers could not mean anything is
+    an error, not a table of zeros. Refused: no memories; no query with gold ids to score; a
+    query about a conversation that has no memories; a gold id that is not a memory of the
+    query's conversation (it could never be retrieved, so it would count as a miss of every system)."""
     mems = load_memories(memories)
     if not mems:
         raise EvalDataError(f"{memories}: no memories")
-    return EvalDataset(mems, load_queries(queries))
+    qs = load_queries(queries)
+    if not any(q.gold_ids for q in qs):
+        raise EvalDataError(f"{queries}: no query has gold_ids, so there is nothing to score")
+    ids: dict[str, set[str]] = {}
+    for m in mems:
+        ids.setdefault(m.conversation_id, set()).add(m.id)
+    for q in qs:
+        where = f"{queries}: query {q.id!r}"
+        known = ids.get(q.conversation_id)
+        if known is None:
+            raise EvalDataError(f"{where}: conversation {q.conversation_id!r} has no memories in {memories}")
+        missing = [g for g in q.gold_ids if g not in known]
+        if missing:
+            raise EvalDataError(f"{where}: gold id(s) {missing[:3]} are not memories of conversation "
+                                f"{q.conversation_id!r} in {memories}")
+    return EvalDataset(mems, qs)

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import MissingDependency
+from ..errors import ConfigurationError, MissingDependency
 from .runner import EvalReport
 
 __all__ = ["format_table", "format_eval", "format_bench", "write_json", "plot_eval", "plot_bench",
-           "require_matplotlib"]
+           "require_matplotlib", "check_output"]
 
 
 def _auto(v: float) -> str:
@@ -135,9 +136,36 @@ def write_json(data: Mapping[str, Any], target: str) -> None:
     text = json.dumps(data, indent=2, sort_keys=False, default=str) + "\n"
     if target == "-":
         sys.stdout.write(text)
-    else:
+        return
+    try:
         Path(target).parent.mkdir(parents=True, exist_ok=True)
         Path(target).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ConfigurationError(f"cannot write {target}: {exc.strerror or exc}") from None
+
+
+def check_output(target: str | None, flag: str, *, plot: bool = False) -> None:
+    """Refuse an output path that cannot be written *before* a run of minutes, not after it with
+    the results lost: a directory, a parent that cannot be created or written, or (for a plot) a
+    format matplotlib cannot save. Creates missing parent directories, as writing would."""
+    if not target or (target == "-" and not plot):
+        return
+    path = Path(target)
+    if path.is_dir():
+        raise ConfigurationError(f"{flag} {target}: is a directory; give a file name")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".fused-memory-check-"):
+            pass
+    except OSError as exc:
+        raise ConfigurationError(f"{flag} {target}: cannot write there ({exc.strerror or exc})") from None
+    if plot and path.suffix:
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        formats = FigureCanvasBase.get_supported_filetypes()
+        if path.suffix[1:].lower() not in formats:
+            raise ConfigurationError(f"{flag} {target}: matplotlib cannot save {path.suffix!r}; "
+                                     f"use one of {', '.join('.' + f for f in sorted(formats))}")
 
 
 def require_matplotlib() -> Any:
@@ -203,6 +231,10 @@ def plot_bench(results: Mapping[str, Mapping[str, Any]], path: str) -> None:
 
 
 def _save(fig: Any, plt: Any, path: str) -> None:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=110)
+    except (OSError, ValueError) as exc:  # ValueError: a format matplotlib does not know
+        raise ConfigurationError(f"cannot write the plot {path}: {exc}") from None
+    finally:
+        plt.close(fig)

@@ -31,9 +31,10 @@ from typing import Any
 
 from ..config import FusionConfig
 from ..conversation import DEFAULT_CONTEXT_TURNS, conversation_context
-from ..errors import FusedMemoryError
+from ..errors import FusedMemoryError, QueryError
+from ..query.parse import check_query_text
 from ..types import ARMS, Memory
-from .data import EvalDataset, EvalQuery
+from .data import EvalDataError, EvalDataset, EvalQuery
 from .metrics import mean_scores, metric_names, percentile, score_query
 
 __all__ = ["System", "default_systems", "QueryResult", "EvalReport", "Evaluator", "run_eval",
@@ -180,10 +181,7 @@ class Evaluator:
         self.store.open()
         by_conv: dict[str, list[Memory]] = {}
         for m in self.dataset.memories:
-            by_conv.setdefault(m.conversation_id, []).append(Memory(
-                text=m.text, id=m.id, namespace=m.conversation_id, session_id=m.session_id,
-                event_at=m.event_at, created_at=m.event_at,
-                metadata={"speaker": m.speaker} if m.speaker else {}))
+            by_conv.setdefault(m.conversation_id, []).append(m.to_memory())
         for i, (conv, memories) in enumerate(by_conv.items(), 1):
             self.store.add(conversation_context(memories, self.context_turns), show_progress=False)
             latest = self.dataset.latest_time(conv)
@@ -194,15 +192,24 @@ class Evaluator:
         self._ingested = True
         return self.ingest_s
 
+    def _check_questions(self, max_chars: int) -> None:
+        """A question no system can be asked is bad input, not a miss of every system."""
+        for q in self.dataset.queries:
+            try:
+                check_query_text(q.question, max_chars)
+            except QueryError as exc:
+                raise EvalDataError(f"query {q.id!r} of conversation {q.conversation_id!r}: {exc}") from None
+
     def evaluate(self, systems: Sequence[System] | None = None, config: FusionConfig | None = None, *,
                  ks: Sequence[int] = (5, 10), ndcg_ks: Sequence[int] = (10,),
                  keep_per_query: bool = False) -> EvalReport:
         """Answer every query with every system under `config` and score the rankings."""
         from ..ensemble import EnsembleMemory
 
+        config = config or FusionConfig()
+        self._check_questions(config.max_query_chars)  # before the ingest, not after it
         self.ingest()
         systems = tuple(systems or default_systems())
-        config = config or FusionConfig()
         depth_k = max((*ks, *ndcg_ks))
         names = metric_names(ks, ndcg_ks)
         ensembles = {opt: EnsembleMemory(self.store, config, optimizer=opt) for opt in (True, False)}

@@ -19,7 +19,7 @@ from .entities import EntityMatcher, Mention, ner_mentions
 from .cues import ANSWER_TIME, asks_time, has_time_cue
 from .temporal import parse_time
 
-__all__ = ["parse_query", "DEFAULT_MAX_CHARS"]
+__all__ = ["parse_query", "check_query_text", "DEFAULT_MAX_CHARS"]
 
 DEFAULT_MAX_CHARS = 10_000
 
@@ -29,6 +29,26 @@ _NOT_NAMES = STOPWORDS | frozenset(
     "tell show list give find remind remember please hey hi hello i'm i've i'd i'll "
     "january february march april may june july august september october november december "
     "monday tuesday wednesday thursday friday saturday sunday today yesterday tomorrow".split())
+
+
+def check_query_text(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> str:
+    """The query text stripped, or QueryError when no query can be answered for it: not a string,
+    longer than `max_chars`, not valid Unicode (a lone surrogate), or empty. Callers holding many
+    queries (the eval) check them all with this before spending time on any."""
+    if not isinstance(text, str):
+        raise QueryError(f"query must be a string, got {type(text).__name__}")
+    if len(text) > max_chars:
+        raise QueryError(f"query is {len(text)} characters long; the limit is {max_chars} "
+                         "(FusionConfig.max_query_chars). Shorten it or retrieve for its parts.")
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:  # a lone surrogate: no embedder or backend can take it
+            raise QueryError(f"query is not valid Unicode text ({exc.reason} at {exc.start})") from None
+    q = text.strip()
+    if not q:
+        raise QueryError("query is empty; ask for something (e.g. \"what's my badge ID?\")")
+    return q
 
 
 def parse_query(text: str, *, now: datetime, matcher: EntityMatcher | None = None, nlp: Any = None,
@@ -43,19 +63,7 @@ def parse_query(text: str, *, now: datetime, matcher: EntityMatcher | None = Non
     Raises QueryError for non-string, empty or whitespace-only text, text longer than `max_chars`,
     text that is not valid Unicode (a lone surrogate), or a naive `now`.
     """
-    if not isinstance(text, str):
-        raise QueryError(f"query must be a string, got {type(text).__name__}")
-    if len(text) > max_chars:
-        raise QueryError(f"query is {len(text)} characters long; the limit is {max_chars} "
-                         "(FusionConfig.max_query_chars). Shorten it or retrieve for its parts.")
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as exc:  # a lone surrogate: no embedder or backend can take it
-            raise QueryError(f"query is not valid Unicode text ({exc.reason} at {exc.start})") from None
-    q = text.strip()
-    if not q:
-        raise QueryError("query is empty; ask for something (e.g. \"what's my badge ID?\")")
+    q = check_query_text(text, max_chars)
     require_aware(now, "now")
     tm = parse_time(q, now, last_session_end=last_session_end, recent_days=recent_days,
                     few_months=few_months)

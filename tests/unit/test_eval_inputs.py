@@ -1,0 +1,148 @@
+"""What `fused-memory eval` and `bench` refuse before spending minutes: every case is bad input a
+user could hand them, and each must end in one clear error naming where, never in a traceback, a
+table of made-up zeros, or results lost after the run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fused_memory.cli import main
+from fused_memory.config import FusionConfig
+from fused_memory.errors import ConfigurationError, FusedMemoryError
+from fused_memory.evaluation.bench import run_bench
+from fused_memory.evaluation.cli import parse_weights
+from fused_memory.evaluation.data import EvalDataError, load_dataset, read_jsonl
+from fused_memory.evaluation.report import check_output
+from fused_memory.evaluation.runner import run_eval
+
+MEM = {"id": "a1", "conversation_id": "c1", "text": "I play chess on Fridays", "event_at": "2024-01-01T10:00:00"}
+QRY = {"id": "q1", "conversation_id": "c1", "question": "when do I play chess?", "category": "temporal",
+       "gold_ids": ["a1"]}
+
+
+def _write(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+# (memory rows, query rows, what the error must say)
+BAD_DATASETS = [
+    ([{**MEM, "event_at": "0001-01-01T00:00:00+01:00"}], [QRY], "m.jsonl:1: Memory.event_at"),
+    ([{**MEM, "event_at": "9999-12-31T23:59:59-01:00"}], [QRY], "range a store can hold"),
+    ([{**MEM, "text": "x\u0000y"}], [QRY], "m.jsonl:1: memory text contains a NUL"),
+    ([{**MEM, "text": "dog \udc00"}], [QRY], "m.jsonl:1: memory text is not valid Unicode"),
+    ([{**MEM, "text": "a" * 100_001}], [QRY], "m.jsonl:1: memory text is 100001 characters"),
+    ([{**MEM, "id": "i" * 20_000}], [QRY], "m.jsonl:1: id is longer than"),
+    ([{**MEM, "conversation_id": "c" * 20_000}], [QRY], "m.jsonl:1: namespace is longer than"),
+    ([{**MEM, "speaker": "\ud800"}], [QRY], "m.jsonl:1: metadata.speaker is not valid Unicode"),
+    ([MEM], [], "q.jsonl: no query has gold_ids"),
+    ([MEM], [{**QRY, "gold_ids": None}], "q.jsonl: no query has gold_ids"),
+    ([MEM], [{**QRY, "conversation_id": "zz"}], "query 'q1': conversation 'zz' has no memories"),
+    ([MEM], [{**QRY, "gold_ids": ["nope"]}], "gold id(s) ['nope'] are not memories of conversation 'c1'"),
+    ([MEM, {**MEM, "id": "b1", "conversation_id": "c2"}], [{**QRY, "gold_ids": ["b1"]}],
+     "gold id(s) ['b1'] are not memories of conversation 'c1'"),
+    ([MEM], [{**QRY, "gold_ids": [True]}], "q.jsonl:1: 'gold_ids' must be a list of ids"),
+    ([MEM], [QRY, QRY], "q.jsonl:2: duplicate query id 'q1' in conversation 'c1'"),
+    ([MEM], [{**QRY, "category": "Overall"}], "q.jsonl:1: category 'Overall' is reserved"),
+    ([MEM], [{**QRY, "category": {"a": 1}}], "q.jsonl:1: 'category' must be a string"),
+]
+
+
+@pytest.mark.parametrize(("memories", "queries", "message"), BAD_DATASETS)
+def test_bad_dataset_is_refused_at_load_with_file_and_line(tmp_path: Path, memories: list, queries: list,
+                                                          message: str) -> None:
+    m, q = _write(tmp_path / "m.jsonl", memories), _write(tmp_path / "q.jsonl", queries)
+    with pytest.raises(EvalDataError) as err:
+        load_dataset(m, q)
+    assert message in str(err.value)
+
+
+def test_a_good_dataset_loads(tmp_path: Path) -> None:
+    ds = load_dataset(_write(tmp_path / "m.jsonl", [MEM]), _write(tmp_path / "q.jsonl", [QRY, {**QRY, "id": "q2",
+                                                                                                "gold_ids": []}]))
+    assert [q.id for q in ds.queries] == ["q1", "q2"]  # a query without gold loads (and is not scored)
+
+
+def test_jsonl_names_the_line_that_is_not_utf8_and_skips_a_byte_order_mark(tmp_path: Path) -> None:
+    p = tmp_path / "m.jsonl"
+    p.write_bytes(b'\xef\xbb\xbf{"a": 1}\n\n{"b": "caf\xc3\xa9"}\n{"c": "caf\xe9"}\n')
+    rows = read_jsonl(p)
+    assert next(rows) == (1, {"a": 1})
+    assert next(rows) == (3, {"b": "café"})
+    with pytest.raises(EvalDataError, match=r"m.jsonl:4: not valid UTF-8 \(byte 11 of the line\)"):
+        next(rows)
+
+
+@pytest.mark.parametrize("question", ["dog \udc00?", "q" * 10_001])
+def test_a_question_no_system_can_be_asked_is_an_error_before_the_ingest(tmp_path: Path, question: str) -> None:
+    """It used to be scored as a miss of every system (recall 0, exit 0)."""
+    ds = load_dataset(_write(tmp_path / "m.jsonl", [MEM]), _write(tmp_path / "q.jsonl", [{**QRY, "question": question}]))
+    with pytest.raises(EvalDataError, match="query 'q1' of conversation 'c1'"):
+        run_eval(ds, path=str(tmp_path / "store"))
+    assert not any((tmp_path / "store").glob("**/*.json"))  # nothing was ingested
+
+
+@pytest.mark.parametrize(("target", "plot", "message"), [
+    (".", False, "is a directory"),
+    ("/proc/fused-memory-test.json", False, "cannot write there"),
+    ("afile/out.json", False, "cannot write there"),
+    ("out.xyz", True, "matplotlib cannot save '.xyz'"),
+])
+def test_an_output_that_cannot_be_written_is_refused_before_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    target: str, plot: bool, message: str) -> None:
+    if plot:
+        pytest.importorskip("matplotlib")  # the plot extra; CI installs it ([all])
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("a file, not a directory")
+    with pytest.raises(ConfigurationError, match=message):
+        check_output(target, "--plot" if plot else "--json", plot=plot)
+
+
+def test_a_writable_output_passes_and_leaves_nothing_behind(tmp_path: Path) -> None:
+    check_output(str(tmp_path / "new" / "dir" / "out.json"), "--json")
+    check_output("-", "--json")
+    assert (tmp_path / "new" / "dir").is_dir() and not any((tmp_path / "new" / "dir").iterdir())
+
+
+def test_eval_refuses_a_store_directory_that_is_not_empty(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Memories of an earlier run would be found again and change the scores."""
+    m, q = _write(tmp_path / "m.jsonl", [MEM]), _write(tmp_path / "q.jsonl", [QRY])
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "meta.json").write_text("{}")
+    assert main(["eval", "--memories", str(m), "--queries", str(q), "--store", str(tmp_path / "old")]) == 2
+    assert "--store" in capsys.readouterr().err and (tmp_path / "old" / "meta.json").read_text() == "{}"
+
+
+def test_weights_must_be_finite_and_arm_names_read_as_arms_does() -> None:
+    with pytest.raises(ConfigurationError, match="finite"):
+        FusionConfig(weights={"dense": float("inf")})
+    assert FusionConfig(timeouts_s={"dense": float("inf")}).timeouts_s["dense"] == float("inf")  # "wait"
+    assert parse_weights(["DENSE=1.2", " Graph =0.5"]) == {"dense": 1.2, "graph": 0.5}
+
+
+@pytest.mark.parametrize("kw", [{"n_queries": 0}, {"n_simple": -1}, {"sizes": [0]}])
+def test_bench_refuses_counts_it_cannot_take_a_percentile_of(kw: dict) -> None:
+    sizes = kw.pop("sizes", [10])
+    with pytest.raises(ConfigurationError, match="must be a positive integer"):
+        run_bench(sizes, **kw)
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["query", "hi", "--now", "tomorrow"], "--now: 'tomorrow' is not an ISO 8601 time"),
+    (["ingest", "{file}"], "ing.jsonl:2: event_at: 'yesterday' is not an ISO 8601 time"),
+])
+def test_ingest_and_query_name_a_bad_time(tmp_path: Path, capsys: pytest.CaptureFixture, argv: list[str],
+                                          message: str) -> None:
+    f = _write(tmp_path / "ing.jsonl", [{"id": "a", "text": "fine"}, {"id": "b", "text": "hi", "event_at": "yesterday"}])
+    argv = [a.replace("{file}", str(f)) for a in argv] + ["--path", str(tmp_path / "store")]
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "store").exists()  # refused before any store was created
+
+
+def test_errors_are_library_errors() -> None:
+    """The CLI turns FusedMemoryError into one line and exit 2; anything else would be a traceback."""
+    assert issubclass(EvalDataError, FusedMemoryError) and issubclass(ConfigurationError, FusedMemoryError)
