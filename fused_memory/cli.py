@@ -73,7 +73,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 event_at=_parse_now(row.get("event_at"), f"{where}: event_at"), session_id=row.get("session_id"),
                 entities=tuple(row.get("entities") or ()), context=row.get("context"))
         except FusedMemoryError as exc:
-            raise InvalidMemory(exc if str(exc).startswith(where) else f"{where}: {exc}") from None
+            raise InvalidMemory(str(exc) if str(exc).startswith(where) else f"{where}: {exc}") from None
 
     memories = [memory(lineno, row) for lineno, row in read_jsonl(Path(args.file))]
     memories = conversation_context(memories, args.context_turns)

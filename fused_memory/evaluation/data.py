@@ -215,8 +215,8 @@ def load_queries(path: str | Path) -> tuple[EvalQuery, ...]:
 def load_dataset(memories: str | Path, queries: str | Path) -> EvalDataset:
     """Both files, checked against each other: a dataset whose numbers could not mean anything is
     an error, not a table of zeros. Refused: no memories; no query with gold ids to score; a
-    query about a conversation that has no memories; a gold id that is not a memory of the
-    query's conversation (it could never be retrieved, so it would count as a miss of every system)."""
+    scored query about a conversation that has no memories, or with a gold id that is not a memory
+    of its conversation (it could never be retrieved, so it would count as a miss of every system)."""
     mems = load_memories(memories)
     if not mems:
         raise EvalDataError(f"{memories}: no memories")
@@ -226,7 +226,7 @@ def load_dataset(memories: str | Path, queries: str | Path) -> EvalDataset:
     ids: dict[str, set[str]] = {}
     for m in mems:
         ids.setdefault(m.conversation_id, set()).add(m.id)
-    for q in qs:
+    for q in (q for q in qs if q.gold_ids):  # a query without gold is not scored: nothing to check
         where = f"{queries}: query {q.id!r}"
         known = ids.get(q.conversation_id)
         if known is None:

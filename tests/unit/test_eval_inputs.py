@@ -61,9 +61,10 @@ def test_bad_dataset_is_refused_at_load_with_file_and_line(tmp_path: Path, memor
 
 
 def test_a_good_dataset_loads(tmp_path: Path) -> None:
-    ds = load_dataset(_write(tmp_path / "m.jsonl", [MEM]), _write(tmp_path / "q.jsonl", [QRY, {**QRY, "id": "q2",
-                                                                                                "gold_ids": []}]))
-    assert [q.id for q in ds.queries] == ["q1", "q2"]  # a query without gold loads (and is not scored)
+    """A query without gold loads (and is not scored), even about a conversation with no memories."""
+    unscored = [{**QRY, "id": "q2", "gold_ids": []}, {**QRY, "id": "q3", "conversation_id": "zz", "gold_ids": []}]
+    ds = load_dataset(_write(tmp_path / "m.jsonl", [MEM]), _write(tmp_path / "q.jsonl", [QRY, *unscored]))
+    assert [q.id for q in ds.queries] == ["q1", "q2", "q3"]
 
 
 def test_jsonl_names_the_line_that_is_not_utf8_and_skips_a_byte_order_mark(tmp_path: Path) -> None:
