@@ -23,6 +23,10 @@ Why each number is measured the way it is:
 * `arm_pooled`: on how many of the mixed queries each arm was read off dense's results instead of
   searching (`Retrieval.pooled`, `FusionConfig.pool_min`); an arm run alone never is, so the
   per-arm rows still price its own search.
+* `fanout_by_plan`: the same ratio per query plan (the arms the optimizer planned, which of them
+  were read off dense, and whether the temporal arm searched a time window), so a median above
+  target says *which* queries carry it: typically those whose plan needs a second engine call (a
+  filtered arm that could not be read off) or a windowed search beside dense's.
 * `optimizer_p99_ratio`: p99 with the optimizer on / off over plain topical queries, alternating
   on / off per query so both see the same machine state.
 * `lexical_vs_rank_bm25`: p50 of our lexical arm / p50 of `BM25Okapi.get_scores` + top-k over the
@@ -131,6 +135,7 @@ def _latencies(ens: Any, store: Any, queries: Sequence[SynthQuery]) -> dict[str,
     cores = os.cpu_count() or 1
     stages: dict[str, list[float]] = {}
     pooled: dict[str, int] = {}
+    by_plan: dict[str, list[float]] = {}
     for q in queries:
         _clear_query_cache(store)
         e_ms, e_cpu, result = _ms_cpu(lambda q=q: ens.retrieve(q.text, namespace=_NS, k=10, now=SYNTH_NOW))
@@ -151,6 +156,7 @@ def _latencies(ens: Any, store: Any, queries: Sequence[SynthQuery]) -> dict[str,
             over_slowest.append(e_ms / max(alone))
             over_sum.append(e_ms / sum(alone))
             floor.append(e_cpu / cores / max(alone))
+            by_plan.setdefault(plan_label(result), []).append(e_ms / max(alone))
     p50 = {"ensemble": _r(statistics.median(ensemble))}
     p99 = {"ensemble": _r(percentile(ensemble, 0.99))}
     for arm, values in per_arm.items():
@@ -163,7 +169,20 @@ def _latencies(ens: Any, store: Any, queries: Sequence[SynthQuery]) -> dict[str,
             "ensemble_cpu_p50_ms": _r(statistics.median(ensemble_cpu)),
             "arm_runs": {a: len(v) for a, v in per_arm.items()},
             "arm_pooled": pooled,
+            "fanout_by_plan": {label: {"queries": len(v), "fanout_over_slowest": _r(statistics.median(v), 3)}
+                               for label, v in sorted(by_plan.items(), key=lambda kv: (-len(kv[1]), kv[0]))},
             "ensemble_stages_p50_ms": {k: _r(statistics.median(v)) for k, v in stages.items()}}
+
+
+def plan_label(result: Any) -> str:
+    """A query plan as the fan-out sees it: "dense+lexical+type, type read off dense", or
+    "dense+temporal+type, temporal windowed" (its window is a range: always a search of its own)."""
+    label = "+".join(result.plan.arms)
+    if result.pooled:
+        label += f", {'+'.join(result.pooled)} read off dense"
+    if "temporal" in result.plan.arms and result.parsed.temporal_window is not None:
+        label += ", temporal windowed"
+    return label
 
 
 def _optimizer(on: Any, off: Any, store: Any, queries: Sequence[SynthQuery]) -> dict[str, Any]:
@@ -282,7 +301,7 @@ def bench_size(n: int, *, n_queries: int = 200, n_simple: int = 100, seed: int =
         "n_queries": len(queries), "loadavg_1m": _r(load_1m) if load_1m is not None else None,
         "cpus": os.cpu_count(), "cpu_model": cpu_model(), "arm_runs": lat["arm_runs"],
         "embedder_activations": getattr(emb, "activations", None),
-        "arm_pooled": lat["arm_pooled"], "optimizer": opt, "lexical": lex,
+        "arm_pooled": lat["arm_pooled"], "fanout_by_plan": lat["fanout_by_plan"], "optimizer": opt, "lexical": lex,
         "ensemble_stages_p50_ms": lat["ensemble_stages_p50_ms"],
     }
     progress(f"[n={n}] ensemble p50 {out['p50_ms']['ensemble']} ms, p99 {out['p99_ms']['ensemble']} ms")

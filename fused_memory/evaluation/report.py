@@ -128,7 +128,18 @@ def format_bench(results: Mapping[str, Mapping[str, Any]]) -> str:
     ]
     rows.append(row("load average (1 min) at start", lambda r: r["loadavg_1m"]))
     rows.append(row("CPU", lambda r: r["cpu_model"]))
-    return format_table(["n", *(f"{int(n):,}" for n in sizes)], rows, auto=True)
+    table = format_table(["n", *(f"{int(n):,}" for n in sizes)], rows, auto=True)
+    plans = list(dict.fromkeys(p for r in results.values() for p in r.get("fanout_by_plan", {})))
+    if not plans:
+        return table
+
+    def cell(r: Mapping[str, Any], plan: str) -> str | None:
+        got = r.get("fanout_by_plan", {}).get(plan)
+        return f'{got["fanout_over_slowest"]:.2f} ({got["queries"]})' if got else None
+
+    by_plan = format_table(["ensemble / slowest arm by plan (queries)", *(f"{int(n):,}" for n in sizes)],
+                           [[p, *(cell(results[n], p) for n in sizes)] for p in plans])
+    return table + "\n\n" + by_plan
 
 
 def write_json(data: Mapping[str, Any], target: str) -> None:

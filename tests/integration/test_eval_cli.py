@@ -146,6 +146,11 @@ def test_bench_json_shape(tmp_path: Path) -> None:
     # how often an arm was read off dense's results instead of searching (`Retrieval.pooled`)
     assert set(r["arm_pooled"]) <= {"type", "temporal", "graph"}
     assert all(0 < n <= r["arm_runs"][arm] for arm, n in r["arm_pooled"].items())
+    # the fan-out ratio per query plan: every timed query in exactly one plan, labelled by its arms
+    plans = r["fanout_by_plan"]
+    assert sum(p["queries"] for p in plans.values()) == r["n_queries"]
+    assert all(label.split(",")[0].split("+")[0] in ARMS and p["fanout_over_slowest"] > 0
+               for label, p in plans.items())
 
 
 def test_plot_writes_png_or_says_what_is_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
