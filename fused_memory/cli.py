@@ -67,11 +67,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         where = f"{args.file}:{lineno}"
         try:
             return Memory(
-                text=row.get("text", ""), id=str(row.get("id") or ""),
+                text=row.get("text", ""), id="" if row.get("id") is None else str(row.get("id")),
                 namespace=str(row.get("namespace") or row.get("conversation_id") or args.namespace),
                 type=row.get("type"), predicate=row.get("predicate"),
                 event_at=_parse_now(row.get("event_at"), f"{where}: event_at"), session_id=row.get("session_id"),
-                entities=tuple(row.get("entities") or ()), context=row.get("context"))
+                entities=row.get("entities") or (), context=row.get("context"))
         except FusedMemoryError as exc:
             raise InvalidMemory(str(exc) if str(exc).startswith(where) else f"{where}: {exc}") from None
 

@@ -245,6 +245,8 @@ class EnsembleMemory:
             raise QueryError(f"query must be a string, got {type(query).__name__}")
         if not isinstance(namespace, str) or not namespace.strip():
             raise QueryError("namespace must be a non-empty string")
+        if isinstance(types, (str, MemoryType)):  # types="fact" means ["fact"], not ["f", "a", "c", "t"]
+            types = [types]
         forced = frozenset(parse_memory_type(t) for t in types) if types else None
         if arms is not None:
             unknown = [a for a in arms if a not in ARMS and a not in self._arms]

@@ -4,6 +4,7 @@ passed between threads without anyone mutating them underneath a caller."""
 from __future__ import annotations
 
 import hashlib
+import uuid
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ __all__ = [
     "Retrieval",
     "ARMS",
     "parse_memory_type",
+    "memory_id_text",
     "require_aware",
     "require_clean",
     "MAX_NAME_BYTES",
@@ -66,6 +68,22 @@ def parse_memory_type(value: MemoryType | str) -> MemoryType:
             pass
     allowed = ", ".join(t.value for t in MemoryType)
     raise QueryError(f"unknown memory type {value!r}; expected one of: {allowed}")
+
+
+def memory_id_text(value: object) -> str:
+    """A memory id as every store keys it (see `Memory.id`): text as given, an int or UUID as text."""
+    return _name_or_int(value, "memory id")
+
+
+def _name_or_int(value: object, what: str) -> str:
+    """A name given as text, or as an integer or UUID (read as its text, as every store keys it).
+    Anything else would be stored as whatever the payload engine makes of it, or differently by
+    each backend, so it is refused."""
+    if isinstance(value, str):
+        return value
+    if (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, uuid.UUID):
+        return str(value)
+    raise InvalidMemory(f"{what} must be a string (or an integer or UUID), got {type(value).__name__}: {value!r}")
 
 
 @dataclass(frozen=True)
@@ -117,7 +135,9 @@ class Memory:
             if value is not None:
                 require_storable(value, f"Memory.{name}", InvalidMemory)
         if self.session_id is not None:
-            require_clean(str(self.session_id), "session_id")
+            object.__setattr__(self, "session_id", _name_or_int(self.session_id, "session_id"))
+            require_clean(self.session_id, "session_id")
+            check_size(self.session_id, "session_id")
         if self.context is not None:
             if not isinstance(self.context, str):
                 raise InvalidMemory("context must be a string")
@@ -125,7 +145,13 @@ class Memory:
                 raise InvalidMemory(f"context is {len(self.context)} characters; the limit is {self.MAX_TEXT}")
             require_clean(self.context, "context")
             object.__setattr__(self, "context", self.context.strip() or None)
-        ents = tuple(self.entities)
+        if isinstance(self.entities, (str, bytes)):  # tuple("Tom") would be ("T", "o", "m")
+            raise InvalidMemory(f"entities must be a sequence of names, not a single string: {self.entities!r}; "
+                                "write entities=(name,)")
+        try:
+            ents = tuple(self.entities)
+        except TypeError:
+            raise InvalidMemory(f"entities must be a sequence of names, got {type(self.entities).__name__}") from None
         for e in ents:
             if not isinstance(e, str) or not e.strip():
                 raise InvalidMemory(f"entity {e!r} must be a non-empty string")
@@ -133,11 +159,11 @@ class Memory:
             check_size(e, "entity")
         object.__setattr__(self, "entities", ents)
         object.__setattr__(self, "metadata", json_safe(dict(self.metadata or {}), "metadata"))
-        if not self.id:
+        if self.id is None or self.id == "":
             digest = hashlib.sha256(f"{self.namespace}\x1f{self.text}".encode()).hexdigest()[:24]
             object.__setattr__(self, "id", f"m-{digest}")
-        elif not isinstance(self.id, str):
-            object.__setattr__(self, "id", str(self.id))
+        else:  # id=0 is the id "0", not "no id"
+            object.__setattr__(self, "id", _name_or_int(self.id, "memory id"))
         require_clean(self.id, "memory id")
         check_size(self.id, "memory id")
 

@@ -22,9 +22,17 @@ def _ts(value: datetime | None) -> float | None:
     return value.timestamp() if value is not None else None
 
 
-def _dt(value: Any) -> datetime | None:
+def _dt(value: Any, iso: Any = None) -> datetime | None:
+    """The stored instant in UTC: from its ISO text when the payload has it (exact to the
+    microsecond at any date; a float of epoch seconds is exact only for years ~1700-2240),
+    else from the epoch seconds (which the range filters use)."""
     if value is None:
         return None
+    if isinstance(iso, str):
+        try:
+            return datetime.fromisoformat(iso).astimezone(timezone.utc)
+        except ValueError:
+            pass
     return datetime.fromtimestamp(float(value), tz=timezone.utc)
 
 
@@ -44,6 +52,7 @@ def to_payload(m: Memory, entity_kinds: Sequence[str | None] | None = None) -> d
         "event_at": _ts(m.event_at),
         "event_at_iso": m.event_at.isoformat() if m.event_at else None,
         "created_at": _ts(m.created_at),
+        "created_at_iso": m.created_at.isoformat() if m.created_at else None,
         "entities": list(m.entities),
         "entity_kinds": kinds if len(kinds) == len(m.entities) else [None] * len(m.entities),
         "session_id": m.session_id,
@@ -72,7 +81,8 @@ def from_payload(p: Mapping[str, Any]) -> Memory:
         id=str(p["memory_id"]), namespace=str(p["namespace"]), text=str(p["text"]),
         predicate=p.get("predicate"),
         type=MemoryType(p["type"]) if p.get("type") else None,
-        event_at=_dt(p.get("event_at")), created_at=_dt(p.get("created_at")),
+        event_at=_dt(p.get("event_at"), p.get("event_at_iso")),
+        created_at=_dt(p.get("created_at"), p.get("created_at_iso")),
         entities=tuple(p.get("entities") or ()), session_id=p.get("session_id"),
         metadata=_metadata(p), context=p.get("context"),
     )

@@ -44,7 +44,7 @@ import numpy as np
 from ..config import StoreConfig
 from ..errors import ConfigurationError, InvalidMemory, QueryError
 from ..ingest import EntityExtractor, classify_type, extract_beside
-from ..types import MAX_NAME_BYTES, Memory, MemoryType, require_clean, utcnow
+from ..types import MAX_NAME_BYTES, Memory, MemoryType, memory_id_text as _memory_id, require_clean, utcnow
 from ..validation import require_storable
 from .codec import LAYOUT_VERSION, from_payload, to_payload
 from .protocols import (GraphStore, LexicalDoc, LexicalIndex, Relation, VectorBackend, VectorQuery,
@@ -310,6 +310,7 @@ class MemoryStore:
         ids = [memory_ids] if isinstance(memory_ids, str) else list(memory_ids)
         if not ids:
             return
+        ids = [_memory_id(i) for i in ids]  # one key for every backend: add stored id=123 as "123"
         self._ensure_open()
         with self._write_lock:
             self.vectors.delete(namespace, ids)
@@ -325,7 +326,11 @@ class MemoryStore:
         _check_namespace(namespace)
         if kind not in ("structural", "semantic", "lifecycle"):
             raise QueryError(f"relation kind must be structural, semantic or lifecycle, not {kind!r}")
-        if not 0.0 <= float(confidence) <= 1.0:
+        try:
+            conf = float(confidence)
+        except (TypeError, ValueError):
+            raise QueryError(f"relation confidence must be a number in [0, 1], got {confidence!r}") from None
+        if not 0.0 <= conf <= 1.0:
             raise QueryError("relation confidence must be in [0, 1]")
         for name, value in (("valid_from", valid_from), ("valid_to", valid_to)):
             if value is not None:
@@ -334,7 +339,7 @@ class MemoryStore:
             raise ConfigurationError("this store has no graph backend")
         self._ensure_open()
         with self._write_lock:
-            self.graph.relate(namespace, Relation(src, rel, dst, kind, float(confidence), valid_from, valid_to))
+            self.graph.relate(namespace, Relation(src, rel, dst, kind, conf, valid_from, valid_to))
             self._bump(namespace)
 
     def end_session(self, namespace: str, at: datetime | None = None) -> None:
@@ -344,7 +349,8 @@ class MemoryStore:
         self._ensure_open()
         with self._write_lock:
             sessions = dict(self._meta.get("sessions") or {})
-            sessions[namespace] = max(float(sessions.get(namespace, 0.0)), at.timestamp())
+            known = sessions.get(namespace)  # no default of 0.0: a first end before 1970 is kept as given
+            sessions[namespace] = at.timestamp() if known is None else max(float(known), at.timestamp())
             self._meta["sessions"] = sessions
             self.vectors.write_meta(self._meta)
 
