@@ -137,7 +137,6 @@ class Memory:
         if self.session_id is not None:
             object.__setattr__(self, "session_id", _name_or_int(self.session_id, "session_id"))
             require_clean(self.session_id, "session_id")
-            check_size(self.session_id, "session_id")
         if self.context is not None:
             if not isinstance(self.context, str):
                 raise InvalidMemory("context must be a string")

@@ -83,9 +83,19 @@ def from_payload(p: Mapping[str, Any]) -> Memory:
         type=MemoryType(p["type"]) if p.get("type") else None,
         event_at=_dt(p.get("event_at"), p.get("event_at_iso")),
         created_at=_dt(p.get("created_at"), p.get("created_at_iso")),
-        entities=tuple(p.get("entities") or ()), session_id=p.get("session_id"),
+        entities=tuple(p.get("entities") or ()), session_id=_session(p.get("session_id")),
         metadata=_metadata(p), context=p.get("context"),
     )
+
+
+def _session(value: Any) -> str | None:
+    """Stores written before session ids had to be text may hold another JSON value: read it as
+    its text rather than refuse a memory that was accepted when it was written."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (list, dict, bool, float)):
+        return json.dumps(value)
+    return str(value)
 
 
 def _metadata(p: Mapping[str, Any]) -> Any:
