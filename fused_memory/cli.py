@@ -61,16 +61,17 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from .store.memory_store import MemoryStore
     from .types import Memory
 
-    from .evaluation.data import read_jsonl
+    from .evaluation.data import optional_str, read_jsonl, required_str
 
     def memory(lineno: int, row: dict[str, Any]) -> Memory:
         where = f"{args.file}:{lineno}"
         try:
             return Memory(
-                text=row.get("text", ""), id="" if row.get("id") is None else str(row.get("id")),
+                text=row.get("text", ""), id=required_str(row, "id", where) if row.get("id") not in (None, "") else "",
                 namespace=str(row.get("namespace") or row.get("conversation_id") or args.namespace),
                 type=row.get("type"), predicate=row.get("predicate"),
-                event_at=_parse_now(row.get("event_at"), f"{where}: event_at"), session_id=row.get("session_id"),
+                event_at=_parse_now(row.get("event_at"), f"{where}: event_at"),
+                session_id=optional_str(row, "session_id"),
                 entities=row.get("entities") or (), context=row.get("context"))
         except FusedMemoryError as exc:
             raise InvalidMemory(str(exc) if str(exc).startswith(where) else f"{where}: {exc}") from None

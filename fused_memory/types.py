@@ -4,6 +4,7 @@ passed between threads without anyone mutating them underneath a caller."""
 from __future__ import annotations
 
 import hashlib
+import numbers
 import uuid
 import math
 from collections.abc import Mapping
@@ -70,20 +71,22 @@ def parse_memory_type(value: MemoryType | str) -> MemoryType:
     raise QueryError(f"unknown memory type {value!r}; expected one of: {allowed}")
 
 
-def memory_id_text(value: object) -> str:
-    """A memory id as every store keys it (see `Memory.id`): text as given, an int or UUID as text."""
-    return _name_or_int(value, "memory id")
+def memory_id_text(value: object, error: type[Exception] = InvalidMemory) -> str:
+    """A memory id as every store keys it (see `Memory.id`): text as given, an integer or UUID as text."""
+    return _name_or_int(value, "memory id", error)
 
 
-def _name_or_int(value: object, what: str) -> str:
-    """A name given as text, or as an integer or UUID (read as its text, as every store keys it).
-    Anything else would be stored as whatever the payload engine makes of it, or differently by
-    each backend, so it is refused."""
+def _name_or_int(value: object, what: str, error: type[Exception] = InvalidMemory) -> str:
+    """A name given as text, or as an integer (numpy's too) or UUID, read as its text, as every store
+    keys it. Anything else would be stored as whatever the payload engine makes of it, or keyed
+    differently by each backend, so it is refused."""
     if isinstance(value, str):
         return value
-    if (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, uuid.UUID):
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, uuid.UUID):
         return str(value)
-    raise InvalidMemory(f"{what} must be a string (or an integer or UUID), got {type(value).__name__}: {value!r}")
+    raise error(f"{what} must be a string (or an integer or UUID), got {type(value).__name__}: {value!r}")
 
 
 @dataclass(frozen=True)
@@ -145,12 +148,12 @@ class Memory:
             require_clean(self.context, "context")
             object.__setattr__(self, "context", self.context.strip() or None)
         if isinstance(self.entities, (str, bytes)):  # tuple("Tom") would be ("T", "o", "m")
-            raise InvalidMemory(f"entities must be a sequence of names, not a single string: {self.entities!r}; "
-                                "write entities=(name,)")
+            raise InvalidMemory(f"entities must be a list of names, not a single string: {self.entities!r} "
+                                "(write a list, e.g. [\"Tom\"])")
         try:
             ents = tuple(self.entities)
         except TypeError:
-            raise InvalidMemory(f"entities must be a sequence of names, got {type(self.entities).__name__}") from None
+            raise InvalidMemory(f"entities must be a list of names, got {type(self.entities).__name__}") from None
         for e in ents:
             if not isinstance(e, str) or not e.strip():
                 raise InvalidMemory(f"entity {e!r} must be a non-empty string")

@@ -13,7 +13,7 @@ from typing import Any
 
 from .errors import InvalidMemory, QueryError
 
-__all__ = ["require_aware", "require_storable", "require_clean", "check_size", "json_safe", "thaw", "utcnow", "stable_json",
+__all__ = ["require_aware", "require_storable", "is_storable", "FIRST_STORABLE", "LAST_STORABLE", "require_clean", "check_size", "json_safe", "thaw", "utcnow", "stable_json",
            "MAX_NAME_BYTES"]
 
 
@@ -27,17 +27,30 @@ def require_aware(value: datetime, what: str, error: type[Exception] = QueryErro
     return value
 
 
-def require_storable(value: datetime, what: str, error: type[Exception] = QueryError) -> datetime:
-    """`require_aware`, and the time must survive the stores' round trip (epoch seconds and back,
-    in UTC). A time near year 1 or 9999 can pass Python's checks in its own zone yet fall outside
-    years 1-9999 in UTC; written, it would make every later open of the store fail on reading it
-    back, so it is refused before anything is written."""
-    require_aware(value, what, error)
+def is_storable(value: datetime) -> bool:
+    """Whether an aware time survives the stores' round trip: epoch seconds (what range filters
+    compare) and back, in UTC."""
     try:
         datetime.fromtimestamp(value.timestamp(), tz=timezone.utc)
     except (OverflowError, ValueError, OSError):
+        return False
+    return True
+
+
+#: The first and last instants every store can hold (`is_storable`); a stored time outside them,
+#: written before such times were refused, reads back as the nearer one instead of failing the read.
+FIRST_STORABLE = datetime(1, 1, 1, tzinfo=timezone.utc)
+LAST_STORABLE = datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc)
+
+
+def require_storable(value: datetime, what: str, error: type[Exception] = QueryError) -> datetime:
+    """`require_aware`, and `is_storable`. A time near year 1 or 9999 can pass Python's checks in
+    its own zone yet fall outside years 1-9999 in UTC; written, it made every later open of the
+    store fail on reading it back, so it is refused before anything is written."""
+    require_aware(value, what, error)
+    if not is_storable(value):
         raise error(f"{what} {value.isoformat()} is outside the range a store can hold "
-                    "(years 1 to 9999 in UTC)") from None
+                    "(years 1 to 9999 in UTC)")
     return value
 
 

@@ -314,7 +314,7 @@ def run_bench(sizes: Sequence[int], *, n_queries: int = 200, n_simple: int = 100
     count is checked before the first ingest: a percentile of no queries is not a number."""
     from ..embeddings import default_embedder
 
-    for what, value in (("sizes (--n)", min(sizes, default=0)), ("n_queries (--queries)", n_queries),
+    for what, value in (("sizes (--n)", min(sizes) if sizes else list(sizes)), ("n_queries (--queries)", n_queries),
                         ("n_simple (--simple-queries)", n_simple)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ConfigurationError(f"{what} must be a positive integer, got {value!r}")

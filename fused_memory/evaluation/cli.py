@@ -7,6 +7,7 @@ every command (even `demo`), so the store, the models and matplotlib load only w
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -86,6 +87,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.store is not None:
         _require_fresh_store(args.store)
     dataset = load_dataset(args.memories, args.queries)
+    for warning in dataset.warnings:  # not progress: shown with --quiet too
+        print(f"fused-memory: warning: {warning}", file=sys.stderr)
     systems = default_systems(arms, ablations=not args.no_ablations)
     report = run_eval(dataset, systems=systems, config=config, ks=ks, ndcg_ks=(10,), path=args.store,
                       progress=_progress(args, stderr_progress), context_turns=args.context_turns)
@@ -168,7 +171,8 @@ def add_commands(subparsers: Any) -> None:
     e.add_argument("--pool-min", type=int, help="read a filtered arm off dense's results when they hold this "
                                                   "many matches; 0: never (default: FusionConfig)")
     e.add_argument("--weight", action="append", metavar="ARM=W", help="arm weight, repeatable")
-    e.add_argument("--store", help="keep the ingested store in this directory (default: temporary)")
+    e.add_argument("--store", help="keep the ingested store in this directory, which must be new or empty "
+                                   "(default: temporary)")
     e.add_argument("--context-turns", type=int, default=DEFAULT_CONTEXT_TURNS, metavar="N",
                    help=f"preceding turns of a session indexed with each turn (default {DEFAULT_CONTEXT_TURNS}, 0: none)")
     e.add_argument("--quiet", action="store_true", help="no progress lines on stderr")

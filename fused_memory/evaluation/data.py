@@ -20,7 +20,6 @@ from typing import Any
 
 from ..errors import FusedMemoryError
 from ..types import Memory
-from ..validation import check_size, require_clean
 
 __all__ = [
     "read_jsonl",
@@ -29,6 +28,8 @@ __all__ = [
     "EvalQuery",
     "EvalDataset",
     "parse_time",
+    "required_str",
+    "optional_str",
     "load_memories",
     "load_queries",
     "load_dataset",
@@ -36,7 +37,8 @@ __all__ = [
 
 
 class EvalDataError(FusedMemoryError, ValueError):
-    """An eval input file is missing, unreadable or has a malformed row (file and line given)."""
+    """An input file is missing, unreadable or has a malformed row (file and line given), or a time
+    given on the command line (`--now`) is not ISO 8601."""
 
 
 def parse_time(value: Any, where: str = "time") -> datetime | None:
@@ -93,6 +95,8 @@ class EvalDataset:
 
     memories: tuple[EvalMemory, ...]
     queries: tuple[EvalQuery, ...]
+    #: What the loader let through but a reader of the numbers should know (see `load_dataset`).
+    warnings: tuple[str, ...] = ()
 
     def conversations(self) -> tuple[str, ...]:
         """Conversation ids in order of first appearance among the memories."""
@@ -130,7 +134,9 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             yield lineno, row
 
 
-def _required_str(row: dict[str, Any], key: str, where: str) -> str:
+def required_str(row: dict[str, Any], key: str, where: str) -> str:
+    """A field that must be there, as text: a number is read as its text; a list, object or boolean
+    is refused (no text of one is what the writer meant)."""
     value = row.get(key)
     if value is None or (isinstance(value, str) and not value.strip()):
         raise EvalDataError(f"{where}: missing {key!r}")
@@ -139,7 +145,8 @@ def _required_str(row: dict[str, Any], key: str, where: str) -> str:
     return str(value)
 
 
-def _optional_str(row: dict[str, Any], key: str) -> str | None:
+def optional_str(row: dict[str, Any], key: str) -> str | None:
+    """A field that may be missing or empty (None), else its text."""
     value = row.get(key)
     return None if value is None or value == "" else str(value)
 
@@ -152,17 +159,15 @@ def load_memories(path: str | Path) -> tuple[EvalMemory, ...]:
     for lineno, row in read_jsonl(path):
         where = f"{path}:{lineno}"
         mem = EvalMemory(
-            id=_required_str(row, "id", where),
-            conversation_id=_required_str(row, "conversation_id", where),
-            text=_required_str(row, "text", where),
-            session_id=_optional_str(row, "session_id"),
-            speaker=_optional_str(row, "speaker"),
+            id=required_str(row, "id", where),
+            conversation_id=required_str(row, "conversation_id", where),
+            text=required_str(row, "text", where),
+            session_id=optional_str(row, "session_id"),
+            speaker=optional_str(row, "speaker"),
             event_at=parse_time(row.get("event_at"), f"{where}: event_at"),
         )
         try:
-            require_clean(mem.id, "id")
-            check_size(mem.id, "id")
-            mem.to_memory()
+            mem.to_memory()  # the library's own checks, id included
         except FusedMemoryError as exc:
             raise EvalDataError(f"{where}: {exc}") from None
         key = (mem.conversation_id, mem.id)
@@ -198,9 +203,9 @@ def load_queries(path: str | Path) -> tuple[EvalQuery, ...]:
         if str(category).strip().lower() == RESERVED_CATEGORY:
             raise EvalDataError(f"{where}: category {category!r} is reserved for the report's overall column")
         out.append(EvalQuery(
-            id=_required_str(row, "id", where),
-            conversation_id=_required_str(row, "conversation_id", where),
-            question=_required_str(row, "question", where),
+            id=required_str(row, "id", where),
+            conversation_id=required_str(row, "conversation_id", where),
+            question=required_str(row, "question", where),
             category=str(category) if category not in (None, "") else "uncategorized",
             gold_ids=tuple(dict.fromkeys(str(g) for g in gold)),
             now=parse_time(row.get("now"), f"{where}: now"),
@@ -213,10 +218,11 @@ def load_queries(path: str | Path) -> tuple[EvalQuery, ...]:
 
 
 def load_dataset(memories: str | Path, queries: str | Path) -> EvalDataset:
-    """Both files, checked against each other: a dataset whose numbers could not mean anything is
-    an error, not a table of zeros. Refused: no memories; no query with gold ids to score; a
-    scored query about a conversation that has no memories, or with a gold id that is not a memory
-    of its conversation (it could never be retrieved, so it would count as a miss of every system)."""
+    """Both files, checked against each other. Refused: no memories, or no query with gold ids
+    (there would be nothing to score). Warned about (`EvalDataset.warnings`), and scored as given,
+    as qrels are: a scored query about a conversation with no memories (0 for every system), and a
+    gold id that is not a memory of its query's conversation (a miss for every system). Converters
+    differ on whether they drop evidence that points nowhere; the numbers should say it, not hide it."""
     mems = load_memories(memories)
     if not mems:
         raise EvalDataError(f"{memories}: no memories")
@@ -226,13 +232,17 @@ def load_dataset(memories: str | Path, queries: str | Path) -> EvalDataset:
     ids: dict[str, set[str]] = {}
     for m in mems:
         ids.setdefault(m.conversation_id, set()).add(m.id)
-    for q in (q for q in qs if q.gold_ids):  # a query without gold is not scored: nothing to check
-        where = f"{queries}: query {q.id!r}"
-        known = ids.get(q.conversation_id)
-        if known is None:
-            raise EvalDataError(f"{where}: conversation {q.conversation_id!r} has no memories in {memories}")
-        missing = [g for g in q.gold_ids if g not in known]
-        if missing:
-            raise EvalDataError(f"{where}: gold id(s) {missing[:3]} are not memories of conversation "
-                                f"{q.conversation_id!r} in {memories}")
-    return EvalDataset(mems, qs)
+    scored = [q for q in qs if q.gold_ids]  # a query without gold is never asked: nothing to check
+    orphans = [q.id for q in scored if q.conversation_id not in ids]
+    missing = {q.id: [g for g in q.gold_ids if g not in ids[q.conversation_id]]
+               for q in scored if q.conversation_id in ids}
+    missing = {q: gs for q, gs in missing.items() if gs}
+    warnings = []
+    if orphans:
+        warnings.append(f"{queries}: {len(orphans)} scored queries ask about a conversation with no memories in "
+                        f"{memories} (each scores 0 for every system), e.g. {orphans[:3]}")
+    if missing:
+        eg = "; ".join(f"{q}: {gs[:3]}" for q, gs in list(missing.items())[:3])
+        warnings.append(f"{queries}: {sum(map(len, missing.values()))} gold ids of {len(missing)} queries are not "
+                        f"memories of their conversation in {memories} (each is a miss for every system), e.g. {eg}")
+    return EvalDataset(mems, qs, tuple(warnings))

@@ -267,6 +267,7 @@ class Evaluator:
             "n_conversations": len(self.dataset.conversations()),
             "n_queries_total": len(self.dataset.queries), "excluded_no_gold": excluded,
             "ingest_s": round(self.ingest_s, 2), "context_turns": self.context_turns,
+            "input_warnings": list(self.dataset.warnings),
         }
         return EvalReport(
             systems=systems, metrics=names, overall=overall, by_category=by_category,

@@ -10,9 +10,10 @@ from typing import Any
 
 from ..query.cues import answer_types
 from ..types import Memory, MemoryType, thaw
+from ..validation import FIRST_STORABLE, LAST_STORABLE, is_storable
 from .protocols import EntityMention
 
-__all__ = ["LAYOUT_VERSION", "to_payload", "from_payload", "payload_mentions"]
+__all__ = ["LAYOUT_VERSION", "to_payload", "from_payload", "payload_mentions", "stored_time"]
 
 #: Bumped when the payload shape changes; a store of another layout is refused on open.
 LAYOUT_VERSION = 1
@@ -22,18 +23,28 @@ def _ts(value: datetime | None) -> float | None:
     return value.timestamp() if value is not None else None
 
 
-def _dt(value: Any, iso: Any = None) -> datetime | None:
+def stored_time(value: Any, iso: Any = None) -> datetime | None:
     """The stored instant in UTC: from its ISO text when the payload has it (exact to the
     microsecond at any date; a float of epoch seconds is exact only for years ~1700-2240),
-    else from the epoch seconds (which the range filters use)."""
+    else from the epoch seconds (which the range filters use). A time outside what a store can
+    hold (written before such times were refused) reads back as the nearer end of the range, so
+    one bad value cannot keep a store from opening."""
     if value is None:
         return None
     if isinstance(iso, str):
         try:
-            return datetime.fromisoformat(iso).astimezone(timezone.utc)
+            dt = datetime.fromisoformat(iso).astimezone(timezone.utc)
         except ValueError:
-            pass
-    return datetime.fromtimestamp(float(value), tz=timezone.utc)
+            dt = None
+        except OverflowError:
+            return FIRST_STORABLE if float(value) < 0 else LAST_STORABLE
+        if dt is not None:
+            return dt if is_storable(dt) else FIRST_STORABLE if dt.year < 5000 else LAST_STORABLE
+    try:
+        dt = datetime.fromtimestamp(float(value), tz=timezone.utc)
+    except (OverflowError, ValueError, OSError):
+        return FIRST_STORABLE if float(value) < 0 else LAST_STORABLE
+    return dt if is_storable(dt) else LAST_STORABLE
 
 
 def to_payload(m: Memory, entity_kinds: Sequence[str | None] | None = None) -> dict[str, Any]:
@@ -81,8 +92,8 @@ def from_payload(p: Mapping[str, Any]) -> Memory:
         id=str(p["memory_id"]), namespace=str(p["namespace"]), text=str(p["text"]),
         predicate=p.get("predicate"),
         type=MemoryType(p["type"]) if p.get("type") else None,
-        event_at=_dt(p.get("event_at"), p.get("event_at_iso")),
-        created_at=_dt(p.get("created_at"), p.get("created_at_iso")),
+        event_at=stored_time(p.get("event_at"), p.get("event_at_iso")),
+        created_at=stored_time(p.get("created_at"), p.get("created_at_iso")),
         entities=tuple(p.get("entities") or ()), session_id=_session(p.get("session_id")),
         metadata=_metadata(p), context=p.get("context"),
     )
@@ -93,9 +104,7 @@ def _session(value: Any) -> str | None:
     its text rather than refuse a memory that was accepted when it was written."""
     if value is None or isinstance(value, str):
         return value
-    if isinstance(value, (list, dict, bool, float)):
-        return json.dumps(value)
-    return str(value)
+    return json.dumps(value) if isinstance(value, (list, dict)) else str(value)  # as str() grouped them
 
 
 def _metadata(p: Mapping[str, Any]) -> Any:

@@ -35,7 +35,7 @@ import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,9 +44,10 @@ import numpy as np
 from ..config import StoreConfig
 from ..errors import ConfigurationError, InvalidMemory, QueryError
 from ..ingest import EntityExtractor, classify_type, extract_beside
-from ..types import MAX_NAME_BYTES, Memory, MemoryType, memory_id_text as _memory_id, require_clean, utcnow
+from ..types import Memory, MemoryType, utcnow
 from ..validation import require_storable
-from .codec import LAYOUT_VERSION, from_payload, to_payload
+from .arguments import check_namespace, memory_ids as keyed_ids
+from .codec import LAYOUT_VERSION, from_payload, stored_time, to_payload
 from .protocols import (GraphStore, LexicalDoc, LexicalIndex, Relation, VectorBackend, VectorQuery,
                         VectorRecord, ScoredPayload)
 from .recovery import check_meta, rebuild, snapshot, undo
@@ -58,15 +59,6 @@ if TYPE_CHECKING:
 __all__ = ["MemoryStore"]
 
 _PROGRESS_MIN = 500  # batches smaller than this never show a progress bar
-
-
-def _check_namespace(namespace: str) -> str:
-    if not isinstance(namespace, str) or not namespace.strip():
-        raise QueryError("namespace must be a non-empty string")
-    require_clean(namespace, "namespace", QueryError)
-    if len(namespace.encode("utf-8")) > MAX_NAME_BYTES:
-        raise QueryError(f"namespace is longer than {MAX_NAME_BYTES} bytes of UTF-8")
-    return namespace
 
 
 class MemoryStore:
@@ -306,11 +298,10 @@ class MemoryStore:
 
     def delete(self, namespace: str, memory_ids: str | Sequence[str]) -> None:
         """Remove memories from every index. Unknown ids are ignored."""
-        _check_namespace(namespace)
-        ids = [memory_ids] if isinstance(memory_ids, str) else list(memory_ids)
+        check_namespace(namespace)
+        ids = keyed_ids(memory_ids)
         if not ids:
             return
-        ids = [_memory_id(i) for i in ids]  # one key for every backend: add stored id=123 as "123"
         self._ensure_open()
         with self._write_lock:
             self.vectors.delete(namespace, ids)
@@ -323,7 +314,7 @@ class MemoryStore:
                confidence: float = 1.0, valid_from: datetime | None = None,
                valid_to: datetime | None = None) -> None:
         """An explicit entity relation, e.g. relate("Tom", "reports_to", "Sarah", kind="structural")."""
-        _check_namespace(namespace)
+        check_namespace(namespace)
         if kind not in ("structural", "semantic", "lifecycle"):
             raise QueryError(f"relation kind must be structural, semantic or lifecycle, not {kind!r}")
         try:
@@ -344,7 +335,7 @@ class MemoryStore:
 
     def end_session(self, namespace: str, at: datetime | None = None) -> None:
         """Record that a conversation ended, for "since we last talked"."""
-        _check_namespace(namespace)
+        check_namespace(namespace)
         at = require_storable(at, "at") if at is not None else utcnow()
         self._ensure_open()
         with self._write_lock:
@@ -361,13 +352,14 @@ class MemoryStore:
     def last_session_end(self, namespace: str) -> datetime | None:
         self._ensure_open()
         ts = (self._meta.get("sessions") or {}).get(namespace)
-        return datetime.fromtimestamp(float(ts), tz=timezone.utc) if ts is not None else None
+        return stored_time(ts) if ts is not None else None
 
-    def get_many(self, namespace: str, memory_ids: Sequence[str]) -> list[Memory]:
+    def get_many(self, namespace: str, memory_ids: str | Sequence[str]) -> list[Memory]:
         """Memories by id, in the order asked; ids not in this namespace are left out."""
-        _check_namespace(namespace)
+        check_namespace(namespace)
+        ids = keyed_ids(memory_ids)
         self._ensure_open()
-        return [from_payload(p) for p in self.vectors.get(namespace, list(memory_ids))]
+        return [from_payload(p) for p in self.vectors.get(namespace, ids)]
 
     def count(self, namespace: str) -> int:
         self._ensure_open()

@@ -8,6 +8,7 @@ import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
 import pytest
 from _support import NOW, counts, embedded
 
@@ -16,6 +17,7 @@ from fused_memory.store.codec import from_payload, to_payload
 from fused_memory.errors import InvalidMemory, QueryError
 from fused_memory.store.memory_store import MemoryStore
 from fused_memory.types import Memory, MemoryType
+from fused_memory.validation import FIRST_STORABLE, LAST_STORABLE
 
 
 @pytest.fixture
@@ -25,15 +27,17 @@ def store(tmp_path: Path) -> MemoryStore:
     s.close()
 
 
-@pytest.mark.parametrize(("given", "stored"), [(0, "0"), (123, "123"), ("m-1", "m-1"),
+@pytest.mark.parametrize(("given", "stored"), [(0, "0"), (123, "123"), ("m-1", "m-1"), (np.int64(9), "9"),
                                                (uuid.UUID(int=7), str(uuid.UUID(int=7)))])
 def test_an_id_is_its_text_for_every_backend(store: MemoryStore, given: object, stored: str) -> None:
     """id=0 used to become a derived id; delete([123]) removed "123" from BM25 and the graph but
     not the vector point, which queries kept finding until the next open re-linked it."""
     store.add(Memory(text="Tom likes zebra stripes", namespace="ns", id=given))
     assert [m.id for m in store.get_many("ns", [stored])] == [stored]
+    assert [m.id for m in store.get_many("ns", [given])] == [stored]  # read as add keyed it
+    assert [m.id for m in store.get_many("ns", given)] == [stored]  # one id may be given bare
     assert counts(store, "ns") == (1, 1, 1)
-    store.delete("ns", [given])
+    store.delete("ns", given)
     assert counts(store, "ns") == (0, 0, 0)
     assert store.get_many("ns", [stored]) == []
 
@@ -42,19 +46,21 @@ def test_an_id_is_its_text_for_every_backend(store: MemoryStore, given: object, 
 def test_an_id_of_another_kind_is_refused(store: MemoryStore, bad: object) -> None:
     with pytest.raises(InvalidMemory, match="memory id must be a string"):
         Memory(text="x", namespace="ns", id=bad)
-    with pytest.raises(InvalidMemory, match="memory id must be a string"):
+    with pytest.raises(QueryError, match="memory id must be a string"):
         store.delete("ns", [bad])
+    with pytest.raises(QueryError, match="memory id must be a string"):
+        store.get_many("ns", [bad])
 
 
 def test_entities_given_as_one_string_are_refused_not_split_into_letters() -> None:
     with pytest.raises(InvalidMemory, match="not a single string"):
         Memory(text="Tom met Sarah", entities="Tom")  # type: ignore[arg-type]
-    with pytest.raises(InvalidMemory, match="sequence of names"):
+    with pytest.raises(InvalidMemory, match="list of names"):
         Memory(text="Tom met Sarah", entities=5)  # type: ignore[arg-type]
     assert Memory(text="Tom met Sarah", entities=["Tom"]).entities == ("Tom",)
 
 
-@pytest.mark.parametrize(("given", "expected"), [("s-1", "s-1"), (42, "42")])
+@pytest.mark.parametrize(("given", "expected"), [("s-1", "s-1"), (42, "42"), (np.int64(42), "42")])
 def test_a_session_id_reads_back_as_text(store: MemoryStore, given: object, expected: str) -> None:
     store.add(Memory(text="hello", namespace="ns", id="m", session_id=given))
     assert store.get_many("ns", ["m"])[0].session_id == expected
@@ -67,7 +73,7 @@ def test_a_session_id_the_payload_would_change_is_refused(bad: object) -> None:
 
 
 @pytest.mark.parametrize(("stored", "read"), [([97, 98, 99], "[97, 98, 99]"), (1.5, "1.5"), (42, "42"),
-                                              (True, "true"), ("s" * 20_000, "s" * 20_000)])
+                                              (True, "True"), ("s" * 20_000, "s" * 20_000)])
 def test_a_session_id_written_before_the_check_still_reads_back(stored: object, read: str) -> None:
     """A store written before session ids had to be text keeps its memories readable."""
     payload = to_payload(Memory(text="hello", namespace="ns", id="m"))
@@ -114,3 +120,18 @@ def test_retrieve_reads_one_type_given_as_a_string(store: MemoryStore) -> None:
 def test_relate_refuses_a_confidence_that_is_not_a_number(store: MemoryStore, bad: object) -> None:
     with pytest.raises(QueryError, match="confidence"):
         store.relate("Tom", "knows", "Sarah", namespace="ns", confidence=bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("event_at", "iso", "read"), [
+    (253402300800.0, "9999-12-31T23:59:59.999999+00:00", LAST_STORABLE),
+    (253402318799.0, "9999-12-31T23:00:00-05:00", LAST_STORABLE),
+    (-62135598600.0, "0001-01-01T00:30:00+01:00", FIRST_STORABLE),
+    (253402300800.0, None, LAST_STORABLE),
+])
+def test_a_time_written_before_the_range_check_reads_back_clamped(event_at: float, iso: str | None,
+                                                                  read: datetime) -> None:
+    """Such a time once kept its store from opening; it now reads back as the nearer end of the
+    range, so the memory (and the store) stays readable."""
+    payload = to_payload(Memory(text="hello", namespace="ns", id="m", event_at=NOW))
+    got = from_payload({**payload, "event_at": event_at, "event_at_iso": iso}).event_at
+    assert got == read

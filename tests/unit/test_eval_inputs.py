@@ -35,15 +35,11 @@ BAD_DATASETS = [
     ([{**MEM, "text": "x\u0000y"}], [QRY], "m.jsonl:1: memory text contains a NUL"),
     ([{**MEM, "text": "dog \udc00"}], [QRY], "m.jsonl:1: memory text is not valid Unicode"),
     ([{**MEM, "text": "a" * 100_001}], [QRY], "m.jsonl:1: memory text is 100001 characters"),
-    ([{**MEM, "id": "i" * 20_000}], [QRY], "m.jsonl:1: id is longer than"),
+    ([{**MEM, "id": "i" * 20_000}], [QRY], "m.jsonl:1: memory id is longer than"),
     ([{**MEM, "conversation_id": "c" * 20_000}], [QRY], "m.jsonl:1: namespace is longer than"),
     ([{**MEM, "speaker": "\ud800"}], [QRY], "m.jsonl:1: metadata.speaker is not valid Unicode"),
     ([MEM], [], "q.jsonl: no query has gold_ids"),
     ([MEM], [{**QRY, "gold_ids": None}], "q.jsonl: no query has gold_ids"),
-    ([MEM], [{**QRY, "conversation_id": "zz"}], "query 'q1': conversation 'zz' has no memories"),
-    ([MEM], [{**QRY, "gold_ids": ["nope"]}], "gold id(s) ['nope'] are not memories of conversation 'c1'"),
-    ([MEM, {**MEM, "id": "b1", "conversation_id": "c2"}], [{**QRY, "gold_ids": ["b1"]}],
-     "gold id(s) ['b1'] are not memories of conversation 'c1'"),
     ([MEM], [{**QRY, "gold_ids": [True]}], "q.jsonl:1: 'gold_ids' must be a list of ids"),
     ([MEM], [QRY, QRY], "q.jsonl:2: duplicate query id 'q1' in conversation 'c1'"),
     ([MEM], [{**QRY, "category": "Overall"}], "q.jsonl:1: category 'Overall' is reserved"),
@@ -60,11 +56,25 @@ def test_bad_dataset_is_refused_at_load_with_file_and_line(tmp_path: Path, memor
     assert message in str(err.value)
 
 
+def test_gold_that_points_nowhere_is_scored_as_given_and_said(tmp_path: Path) -> None:
+    """Converters differ on dropping evidence that names no turn; the eval scores what it is given
+    (as qrels are: a miss for every system) and says so instead of refusing the dataset."""
+    mems = [MEM, {**MEM, "id": "b1", "conversation_id": "c2"}]
+    qs = [QRY, {**QRY, "id": "q2", "gold_ids": ["a1", "nope"]}, {**QRY, "id": "q3", "gold_ids": ["b1"]},
+          {**QRY, "id": "q4", "conversation_id": "zz"}]
+    ds = load_dataset(_write(tmp_path / "m.jsonl", mems), _write(tmp_path / "q.jsonl", qs))
+    assert [q.gold_ids for q in ds.queries] == [("a1",), ("a1", "nope"), ("b1",), ("a1",)]  # unchanged
+    assert len(ds.warnings) == 2
+    assert "1 scored queries ask about a conversation with no memories" in ds.warnings[0] and "q4" in ds.warnings[0]
+    assert "2 gold ids of 2 queries are not memories of their conversation" in ds.warnings[1]
+    assert "q2: ['nope']" in ds.warnings[1] and "q3: ['b1']" in ds.warnings[1]
+
+
 def test_a_good_dataset_loads(tmp_path: Path) -> None:
     """A query without gold loads (and is not scored), even about a conversation with no memories."""
     unscored = [{**QRY, "id": "q2", "gold_ids": []}, {**QRY, "id": "q3", "conversation_id": "zz", "gold_ids": []}]
     ds = load_dataset(_write(tmp_path / "m.jsonl", [MEM]), _write(tmp_path / "q.jsonl", [QRY, *unscored]))
-    assert [q.id for q in ds.queries] == ["q1", "q2", "q3"]
+    assert [q.id for q in ds.queries] == ["q1", "q2", "q3"] and ds.warnings == ()
 
 
 def test_jsonl_names_the_line_that_is_not_utf8_and_skips_a_byte_order_mark(tmp_path: Path) -> None:
