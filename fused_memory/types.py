@@ -4,9 +4,9 @@ passed between threads without anyone mutating them underneath a caller."""
 from __future__ import annotations
 
 import hashlib
+import math
 import numbers
 import uuid
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
