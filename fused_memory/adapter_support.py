@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from .ensemble import EnsembleMemory
+from .errors import QueryError
 from .store.memory_store import MemoryStore
 from .types import Contribution, FusedHit, MemoryType, Retrieval
 
@@ -95,8 +96,11 @@ def _parse_now(value: datetime | str | None) -> datetime | None:
     if value is None or isinstance(value, datetime):
         return value
     if isinstance(value, str):
-        return datetime.fromisoformat(value)
-    raise TypeError(f"now must be a datetime or an ISO-8601 string, got {type(value).__name__}")
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError:
+            raise QueryError(f"now must be an ISO-8601 time, got {value!r}") from None
+    raise QueryError(f"now must be a datetime or an ISO-8601 string, got {type(value).__name__}")
 
 
 def _types(value: Sequence[MemoryType | str] | MemoryType | str | None) -> tuple[MemoryType | str, ...] | None:
@@ -105,7 +109,10 @@ def _types(value: Sequence[MemoryType | str] | MemoryType | str | None) -> tuple
         return None
     if isinstance(value, (str, MemoryType)):
         return (value,)
-    return tuple(value)
+    try:
+        return tuple(value)
+    except TypeError:
+        raise QueryError(f"types must be a memory type or a list of them, got {type(value).__name__}") from None
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures as cf
+import numbers
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -239,8 +240,9 @@ class EnsembleMemory:
     def _prepare(self, query: str, namespace: str, k: int, now: datetime | None,
                  types: Sequence[MemoryType | str] | None, arms: Sequence[str] | None) -> _Job:
         started = time.perf_counter()
-        if not isinstance(k, int) or isinstance(k, bool) or k <= 0:
+        if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k <= 0:
             raise QueryError(f"k must be a positive integer, got {k!r}")
+        k = int(k)  # numpy's integers too
         if not isinstance(query, str):
             raise QueryError(f"query must be a string, got {type(query).__name__}")
         if not isinstance(namespace, str) or not namespace.strip():

@@ -18,6 +18,7 @@ start/end are not (the measured time is in metadata `elapsed_ms`).
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, ClassVar
@@ -25,7 +26,8 @@ from typing import Any, ClassVar
 from langchain_core.callbacks import (AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun)
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever, LangSmithRetrieverParams
-from pydantic import Field, model_validator
+from langchain_core.runnables import RunnableConfig
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.store.memory_store import MemoryStore
@@ -75,6 +77,12 @@ def _plan_output(retrieval: Retrieval) -> dict[str, Any]:
     return plan
 
 
+def _configured(config: RunnableConfig | None) -> dict[str, Any]:
+    """The call options a run's `configurable` carries (the keys `QueryOptimizerChain` reads)."""
+    configurable = (config or {}).get("configurable") or {}
+    return {key: configurable[key] for key in ("namespace", "now") if configurable.get(key) is not None}
+
+
 class _ArmFailed(RuntimeError):
     """Stands in for an arm's exception (the core records the reason, not the exception object)."""
 
@@ -98,7 +106,26 @@ class FusedMemoryRetriever(BaseRetriever):
     now: datetime | None = None
     """The moment queries are asked at (tz-aware; resolves "last week"); None = the core's clock."""
     types: list[MemoryType | str] | None = Field(default=None)
-    """Force a hard type filter (e.g. ["preference"]); None lets the core's optimizer decide."""
+    """Types to filter on (e.g. ["preference"] or "preference"): a hard pre-filter for dense and
+    lexical, widened to all types when it leaves fewer than `FusionConfig.widen_below` results (the
+    documents' metadata then lists the arm under `widened_arms`); None lets the optimizer decide."""
+
+    # a misspelled field (namesapce=...) must fail, not search the "default" namespace
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+
+    @field_validator("types", mode="before")
+    @classmethod
+    def _one_type(cls, value: Any) -> Any:
+        """A single type is a common shorthand, as it is per call and in LlamaIndex."""
+        return [value] if isinstance(value, (str, MemoryType)) else value
+
+    @field_validator("k", mode="before")
+    @classmethod
+    def _whole_k(cls, value: Any) -> Any:
+        """k as the core takes it (an integer, numpy's too): "5" or 2.0 is refused, not converted."""
+        if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+            return int(value)
+        raise ValueError(f"k must be a positive integer, got {value!r}")
 
     @model_validator(mode="after")
     def _bind(self) -> FusedMemoryRetriever:
@@ -126,6 +153,14 @@ class FusedMemoryRetriever(BaseRetriever):
                             "per-call overrides are k, namespace, now, types")
         base = CallOptions.of(self.namespace, self.k, self.now, self.types)
         return base.override(k=k, namespace=namespace, now=now, types=types)
+
+    def invoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
+        """`config["configurable"]` may set `namespace` and `now`, as for `QueryOptimizerChain`;
+        keyword arguments win over it."""
+        return super().invoke(input, config, **{**_configured(config), **kwargs})
+
+    async def ainvoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
+        return await super().ainvoke(input, config, **{**_configured(config), **kwargs})
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
                                 k: int | None = None, namespace: str | None = None,

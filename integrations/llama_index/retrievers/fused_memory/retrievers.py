@@ -56,7 +56,9 @@ def to_nodes(retrieval: Retrieval) -> list[NodeWithScore]:
 class FusedMemoryRetriever(BaseRetriever):
     """Shared shell of the six retrievers: which arm (`arm`, None = fused ensemble), the store or
     ensemble, and the call options (`namespace`, `k`, `now`, `types`), plain attributes a caller
-    may change between calls."""
+    may change between calls. `types` is a hard pre-filter for dense and lexical, widened to all
+    types when it leaves fewer than `FusionConfig.widen_below` results (the nodes' metadata then
+    lists the arm under `widened_arms`)."""
 
     arm: ClassVar[str | None] = None
 

@@ -6,15 +6,38 @@ The tool's `ToolOutput.content` is the memories' text; `ToolOutput.raw_output` k
 
 from __future__ import annotations
 
+from typing import Any
+
 from llama_index.core.base.base_retriever import BaseRetriever
-from llama_index.core.tools import RetrieverTool
+from llama_index.core.tools import RetrieverTool, ToolOutput
 
 from fused_memory.adapter_support import DEFAULT_TOOL_DESCRIPTION, DEFAULT_TOOL_NAME
+from fused_memory.errors import QueryError
 
-__all__ = ["memory_tool", "DEFAULT_TOOL_NAME", "DEFAULT_TOOL_DESCRIPTION"]
+__all__ = ["memory_tool", "MemoryTool", "DEFAULT_TOOL_NAME", "DEFAULT_TOOL_DESCRIPTION"]
+
+
+class MemoryTool(RetrieverTool):
+    """A `RetrieverTool` that searches exactly the question. LlamaIndex's folds every argument into
+    one text ("input is badge ID, k is 3"), so an empty or missing question still searched (for the
+    words "input is") instead of meeting the query checks; other arguments are dropped, as the
+    LangChain tool drops them."""
+
+    def call(self, *args: Any, **kwargs: Any) -> ToolOutput:
+        return super().call(_question(args, kwargs))
+
+    async def acall(self, *args: Any, **kwargs: Any) -> ToolOutput:
+        return await super().acall(_question(args, kwargs))
+
+
+def _question(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    question = kwargs["input"] if "input" in kwargs else args[0] if len(args) == 1 else None
+    if not isinstance(question, str):
+        raise QueryError(f"{DEFAULT_TOOL_NAME} takes one question as text (input=...), got {question!r}")
+    return question
 
 
 def memory_tool(retriever: BaseRetriever, name: str = DEFAULT_TOOL_NAME,
-                description: str = DEFAULT_TOOL_DESCRIPTION) -> RetrieverTool:
-    """A `RetrieverTool` over `retriever` with the given name and description."""
-    return RetrieverTool.from_defaults(retriever=retriever, name=name, description=description)
+                description: str = DEFAULT_TOOL_DESCRIPTION) -> MemoryTool:
+    """A `MemoryTool` (a `RetrieverTool`) over `retriever` with the given name and description."""
+    return MemoryTool.from_defaults(retriever=retriever, name=name, description=description)

@@ -1,0 +1,74 @@
+"""What a LangChain or LlamaIndex caller can get wrong, and what they get back: a library error
+naming the mistake, never a plain Python error from deep inside, and never a search for something
+other than the question. Each case was found by probing the adapters."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from langchain_fused_memory import EnsembleMemoryRetriever as LCEnsemble
+from llama_index.retrievers.fused_memory import EnsembleMemoryRetriever as LIEnsemble
+from llama_index.retrievers.fused_memory import memory_tool
+from pydantic import ValidationError
+
+from fused_memory.errors import QueryError
+from fused_memory.store.memory_store import MemoryStore
+
+from ._seed import NOW, NS, OTHER_NS
+
+BADGE = "what's my badge ID?"
+
+
+@pytest.mark.parametrize("kwargs", [{"now": "garbage"}, {"now": ""}, {"now": 5}, {"types": 5}])
+def test_a_bad_now_or_types_per_call_is_a_query_error(seeded_store: MemoryStore, kwargs: dict) -> None:
+    with pytest.raises(QueryError):
+        LCEnsemble(store=seeded_store, namespace=NS, now=NOW).invoke(BADGE, **kwargs)
+    with pytest.raises(QueryError):
+        LIEnsemble(seeded_store, namespace=NS, **{"now": NOW, **kwargs}).retrieve(BADGE)
+
+
+def test_a_numpy_k_is_a_k(seeded_store: MemoryStore) -> None:
+    docs = LCEnsemble(store=seeded_store, namespace=NS, now=NOW).invoke(BADGE, k=np.int64(2))
+    assert len(docs) == 2
+    assert len(LCEnsemble(store=seeded_store, namespace=NS, now=NOW, k=np.int64(2)).invoke(BADGE)) == 2
+
+
+@pytest.mark.parametrize("kwargs", [{"namesapce": NS}, {"k": "5"}, {"k": 2.0}, {"k": True}])
+def test_the_langchain_constructor_refuses_what_it_would_misread(seeded_store: MemoryStore, kwargs: dict) -> None:
+    """A misspelled field used to search the "default" namespace; k="5" was converted silently."""
+    with pytest.raises(ValidationError):
+        LCEnsemble(store=seeded_store, **kwargs)
+
+
+def test_one_type_is_shorthand_in_every_constructor(seeded_store: MemoryStore) -> None:
+    lc = LCEnsemble(store=seeded_store, namespace=NS, now=NOW, types="preference")
+    li = LIEnsemble(seeded_store, namespace=NS, now=NOW, types="preference")
+    assert lc.types == ["preference"]
+    assert [d.id for d in lc.invoke("meeting notes")] == [n.node.id_ for n in li.retrieve("meeting notes")]
+
+
+def test_configurable_namespace_reaches_the_retriever_as_it_reaches_the_optimizer(seeded_store: MemoryStore) -> None:
+    r = LCEnsemble(store=seeded_store, namespace=NS, now=NOW)
+    config = {"configurable": {"namespace": OTHER_NS}}
+    got = r.invoke(BADGE, config=config)
+    assert got and all(d.id in {m.id for m in seeded_store.get_many(OTHER_NS, [d.id])} for d in got)
+    assert [d.id for d in got] == [d.id for d in r.invoke(BADGE, namespace=OTHER_NS)]
+    assert r.optimizer.invoke(BADGE, config=config) == r.optimizer.invoke(BADGE, config=config)
+    assert [d.id for d in r.invoke(BADGE, config=config, namespace=NS)] == [d.id for d in r.invoke(BADGE)]
+
+
+@pytest.mark.parametrize("call", [{"input": ""}, {"input": "   "}, {"input": None}, {}])
+def test_the_llamaindex_tool_refuses_a_missing_or_empty_question(seeded_store: MemoryStore, call: dict) -> None:
+    """It used to search for "input is" (every memory came back) instead of meeting the checks."""
+    tool = memory_tool(LIEnsemble(seeded_store, namespace=NS, now=NOW))
+    with pytest.raises(QueryError):
+        tool.call(**call)
+
+
+async def test_the_llamaindex_tool_searches_exactly_the_question(seeded_store: MemoryStore) -> None:
+    retriever = LIEnsemble(seeded_store, namespace=NS, now=NOW)
+    tool = memory_tool(retriever)
+    expected = [n.node.id_ for n in retriever.retrieve(BADGE)]
+    assert [n.node.id_ for n in tool.call(input=BADGE, k=3).raw_output] == expected  # extras are dropped
+    assert [n.node.id_ for n in tool.call(BADGE).raw_output] == expected
+    assert [n.node.id_ for n in (await tool.acall(input=BADGE)).raw_output] == expected
