@@ -26,7 +26,6 @@ from typing import Any, ClassVar
 from langchain_core.callbacks import (AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun)
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever, LangSmithRetrieverParams
-from langchain_core.runnables import RunnableConfig
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from fused_memory.ensemble import EnsembleMemory
@@ -75,12 +74,6 @@ def _plan_output(retrieval: Retrieval) -> dict[str, Any]:
     if retrieval.parsed is not None and retrieval.parsed.temporal_window is not None:
         plan["temporal_window"] = str(retrieval.parsed.temporal_window)
     return plan
-
-
-def _configured(config: RunnableConfig | None) -> dict[str, Any]:
-    """The call options a run's `configurable` carries (the keys `QueryOptimizerChain` reads)."""
-    configurable = (config or {}).get("configurable") or {}
-    return {key: configurable[key] for key in ("namespace", "now") if configurable.get(key) is not None}
 
 
 class _ArmFailed(RuntimeError):
@@ -153,14 +146,6 @@ class FusedMemoryRetriever(BaseRetriever):
                             "per-call overrides are k, namespace, now, types")
         base = CallOptions.of(self.namespace, self.k, self.now, self.types)
         return base.override(k=k, namespace=namespace, now=now, types=types)
-
-    def invoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
-        """`config["configurable"]` may set `namespace` and `now`, as for `QueryOptimizerChain`;
-        keyword arguments win over it."""
-        return super().invoke(input, config, **{**_configured(config), **kwargs})
-
-    async def ainvoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
-        return await super().ainvoke(input, config, **{**_configured(config), **kwargs})
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
                                 k: int | None = None, namespace: str | None = None,

@@ -47,17 +47,23 @@ def test_one_type_is_shorthand_in_every_constructor(seeded_store: MemoryStore) -
     assert [d.id for d in lc.invoke("meeting notes")] == [n.node.id_ for n in li.retrieve("meeting notes")]
 
 
-def test_configurable_namespace_reaches_the_retriever_as_it_reaches_the_optimizer(seeded_store: MemoryStore) -> None:
+def test_a_retriever_takes_its_tenant_from_its_own_fields_not_from_a_shared_config_key(
+        seeded_store: MemoryStore) -> None:
+    """`config["configurable"]` is shared by every component of a run, so a generic "namespace" key
+    set for another component must not switch the tenant searched; `configurable_fields` is the
+    way to make it configurable."""
+    from langchain_core.runnables import ConfigurableField
+
     r = LCEnsemble(store=seeded_store, namespace=NS, now=NOW)
-    config = {"configurable": {"namespace": OTHER_NS}}
-    got = r.invoke(BADGE, config=config)
-    assert got and all(d.id in {m.id for m in seeded_store.get_many(OTHER_NS, [d.id])} for d in got)
-    assert [d.id for d in got] == [d.id for d in r.invoke(BADGE, namespace=OTHER_NS)]
-    assert r.optimizer.invoke(BADGE, config=config) == r.optimizer.invoke(BADGE, config=config)
-    assert [d.id for d in r.invoke(BADGE, config=config, namespace=NS)] == [d.id for d in r.invoke(BADGE)]
+    own = [d.id for d in r.invoke(BADGE)]
+    assert [d.id for d in r.invoke(BADGE, config={"configurable": {"namespace": OTHER_NS}})] == own
+    tenant = r.configurable_fields(namespace=ConfigurableField(id="tenant"))
+    assert [d.id for d in tenant.invoke(BADGE, config={"configurable": {"tenant": OTHER_NS}})] == \
+        [d.id for d in r.invoke(BADGE, namespace=OTHER_NS)]
 
 
-@pytest.mark.parametrize("call", [{"input": ""}, {"input": "   "}, {"input": None}, {}])
+@pytest.mark.parametrize("call", [{"input": ""}, {"input": "   "}, {"input": None}, {}, {"query": ""},
+                                  {"a": "x", "b": "y"}])
 def test_the_llamaindex_tool_refuses_a_missing_or_empty_question(seeded_store: MemoryStore, call: dict) -> None:
     """It used to search for "input is" (every memory came back) instead of meeting the checks."""
     tool = memory_tool(LIEnsemble(seeded_store, namespace=NS, now=NOW))
@@ -71,4 +77,5 @@ async def test_the_llamaindex_tool_searches_exactly_the_question(seeded_store: M
     expected = [n.node.id_ for n in retriever.retrieve(BADGE)]
     assert [n.node.id_ for n in tool.call(input=BADGE, k=3).raw_output] == expected  # extras are dropped
     assert [n.node.id_ for n in tool.call(BADGE).raw_output] == expected
+    assert [n.node.id_ for n in tool.call(query=BADGE).raw_output] == expected  # an agent's other name for it
     assert [n.node.id_ for n in (await tool.acall(input=BADGE)).raw_output] == expected

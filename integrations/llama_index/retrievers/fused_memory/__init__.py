@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .retrievers import (BM25MemoryRetriever, DenseMemoryRetriever, EnsembleMemoryRetriever, FusedMemoryRetriever,
                          GraphMemoryRetriever, TemporalMemoryRetriever, TypeFilterMemoryRetriever, to_nodes)
-from .tools import memory_tool
+from .tools import MemoryTool, memory_tool
 
 __all__ = [
     "DenseMemoryRetriever",
@@ -22,5 +22,6 @@ __all__ = [
     "EnsembleMemoryRetriever",
     "FusedMemoryRetriever",
     "memory_tool",
+    "MemoryTool",
     "to_nodes",
 ]

@@ -24,17 +24,21 @@ class MemoryTool(RetrieverTool):
     LangChain tool drops them."""
 
     def call(self, *args: Any, **kwargs: Any) -> ToolOutput:
-        return super().call(_question(args, kwargs))
+        return super().call(self._question(args, kwargs))
 
     async def acall(self, *args: Any, **kwargs: Any) -> ToolOutput:
-        return await super().acall(_question(args, kwargs))
+        return await super().acall(self._question(args, kwargs))
 
-
-def _question(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
-    question = kwargs["input"] if "input" in kwargs else args[0] if len(args) == 1 else None
-    if not isinstance(question, str):
-        raise QueryError(f"{DEFAULT_TOOL_NAME} takes one question as text (input=...), got {question!r}")
-    return question
+    def _question(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+        """`input=...` (the tool's schema), else the one positional argument, else the one text
+        argument under another name (agents sometimes write `query=...`)."""
+        texts = [v for v in kwargs.values() if isinstance(v, str)]
+        question = (kwargs["input"] if "input" in kwargs else args[0] if len(args) == 1 and not kwargs
+                    else texts[0] if not args and len(texts) == 1 else None)
+        if not isinstance(question, str):
+            raise QueryError(f"{self.metadata.get_name()} takes one question as text (input=...), "
+                             f"got {args or kwargs!r}")
+        return question
 
 
 def memory_tool(retriever: BaseRetriever, name: str = DEFAULT_TOOL_NAME,
