@@ -20,7 +20,7 @@ from typing import Any
 from .ensemble import EnsembleMemory
 from .errors import QueryError
 from .store.memory_store import MemoryStore
-from .types import Contribution, FusedHit, MemoryType, Retrieval
+from .types import Contribution, FusedHit, MemoryType, Retrieval, type_list
 
 __all__ = [
     "ARM_RETRIEVERS",
@@ -103,18 +103,6 @@ def _parse_now(value: datetime | str | None) -> datetime | None:
     raise QueryError(f"now must be a datetime or an ISO-8601 string, got {type(value).__name__}")
 
 
-def _types(value: Sequence[MemoryType | str] | MemoryType | str | None) -> tuple[MemoryType | str, ...] | None:
-    """A single type is a common shorthand; the core validates the names."""
-    if value is None:
-        return None
-    if isinstance(value, (str, MemoryType)):
-        return (value,)
-    try:
-        return tuple(value)
-    except TypeError:
-        raise QueryError(f"types must be a memory type or a list of them, got {type(value).__name__}") from None
-
-
 @dataclass(frozen=True)
 class CallOptions:
     """The per-call parameters both adapters accept, resolved against the retriever's defaults.
@@ -130,7 +118,7 @@ class CallOptions:
     @classmethod
     def of(cls, namespace: str, k: int, now: datetime | str | None = None,
            types: Sequence[MemoryType | str] | MemoryType | str | None = None) -> CallOptions:
-        return cls(namespace, k, _parse_now(now), _types(types))
+        return cls(namespace, k, _parse_now(now), type_list(types))
 
     def override(self, *, namespace: str | None = None, k: int | None = None,
                  now: datetime | str | None = None,
@@ -144,7 +132,7 @@ class CallOptions:
         if now is not None:
             changes["now"] = _parse_now(now)
         if types is not None:
-            changes["types"] = _types(types)
+            changes["types"] = type_list(types)
         return replace(self, **changes) if changes else self
 
     def core_kwargs(self, arm: str | None) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from .store.codec import from_payload
 from .store.graph_common import hub_damping
 from .store.memory_store import MemoryStore, filter_share
 from .types import (ARMS, ArmFailure, FusedHit, Hit, Memory, MemoryType, ParsedQuery, QueryPlan, Retrieval,
-                    parse_memory_type, require_aware, utcnow)
+                    parse_memory_type, require_aware, type_list, utcnow)
 
 __all__ = ["EnsembleMemory"]
 
@@ -247,8 +247,7 @@ class EnsembleMemory:
             raise QueryError(f"query must be a string, got {type(query).__name__}")
         if not isinstance(namespace, str) or not namespace.strip():
             raise QueryError("namespace must be a non-empty string")
-        if isinstance(types, (str, MemoryType)):  # types="fact" means ["fact"], not ["f", "a", "c", "t"]
-            types = [types]
+        types = type_list(types)
         forced = frozenset(parse_memory_type(t) for t in types) if types else None
         if arms is not None:
             unknown = [a for a in arms if a not in ARMS and a not in self._arms]

@@ -33,6 +33,7 @@ __all__ = [
     "Retrieval",
     "ARMS",
     "parse_memory_type",
+    "type_list",
     "memory_id_text",
     "require_aware",
     "require_clean",
@@ -56,6 +57,20 @@ class MemoryType(str, Enum):
 
     def __str__(self) -> str:  # "fact", not "MemoryType.FACT", in explanations and payloads
         return self.value
+
+
+def type_list(value: Any) -> tuple[Any, ...] | None:
+    """`types` as callers give it: None, one type (a `MemoryType` or its name: "fact" is one type,
+    not four letters) or a collection of them, as a tuple; the names are checked where they are
+    parsed (`parse_memory_type`). Anything else is a `QueryError`."""
+    if value is None:
+        return None
+    if isinstance(value, (str, MemoryType)):
+        return (value,)
+    try:
+        return tuple(value)
+    except TypeError:
+        raise QueryError(f"types must be a memory type or a list of them, got {type(value).__name__}") from None
 
 
 def parse_memory_type(value: MemoryType | str) -> MemoryType:

@@ -234,9 +234,8 @@ def load_dataset(memories: str | Path, queries: str | Path) -> EvalDataset:
         ids.setdefault(m.conversation_id, set()).add(m.id)
     scored = [q for q in qs if q.gold_ids]  # a query without gold is never asked: nothing to check
     orphans = [q.id for q in scored if q.conversation_id not in ids]
-    missing = {q.id: [g for g in q.gold_ids if g not in ids[q.conversation_id]]
-               for q in scored if q.conversation_id in ids}
-    missing = {q: gs for q, gs in missing.items() if gs}
+    missing = {q.id: gs for q in scored if q.conversation_id in ids
+               if (gs := [g for g in q.gold_ids if g not in ids[q.conversation_id]])}
     warnings = []
     if orphans:
         warnings.append(f"{queries}: {len(orphans)} scored queries ask about a conversation with no memories in "

@@ -3,8 +3,7 @@ ids), kept apart from `memory_store` so that every entry point reads them the sa
 
 from __future__ import annotations
 
-import numbers
-import uuid
+from collections.abc import Iterable
 from typing import Any
 
 from ..errors import QueryError
@@ -15,7 +14,7 @@ __all__ = ["check_namespace", "memory_ids"]
 
 def memory_ids(ids: Any) -> list[str]:
     """Ids as `add` keyed them, for every backend alike ("123" for 123); one id may be given bare."""
-    one = isinstance(ids, (str, uuid.UUID)) or (isinstance(ids, numbers.Integral) and not isinstance(ids, bool))
+    one = isinstance(ids, str) or not isinstance(ids, Iterable)  # memory_id_text decides what an id may be
     return [memory_id_text(i, QueryError) for i in ([ids] if one else list(ids))]
 
 

@@ -31,20 +31,18 @@ def stored_time(value: Any, iso: Any = None) -> datetime | None:
     one bad value cannot keep a store from opening."""
     if value is None:
         return None
-    if isinstance(iso, str):
-        try:
-            dt = datetime.fromisoformat(iso).astimezone(timezone.utc)
-        except ValueError:
-            dt = None
-        except OverflowError:
-            return FIRST_STORABLE if float(value) < 0 else LAST_STORABLE
-        if dt is not None:
-            return dt if is_storable(dt) else FIRST_STORABLE if dt.year < 5000 else LAST_STORABLE
-    try:
-        dt = datetime.fromtimestamp(float(value), tz=timezone.utc)
-    except (OverflowError, ValueError, OSError):
+    dt = _read(lambda: datetime.fromisoformat(iso).astimezone(timezone.utc)) if isinstance(iso, str) else None
+    dt = dt or _read(lambda: datetime.fromtimestamp(float(value), tz=timezone.utc))
+    if dt is None or not is_storable(dt):
         return FIRST_STORABLE if float(value) < 0 else LAST_STORABLE
-    return dt if is_storable(dt) else LAST_STORABLE
+    return dt
+
+
+def _read(parse: Any) -> datetime | None:
+    try:
+        return parse()
+    except (OverflowError, ValueError, OSError):
+        return None
 
 
 def to_payload(m: Memory, entity_kinds: Sequence[str | None] | None = None) -> dict[str, Any]:

@@ -33,8 +33,13 @@ class MemoryTool(RetrieverTool):
         """`input=...` (the tool's schema), else the one positional argument, else the one text
         argument under another name (agents sometimes write `query=...`)."""
         texts = [v for v in kwargs.values() if isinstance(v, str)]
-        question = (kwargs["input"] if "input" in kwargs else args[0] if len(args) == 1 and not kwargs
-                    else texts[0] if not args and len(texts) == 1 else None)
+        question: Any = None
+        if "input" in kwargs:
+            question = kwargs["input"]
+        elif len(args) == 1 and not kwargs:
+            question = args[0]
+        elif not args and len(texts) == 1:
+            question = texts[0]
         if not isinstance(question, str):
             raise QueryError(f"{self.metadata.get_name()} takes one question as text (input=...), "
                              f"got {args or kwargs!r}")
