@@ -11,7 +11,8 @@ from .config import FusionConfig, StoreConfig
 from .conversation import conversation_context
 from .ensemble import EnsembleMemory
 from .errors import (BackendError, BackendUnavailable, ConfigurationError, EmbeddingMismatch,
-                     FusedMemoryError, InvalidMemory, MissingDependency, QueryError)
+                     FusedMemoryError, InvalidMemory, MissingDependency, NotPicklable, QueryError,
+                     StoreClosed)
 from .retrievers.base import ArmRequest, Retriever
 from .store.memory_store import MemoryStore
 from .types import (ArmFailure, Contribution, EntityCandidate, EntityRef, FusedHit, Hit, Memory,
@@ -26,6 +27,6 @@ __all__ = [
     "Hit", "Contribution", "FusedHit", "ArmFailure", "Retrieval",
     "FusionConfig", "StoreConfig",
     "FusedMemoryError", "ConfigurationError", "BackendError", "BackendUnavailable",
-    "EmbeddingMismatch", "QueryError", "InvalidMemory", "MissingDependency",
+    "EmbeddingMismatch", "QueryError", "InvalidMemory", "MissingDependency", "StoreClosed", "NotPicklable",
     "ArmRequest", "Retriever", "conversation_context",
 ]

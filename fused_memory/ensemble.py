@@ -22,15 +22,17 @@ from typing import Any
 from .config import FusionConfig
 from .errors import BackendError, BackendUnavailable, QueryError
 from .fusion import fuse
+from .handles import SharedHandle
 from .query.optimizer import optimize, optimize_off
-from .query.store_rules import mask_hub_names, mask_time_phrase, scope_hub_seeds, skip_unselective
+from .query.store_rules import (filter_share, mask_hub_names, mask_time_phrase, scope_hub_seeds,
+                                skip_unselective)
 from .query.parse import parse_query
 from .retrievers import make_retriever
 from .retrievers.base import ArmRequest, Retriever
 from .retrievers.vector_arms import ScopedGraphRetriever, VectorArm, run_vector_arms
 from .store.codec import from_payload
 from .store.graph_common import hub_damping
-from .store.memory_store import MemoryStore, filter_share
+from .store.memory_store import MemoryStore
 from .types import (ARMS, ArmFailure, FusedHit, Hit, Memory, MemoryType, ParsedQuery, QueryPlan, Retrieval,
                     parse_memory_type, require_aware, type_list, utcnow)
 
@@ -71,12 +73,12 @@ def _raiser(exc: Exception) -> Callable[[], _Outcome]:
     return run
 
 
-class EnsembleMemory:
+class EnsembleMemory(SharedHandle):
     """The five arms over one `MemoryStore`, fused by score-weighted RRF.
 
     `optimizer=False` runs every arm that can run (the baseline the optimizer is measured against).
     `arms` replaces or adds arms by name (any object with the `Retriever` protocol). Construction
-    does no I/O.
+    does no I/O. A copy is the same ensemble (`handles`).
     """
 
     def __init__(self, store: MemoryStore, config: FusionConfig | None = None, *, optimizer: bool = True,

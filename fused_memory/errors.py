@@ -18,6 +18,8 @@ __all__ = [
     "QueryError",
     "InvalidMemory",
     "MissingDependency",
+    "StoreClosed",
+    "NotPicklable",
 ]
 
 
@@ -61,3 +63,13 @@ class InvalidMemory(FusedMemoryError, ValueError):
 
 class MissingDependency(FusedMemoryError, ImportError):
     """An optional package needed for the requested feature is not installed."""
+
+
+class StoreClosed(FusedMemoryError, RuntimeError):
+    """The store was closed with `close()`. It is not reopened behind the caller's back (the lock
+    on its files was given up on purpose, perhaps for another process); `open()` reopens it."""
+
+
+class NotPicklable(FusedMemoryError, TypeError):
+    """A store or ensemble stands for open storage and threads, which cannot cross a process or
+    be written to disk. Pickle what builds it (its path or URLs) and open it again on the other side."""

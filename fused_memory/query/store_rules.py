@@ -10,7 +10,7 @@ that cannot be had is unknown: nothing is skipped or masked for it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 
 from ..text import tokenize
@@ -18,7 +18,7 @@ from ..types import MemoryType, ParsedQuery, QueryPlan
 from .cues import temporal_mode
 
 __all__ = ["skip_unselective", "scope_hub_seeds", "mask_hub_names", "mask_time_phrase", "MAX_FILTER_SHARE",
-           "MIN_SEED_DAMPING"]
+           "MIN_SEED_DAMPING", "filter_share"]
 
 #: A filter arm whose filter keeps more than this share of the namespace ranks nearly the memories
 #: dense ranks, by the same cosine: it double-counts dense in the fusion and costs a vector search.
@@ -30,6 +30,12 @@ MAX_FILTER_SHARE = 0.5
 #: query is such a hub, a traversal ranks memories by little more than link order, so the graph arm
 #: ranks the hubs' memories by relevance instead (`scope_hub_seeds`).
 MIN_SEED_DAMPING = 0.5
+
+
+def filter_share(counts: Mapping[MemoryType | None, int] | None, types: Iterable[MemoryType]) -> float | None:
+    """The share of the memories counted in `counts` that a filter on `types` keeps (None: no counts)."""
+    total = sum(counts.values()) if counts else 0
+    return sum(counts.get(t, 0) for t in set(types)) / total if counts and total else None
 
 
 def skip_unselective(plan: QueryPlan, parsed: ParsedQuery,

@@ -42,7 +42,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..config import StoreConfig
-from ..errors import ConfigurationError, InvalidMemory, QueryError
+from ..errors import ConfigurationError, InvalidMemory, QueryError, StoreClosed
+from ..handles import SharedHandle
 from ..ingest import EntityExtractor, classify_type, extract_beside
 from ..types import Memory, MemoryType, utcnow
 from ..validation import require_storable
@@ -61,9 +62,10 @@ __all__ = ["MemoryStore"]
 _PROGRESS_MIN = 500  # batches smaller than this never show a progress bar
 
 
-class MemoryStore:
+class MemoryStore(SharedHandle):
     """Memories for many tenants (namespaces) in one store. Constructing does no I/O: the backends
-    are opened on first use (or by `open()`), which is when the embedder pin is checked."""
+    are opened on first use (or by `open()`), which is when the embedder pin is checked. After
+    `close()` only `open()` reopens it (`StoreClosed` otherwise); a copy is the same store."""
 
     def __init__(self, vectors: VectorBackend, lexical: LexicalIndex, embedder: Embedder,
                  graph: GraphStore | None = None, extractor: EntityExtractor | None = None,
@@ -75,6 +77,7 @@ class MemoryStore:
         self.extractor = extractor or EntityExtractor(enabled=(config.ner if config else True))
         self.config = config or StoreConfig()
         self._open = False
+        self._closed = False  # close() was called: no use reopens it, open() does
         self._open_lock = threading.Lock()
         self._write_lock = threading.RLock()
         self._versions: dict[str, int] = {}
@@ -163,7 +166,7 @@ class MemoryStore:
                     except Exception:  # noqa: BLE001 - the original error is the one to report
                         pass
                 raise
-            self._open = True
+            self._open, self._closed = True, False
         return self
 
     def _embedder_meta(self) -> dict[str, Any]:
@@ -172,6 +175,9 @@ class MemoryStore:
 
     def _ensure_open(self) -> None:
         if not self._open:
+            if self._closed:
+                raise StoreClosed(f"the store at {self.config.path or self.vectors} was closed; "
+                                  "call open() to use it again")
             self.open()
 
     def _ner_pool(self) -> ThreadPoolExecutor:
@@ -193,7 +199,7 @@ class MemoryStore:
             if self.graph is not None:
                 self.graph.close()
             self.vectors.close()
-            self._open = False
+            self._open, self._closed = False, True
 
     def __enter__(self) -> MemoryStore:
         return self.open()
@@ -374,6 +380,7 @@ class MemoryStore:
     def type_share(self, namespace: str, types: Iterable[MemoryType]) -> float | None:
         """The share of `namespace` a filter on `types` keeps; None when the index cannot tell or the
         namespace is empty."""
+        from ..query.store_rules import filter_share
         return filter_share(self.type_counts(namespace), types)
 
     def namespaces(self) -> list[str]:
@@ -403,9 +410,3 @@ class MemoryStore:
         """One arm over this store: "dense", "lexical", "graph", "temporal" or "type"."""
         from ..retrievers import make_retriever
         return make_retriever(self, name)
-
-
-def filter_share(counts: Mapping[MemoryType | None, int] | None, types: Iterable[MemoryType]) -> float | None:
-    """The share of the memories counted in `counts` that a filter on `types` keeps (None: no counts)."""
-    total = sum(counts.values()) if counts else 0
-    return sum(counts.get(t, 0) for t in set(types)) / total if counts and total else None

@@ -79,3 +79,26 @@ async def test_the_llamaindex_tool_searches_exactly_the_question(seeded_store: M
     assert [n.node.id_ for n in tool.call(BADGE).raw_output] == expected
     assert [n.node.id_ for n in tool.call(query=BADGE).raw_output] == expected  # an agent's other name for it
     assert [n.node.id_ for n in (await tool.acall(input=BADGE)).raw_output] == expected
+
+
+def test_a_deep_copied_retriever_works_and_shares_its_store(seeded_store: MemoryStore) -> None:
+    """copy.deepcopy and pydantic's model_copy(deep=True) of a retriever used to fail with "cannot
+    pickle EdgeShard"; a copy now shares the store (a handle, as a connection pool would be) and
+    keeps its own fields."""
+    import copy
+
+    from langchain_fused_memory import memory_tool as lc_memory_tool
+
+    lc = LCEnsemble(store=seeded_store, namespace=NS, now=NOW, k=3)
+    li = LIEnsemble(seeded_store, namespace=NS, now=NOW, k=3)
+    want = [d.id for d in lc.invoke(BADGE)]
+    for twin in (copy.deepcopy(lc), lc.model_copy(deep=True), lc.model_copy(deep=True, update={"k": 1})):
+        assert twin.store is seeded_store
+        assert [d.id for d in twin.invoke(BADGE)] == want[:twin.k]
+    twin_li = copy.deepcopy(li)
+    assert twin_li.ensemble.store is seeded_store
+    assert [n.node.node_id for n in twin_li.retrieve(BADGE)] == [n.node.node_id for n in li.retrieve(BADGE)]
+    tools = copy.deepcopy([lc_memory_tool(lc, "recall", "memories"), memory_tool(li)])  # copied per agent
+    call = {"type": "tool_call", "id": "c", "name": "recall", "args": {"query": BADGE}}
+    assert [d.id for d in tools[0].invoke(call).artifact] == want
+    assert [n.node.id_ for n in tools[1].call(input=BADGE).raw_output] == [n.node.id_ for n in li.retrieve(BADGE)]
