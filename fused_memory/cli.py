@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .conversation import DEFAULT_CONTEXT_TURNS, conversation_context
+from .terminal import terminal_safe
 from .errors import FusedMemoryError, InvalidMemory
 
 __all__ = ["main", "build_parser"]
@@ -47,8 +48,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
             for q in (args.queries or DEMO_QUERIES):
                 result = ens.retrieve(q, namespace=DEMO_NAMESPACE, k=args.k, now=DEMO_NOW)
                 print("=" * 100)
-                print(f"Q: {q}")
-                print(result.explain())
+                print(terminal_safe(f"Q: {q}"))
+                print(terminal_safe(result.explain()))
                 print()
             ens.close()
     finally:
@@ -97,10 +98,10 @@ def cmd_query(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_json(), indent=2, default=str))
     elif args.explain:
-        print(result.explain())
+        print(terminal_safe(result.explain()))
     else:
         for h in result.hits:
-            print(f"{h.rank:>3}. {h.score:.4f}  {h.memory.text}")
+            print(f"{h.rank:>3}. {h.score:.4f}  {terminal_safe(h.memory.text, one_line=True)}")
     return 0
 
 
@@ -143,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.fn(args) or 0)
     except FusedMemoryError as exc:
-        print(f"fused-memory: error: {exc}", file=sys.stderr)
+        print(terminal_safe(f"fused-memory: error: {exc}"), file=sys.stderr)
         return 2
 
 

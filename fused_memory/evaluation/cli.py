@@ -13,6 +13,7 @@ from typing import Any
 
 from ..conversation import DEFAULT_CONTEXT_TURNS
 from ..errors import ConfigurationError
+from ..terminal import terminal_safe
 from ..types import ARMS
 
 __all__ = ["add_commands", "cmd_eval", "cmd_bench", "parse_int_list", "parse_arms", "parse_weights"]
@@ -88,7 +89,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         _require_fresh_store(args.store)
     dataset = load_dataset(args.memories, args.queries)
     for warning in dataset.warnings:  # not progress: shown with --quiet too
-        print(f"fused-memory: warning: {warning}", file=sys.stderr)
+        print(terminal_safe(f"fused-memory: warning: {warning}"), file=sys.stderr)
     systems = default_systems(arms, ablations=not args.no_ablations)
     report = run_eval(dataset, systems=systems, config=config, ks=ks, ndcg_ks=(10,), path=args.store,
                       progress=_progress(args, stderr_progress), context_turns=args.context_turns)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigurationError, MissingDependency
+from ..terminal import terminal_safe
 from .runner import EvalReport
 
 __all__ = ["format_table", "format_eval", "format_bench", "write_json", "plot_eval", "plot_bench",
@@ -41,7 +42,7 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[Any]], *, auto: 
             return "-"
         if isinstance(v, float):
             return _auto(v) if auto else f"{v:.3f}"
-        return str(v)
+        return terminal_safe(str(v), one_line=True)  # a category or name from the data
 
     cells = [[cell(v) for v in header]] + [[cell(v) for v in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
@@ -66,7 +67,7 @@ def format_eval(report: EvalReport) -> str:
     best = _best_single(report)
     if best:
         blocks.append("fused minus best single arm (recall@" + best[0] + "): " + ", ".join(
-            f"{c} {d:+.3f} (best {a})" for c, (a, d) in best[1].items()))
+            f"{terminal_safe(c, one_line=True)} {d:+.3f} (best {a})" for c, (a, d) in best[1].items()))
     failed = {s: n for s, n in report.failures.items() if n}
     if failed:
         blocks.append("arm failures/timeouts (results computed without them): "
@@ -161,6 +162,9 @@ def check_output(target: str | None, flag: str, *, plot: bool = False) -> None:
     format matplotlib cannot save. Creates missing parent directories, as writing would."""
     if not target or (target == "-" and not plot):
         return
+    if target == "-":
+        raise ConfigurationError(f"{flag} -: a plot is an image file, not text for stdout; give a file name "
+                                 "such as results.png")
     path = Path(target)
     if path.is_dir():
         raise ConfigurationError(f"{flag} {target}: is a directory; give a file name")

@@ -101,6 +101,7 @@ def test_a_question_no_system_can_be_asked_is_an_error_before_the_ingest(tmp_pat
     ("/proc/fused-memory-test.json", False, "cannot write there"),
     ("afile/out.json", False, "cannot write there"),
     ("out.xyz", True, "matplotlib cannot save '.xyz'"),
+    ("-", True, "a plot is an image file"),  # it used to write a file named "-"
 ])
 def test_an_output_that_cannot_be_written_is_refused_before_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                     target: str, plot: bool, message: str) -> None:
@@ -155,3 +156,15 @@ def test_ingest_and_query_name_a_bad_time(tmp_path: Path, capsys: pytest.Capture
 def test_errors_are_library_errors() -> None:
     """The CLI turns FusedMemoryError into one line and exit 2; anything else would be a traceback."""
     assert issubclass(EvalDataError, FusedMemoryError) and issubclass(ConfigurationError, FusedMemoryError)
+
+
+def test_the_cli_shows_control_characters_in_memories_instead_of_obeying_them(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    store = str(tmp_path / "store")
+    f = _write(tmp_path / "ing.jsonl", [{"id": "a", "text": "chess club \x1b[2J\x1b]0;pwned\x07 on Fridays"}])
+    assert main(["ingest", str(f), "--path", store]) == 0
+    for extra in ([], ["--explain"]):
+        assert main(["query", "chess club", "--path", store, *extra]) == 0
+        out = capsys.readouterr().out
+        assert "\x1b" not in out and "\x07" not in out
+        assert "chess club \\x1b[2J\\x1b]0;pwned\\x07 on Fridays" in out
