@@ -64,30 +64,17 @@ def format_eval(report: EvalReport) -> str:
         rows = [[s.name, *(report.by_category[c][s.name].get(metric) for c in cats),
                  report.overall[s.name].get(metric)] for s in report.systems]
         blocks.append(f"{metric}\n{format_table(header, rows)}")
-    best = _best_single(report)
-    if best:
-        blocks.append("fused minus best single arm (recall@" + best[0] + "): " + ", ".join(
-            f"{terminal_safe(c, one_line=True)} {d:+.3f} (best {a})" for c, (a, d) in best[1].items()))
+    if report.margins:
+        metric = next(iter(report.margins.values()))["metric"]
+        rows = [[c, m["best_arm"], f"{m['fused_minus_best']:+.3f}",
+                 f"[{m['ci95'][0]:+.3f}, {m['ci95'][1]:+.3f}]"] for c, m in report.margins.items()]
+        blocks.append(f"fused minus the best single arm, {metric}, with its 95% paired bootstrap interval\n"
+                      + format_table(["category", "best arm", "fused - best", "interval"], rows))
     failed = {s: n for s, n in report.failures.items() if n}
     if failed:
         blocks.append("arm failures/timeouts (results computed without them): "
                       + ", ".join(f"{s}={n}" for s, n in failed.items()))
     return "\n\n".join(blocks)
-
-
-def _best_single(report: EvalReport) -> tuple[str, dict[str, tuple[str, float]]] | None:
-    """Per category (and overall): fused minus the best single arm, on the first recall metric."""
-    arms = [s.name for s in report.systems if s.kind == "arm"]
-    recalls = [m for m in report.metrics if m.startswith("recall@")]
-    if not arms or not recalls or "fused" not in report.overall:
-        return None
-    metric = recalls[0]
-    out: dict[str, tuple[str, float]] = {}
-    slices: dict[str, Mapping[str, Mapping[str, float]]] = {**report.by_category, "overall": report.overall}
-    for cat, by_sys in slices.items():
-        best = max(arms, key=lambda a: by_sys[a].get(metric, 0.0))
-        out[cat] = (best, by_sys["fused"].get(metric, 0.0) - by_sys[best].get(metric, 0.0))
-    return metric.split("@", 1)[1], out
 
 
 def format_bench(results: Mapping[str, Mapping[str, Any]]) -> str:

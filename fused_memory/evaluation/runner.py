@@ -36,6 +36,7 @@ from ..query.parse import check_query_text
 from ..types import ARMS, Memory
 from .data import EvalDataError, EvalDataset, EvalQuery
 from .metrics import mean_scores, metric_names, percentile, score_query
+from .significance import fusion_margins
 
 __all__ = ["System", "default_systems", "QueryResult", "EvalReport", "Evaluator", "run_eval",
            "SINGLE_ARM_OPTIMIZER", "Progress", "quiet_progress", "stderr_progress"]
@@ -113,6 +114,9 @@ class EvalReport:
     latency_ms: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     failures: Mapping[str, int] = field(default_factory=dict)
     per_query: tuple[QueryResult, ...] = ()
+    #: Per category and "overall": fused minus the best single arm on the first recall metric, with
+    #: its paired bootstrap interval (`significance.fusion_margins`).
+    margins: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """The machine-readable report (issue 6 shape, plus a few extra keys)."""
@@ -123,6 +127,7 @@ class EvalReport:
             "n_by_category": dict(self.n_by_category),
             "config": _plain(self.config),
             "failures": dict(self.failures),
+            "fused_minus_best_arm": _plain(self.margins),
         }
 
 
@@ -251,6 +256,9 @@ class Evaluator:
             for ens in ensembles.values():
                 ens.close()
 
+        recalls = [m for m in names if m.startswith("recall@")]
+        single = [s.name for s in systems if s.kind == "arm"]
+        margins = fusion_margins(scored, single, recalls[0]) if recalls else {}
         categories = list(dict.fromkeys(q.category for q in queries))
         overall = {s.name: _rounded(mean_scores(r for _, r in scored[s.name]), names) for s in systems}
         by_category = {c: {s.name: _rounded(mean_scores(r for cat, r in scored[s.name] if cat == c), names)
@@ -275,7 +283,7 @@ class Evaluator:
             config=config_json,
             latency_ms={s: {"p50": round(statistics.median(v), 2) if v else 0.0,
                             "p99": round(percentile(v, 0.99), 2)} for s, v in latency.items()},
-            failures=failures, per_query=tuple(per_query))
+            failures=failures, per_query=tuple(per_query), margins=margins)
 
 
 def _rounded(means: Mapping[str, float], names: Sequence[str]) -> dict[str, float]:

@@ -108,6 +108,18 @@ def test_eval_json_shape(dataset: tuple[Path, Path], tmp_path: Path) -> None:
     # the ensemble ranks these distinct facts well at 5 (a gross regression check, not a benchmark)
     assert report["overall"]["fused"]["recall@5"] >= 0.6
     assert report["overall"]["fused"]["recall@10"] >= report["overall"]["fused"]["recall@5"]
+    # fused minus the best single arm per category, paired with its bootstrap interval
+    assert "95% paired bootstrap interval" in proc.stdout
+    margins = report["fused_minus_best_arm"]
+    assert list(margins) == [*report["by_category"], "overall"]
+    for cat, m in margins.items():
+        block = report["overall"] if cat == "overall" else report["by_category"][cat]
+        assert m["metric"] == "recall@5" and m["best_arm"] in ARMS
+        assert block[m["best_arm"]]["recall@5"] == max(block[a]["recall@5"] for a in ARMS)
+        assert m["fused_minus_best"] == pytest.approx(block["fused"]["recall@5"] - block[m["best_arm"]]["recall@5"],
+                                                      abs=2e-4)
+        assert m["ci95"][0] <= m["fused_minus_best"] <= m["ci95"][1]
+        assert m["n"] == (report["n_queries"] if cat == "overall" else report["n_by_category"][cat])
 
 
 def test_eval_subset_of_arms_and_stdout_json(dataset: tuple[Path, Path]) -> None:

@@ -1,0 +1,56 @@
+"""The margin of fusion over the best single arm and its paired bootstrap interval, against cases
+whose answer is known by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from fused_memory.evaluation.significance import bootstrap_ci, fusion_margins
+
+
+def test_a_constant_difference_has_no_spread() -> None:
+    assert bootstrap_ci([0.25] * 40) == (0.25, 0.25)
+
+
+def test_two_values_resample_to_their_three_possible_means() -> None:
+    # n = 2: a resample's mean is 0, 0.5 or 1 with odds 1/4, 1/2, 1/4, so the 2.5% and 97.5% points are 0 and 1
+    assert bootstrap_ci([0.0, 1.0]) == (0.0, 1.0)
+
+
+def test_the_interval_has_the_width_of_the_standard_error() -> None:
+    # 100 queries, half won by one point: mean 0.5, standard error 0.05, so about 0.5 +- 0.098
+    lo, hi = bootstrap_ci([0.0, 1.0] * 50)
+    assert 0.38 < lo < 0.42 and 0.58 < hi < 0.62
+
+
+@pytest.mark.parametrize(("values", "kw"), [([], {}), ([1.0], {"level": 1.0}), ([1.0], {"resamples": 0})])
+def test_what_cannot_be_bootstrapped_is_refused(values: list, kw: dict) -> None:
+    with pytest.raises(ValueError):
+        bootstrap_ci(values, **kw)
+
+
+def _rows(cats: list[str], values: list[float]) -> list[tuple[str, dict[str, float]]]:
+    return [(c, {"recall@5": v}) for c, v in zip(cats, values)]
+
+
+def test_margins_pick_the_best_arm_per_category_and_pair_by_query() -> None:
+    cats = ["a", "a", "a", "a", "b", "b"]
+    rows = {"fused": _rows(cats, [1.0, 0.5, 0.2, 0.9, 1.0, 0.0]),
+            "dense": _rows(cats, [0.9, 0.4, 0.1, 0.8, 0.0, 0.0]),  # fused - 0.1 on every "a" question
+            "lexical": _rows(cats, [0.0, 0.0, 0.0, 0.0, 1.0, 1.0])}
+    m = fusion_margins(rows, ["dense", "lexical"], "recall@5")
+    assert list(m) == ["a", "b", "overall"]
+    # "a": dense is best; the per-question values spread widely, but the difference does not, so
+    # the paired interval has no width at all
+    assert m["a"] == {"metric": "recall@5", "best_arm": "dense", "fused_minus_best": 0.1, "ci95": [0.1, 0.1], "n": 4}
+    assert m["b"]["best_arm"] == "lexical" and m["b"]["fused_minus_best"] == -0.5 and m["b"]["n"] == 2
+    assert m["b"]["ci95"] == [-1.0, 0.0]  # differences 0 and -1: the two-value case above
+    assert m["overall"]["best_arm"] == "dense" and m["overall"]["fused_minus_best"] == pytest.approx(3.6 / 6 - 2.2 / 6,
+                                                                                                     abs=1e-4)
+
+
+def test_margins_refuse_systems_scored_on_different_queries() -> None:
+    rows = {"fused": _rows(["a", "a"], [1.0, 0.0]), "dense": _rows(["a"], [1.0])}
+    with pytest.raises(ValueError, match="same queries"):
+        fusion_margins(rows, ["dense"], "recall@5")
+    assert fusion_margins(rows, [], "recall@5") == {}
