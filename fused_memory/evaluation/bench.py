@@ -29,6 +29,8 @@ Why each number is measured the way it is:
   filtered arm that could not be read off) or a windowed search beside dense's.
 * `optimizer_p99_ratio`: p99 with the optimizer on / off over plain topical queries, alternating
   on / off per query so both see the same machine state.
+* `fanout_over_slowest_ci95` / `optimizer_p99_ratio_ci95`: 95% bootstrap intervals of those two
+  ratios (`significance`), so a distance from a target can be told from query-sampling noise.
 * `lexical_vs_rank_bm25`: p50 of our lexical arm / p50 of `BM25Okapi.get_scores` + top-k over the
   same documents and tokens (< 1 means ours is faster).
 """
@@ -49,6 +51,7 @@ from ..errors import ConfigurationError
 from ..types import ARMS
 from .metrics import percentile
 from .runner import Progress, quiet_progress
+from .significance import bootstrap_ci, median_of, nearest_rank
 from .synth import SYNTH_NOW, SynthQuery, simple_queries, synth_memories, synth_queries
 
 __all__ = ["run_bench", "bench_size", "rss_mb", "cpu_model", "percentile"]
@@ -164,6 +167,7 @@ def _latencies(ens: Any, store: Any, queries: Sequence[SynthQuery]) -> dict[str,
             p50[arm], p99[arm] = _r(statistics.median(values)), _r(percentile(values, 0.99))
     return {"p50_ms": p50, "p99_ms": p99,
             "fanout_over_slowest": _r(statistics.median(over_slowest), 3) if over_slowest else None,
+            "fanout_over_slowest_ci95": _interval(over_slowest, stat=median_of) if over_slowest else None,
             "fanout_over_sum": _r(statistics.median(over_sum), 3) if over_sum else None,
             "fanout_cpu_floor": _r(statistics.median(floor), 3) if floor else None,
             "ensemble_cpu_p50_ms": _r(statistics.median(ensemble_cpu)),
@@ -172,6 +176,17 @@ def _latencies(ens: Any, store: Any, queries: Sequence[SynthQuery]) -> dict[str,
             "fanout_by_plan": {label: {"queries": len(v), "fanout_over_slowest": _r(statistics.median(v), 3)}
                                for label, v in sorted(by_plan.items(), key=lambda kv: (-len(kv[1]), kv[0]))},
             "ensemble_stages_p50_ms": {k: _r(statistics.median(v)) for k, v in stages.items()}}
+
+
+def _interval(*samples: Sequence[float], stat: Any) -> list[float]:
+    """The 95% bootstrap interval of a ratio the bench reports, so "1.29 against a target of 1.2"
+    says whether the gap is larger than what another 200 queries would show."""
+    lo, hi = bootstrap_ci(*samples, stat=stat)
+    return [_r(lo, 3), _r(hi, 3)]
+
+
+def _p99_ratio(on: Any, off: Any) -> Any:
+    return nearest_rank(on, 0.99) / nearest_rank(off, 0.99)
 
 
 def plan_label(result: Any) -> str:
@@ -205,7 +220,9 @@ def _optimizer(on: Any, off: Any, store: Any, queries: Sequence[SynthQuery]) -> 
     return {"n_simple": len(simple), "n_plain": n_plain,
             "on_p50_ms": _r(statistics.median(t_on)), "on_p99_ms": _r(on99),
             "off_p50_ms": _r(statistics.median(t_off)), "off_p99_ms": _r(off99),
-            "p99_ratio": _r(on99 / off99, 3) if off99 else None}
+            "p99_ratio": _r(on99 / off99, 3) if off99 else None,
+            # paired by query (each measured on and off in turn); p99 of ~100 queries is nearly their maximum
+            "p99_ratio_ci95": _interval(t_on, t_off, stat=_p99_ratio) if off99 else None}
 
 
 def _lexical(store: Any, ens: Any, memories: Sequence[Any], queries: Sequence[SynthQuery],
@@ -295,6 +312,8 @@ def bench_size(n: int, *, n_queries: int = 200, n_simple: int = 100, seed: int =
         "fanout_over_slowest": lat["fanout_over_slowest"], "fanout_over_sum": lat["fanout_over_sum"],
         "fanout_cpu_floor": lat["fanout_cpu_floor"], "ensemble_cpu_p50_ms": lat["ensemble_cpu_p50_ms"],
         "optimizer_p99_ratio": opt.get("p99_ratio"), "lexical_vs_rank_bm25": lex["ratio"],
+        "fanout_over_slowest_ci95": lat["fanout_over_slowest_ci95"],
+        "optimizer_p99_ratio_ci95": opt.get("p99_ratio_ci95"),
         # extras: the parts the ratios are made of
         "ingest_s": _r(ingest_s), "embed_per_s": _r(embed_per_s, 1), "ner_per_s": _r(ner_per_s, 1),
         "ingest_overhead": _r((ingest_s * embed_per_s) / n, 2), "rss_growth_mb": _r(rss_after - rss_before, 1),

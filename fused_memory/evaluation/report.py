@@ -77,6 +77,10 @@ def format_eval(report: EvalReport) -> str:
     return "\n\n".join(blocks)
 
 
+def _interval(bounds: Sequence[float] | None) -> str | None:
+    return f"{bounds[0]:.2f}-{bounds[1]:.2f}" if bounds else None
+
+
 def format_bench(results: Mapping[str, Mapping[str, Any]]) -> str:
     """Sizes across; ingest, memory, latency and ratio rows down."""
     sizes = list(results)
@@ -105,11 +109,13 @@ def format_bench(results: Mapping[str, Mapping[str, Any]]) -> str:
     rows += [
         row("type arm read off dense (queries)", lambda r: f'{r["arm_pooled"].get("type", 0)}/{r["arm_runs"]["type"]}'),
         row("ensemble / slowest arm (median)", lambda r: r["fanout_over_slowest"]),
+        row("  95% interval", lambda r: _interval(r["fanout_over_slowest_ci95"])),
         row("  floor: CPU time / cores / slowest", lambda r: r["fanout_cpu_floor"]),
         row("ensemble / sum of arms (median)", lambda r: r["fanout_over_sum"]),
         row("optimizer on p99 ms (simple q.)", lambda r: r["optimizer"]["on_p99_ms"]),
         row("optimizer off p99 ms (simple q.)", lambda r: r["optimizer"]["off_p99_ms"]),
         row("optimizer p99 on/off", lambda r: r["optimizer_p99_ratio"]),
+        row("  95% interval", lambda r: _interval(r["optimizer_p99_ratio_ci95"])),
         row("lexical arm p50 ms", lambda r: r["lexical"]["ours_p50_ms"]),
         row("rank-bm25 get_scores p50 ms", lambda r: r["lexical"]["rank_bm25_p50_ms"]),
         row("lexical arm / rank-bm25 (p50)", lambda r: r["lexical_vs_rank_bm25"]),

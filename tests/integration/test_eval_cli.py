@@ -163,6 +163,10 @@ def test_bench_json_shape(tmp_path: Path) -> None:
     assert sum(p["queries"] for p in plans.values()) == r["n_queries"]
     assert all(label.split(",")[0].split("+")[0] in ARMS and p["fanout_over_slowest"] > 0
                for label, p in plans.items())
+    # the two ratio targets carry their 95% bootstrap interval, around the value reported
+    for key in ("fanout_over_slowest", "optimizer_p99_ratio"):
+        lo, hi = r[key + "_ci95"]
+        assert 0 < lo <= r[key] <= hi, key
 
 
 def test_plot_writes_png_or_says_what_is_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -54,3 +54,21 @@ def test_margins_refuse_systems_scored_on_different_queries() -> None:
     with pytest.raises(ValueError, match="same queries"):
         fusion_margins(rows, ["dense"], "recall@5")
     assert fusion_margins(rows, [], "recall@5") == {}
+
+
+def test_statistics_of_resamples_for_the_bench_ratios() -> None:
+    import numpy as np
+
+    from fused_memory.evaluation.significance import median_of, nearest_rank
+
+    rows = np.array([[3.0, 1.0, 2.0, 10.0], [5.0, 5.0, 1.0, 1.0]])
+    assert median_of(rows).tolist() == [2.5, 3.0]
+    assert nearest_rank(rows, 0.99).tolist() == [10.0, 5.0] and nearest_rank(rows, 0.0).tolist() == [1.0, 1.0]
+    # paired: "on" is always half of "off", so every resample's ratio is 0.5 whatever the spread
+    off = [4.0, 9.0, 30.0, 2.0, 7.0]
+    assert bootstrap_ci([x / 2 for x in off], off, stat=lambda a, b: nearest_rank(a, 0.99) / nearest_rank(b, 0.99)) \
+        == (0.5, 0.5)
+    with pytest.raises(ValueError, match="one value per query"):
+        bootstrap_ci([1.0, 2.0], [1.0], stat=lambda a, b: a.mean(axis=1))
+    with pytest.raises(ValueError, match="give a stat"):
+        bootstrap_ci([1.0], [1.0])
