@@ -22,7 +22,8 @@ from typing import Any
 from .config import FusionConfig
 from .errors import BackendError, BackendUnavailable, QueryError
 from .fusion import fuse
-from .handles import SharedHandle
+from .handles import refuse_pickle
+from .hydration import hydrate
 from .query.optimizer import optimize, optimize_off
 from .query.store_rules import (filter_share, mask_hub_names, mask_time_phrase, scope_hub_seeds,
                                 skip_unselective)
@@ -30,10 +31,9 @@ from .query.parse import parse_query
 from .retrievers import make_retriever
 from .retrievers.base import ArmRequest, Retriever
 from .retrievers.vector_arms import ScopedGraphRetriever, VectorArm, run_vector_arms
-from .store.codec import from_payload
 from .store.graph_common import hub_damping
 from .store.memory_store import MemoryStore
-from .types import (ARMS, ArmFailure, FusedHit, Hit, Memory, MemoryType, ParsedQuery, QueryPlan, Retrieval,
+from .types import (ARMS, ArmFailure, FusedHit, Hit, MemoryType, ParsedQuery, QueryPlan, Retrieval,
                     parse_memory_type, require_aware, type_list, utcnow)
 
 __all__ = ["EnsembleMemory"]
@@ -73,12 +73,12 @@ def _raiser(exc: Exception) -> Callable[[], _Outcome]:
     return run
 
 
-class EnsembleMemory(SharedHandle):
+class EnsembleMemory:
     """The five arms over one `MemoryStore`, fused by score-weighted RRF.
 
     `optimizer=False` runs every arm that can run (the baseline the optimizer is measured against).
     `arms` replaces or adds arms by name (any object with the `Retriever` protocol). Construction
-    does no I/O. A copy is the same ensemble (`handles`).
+    does no I/O. A copy is a new ensemble over the same store (`handles`).
     """
 
     def __init__(self, store: MemoryStore, config: FusionConfig | None = None, *, optimizer: bool = True,
@@ -95,6 +95,20 @@ class EnsembleMemory(SharedHandle):
         self._executor: cf.ThreadPoolExecutor | None = None
         self._stuck: dict[str, cf.Future[Any]] = {}
         self._stuck_lock = threading.Lock()
+
+    def __copy__(self) -> EnsembleMemory:
+        """A new ensemble over the same store with these settings and the same custom arms, but
+        its own thread pool: closing or reconfiguring a copy (a retriever copied per agent) leaves
+        this one as it was. No I/O, as in the constructor."""
+        return EnsembleMemory(self.store, self.config, optimizer=self.optimizer,
+                              arms={n: self._arms[n] for n in self._custom}, max_workers=self._max_workers,
+                              clock=self.clock)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> EnsembleMemory:
+        return self.__copy__()  # the store is a handle, the config frozen, custom arms the caller's
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        refuse_pickle(self)
 
     # ------------------------------------------------------------------ public API
     def plan(self, query: str, *, namespace: str, now: datetime | None = None) -> tuple[ParsedQuery, QueryPlan]:
@@ -369,27 +383,11 @@ class EnsembleMemory(SharedHandle):
                                      causes)
         weights = {a: self.config.weights.get(a, 1.0) * job.plan.weight(a) for a in results}
         fused = fuse(results, weights, self.config.k, limit=job.k)
-        known = _memories_at_hand(results, {f.memory_id for f in fused})
-        missing = [f.memory_id for f in fused if f.memory_id not in known]
-        if missing:
-            known.update((m.id, m) for m in self.store.get_many(job.namespace, missing))
+        known, unread = hydrate(self.store, job.namespace, results, [f.memory_id for f in fused])
+        failures.extend(unread)
         hits = tuple(FusedHit(known[f.memory_id], f.score, rank, f.contributions, self.config.k)
                      for rank, f in enumerate((f for f in fused if f.memory_id in known), start=1))
         job.timings["fuse"] = (time.perf_counter() - t0) * 1000
         job.timings["total"] = (time.perf_counter() - job.started) * 1000
         return Retrieval(hits, job.plan, job.parsed, tuple(failures), tuple(how["widened"]),
                          dict(job.timings), tuple(how["pooled"]))
-
-
-def _memories_at_hand(results: Mapping[str, Sequence[Hit]], wanted: set[str]) -> dict[str, Memory]:
-    """The wanted memories the arms already carry (as `memory` or as a raw payload), so only the
-    rest needs a hydration round trip; payloads are decoded for the wanted ids only."""
-    known: dict[str, Memory] = {}
-    for hits in results.values():
-        for h in hits:
-            if h.memory_id in wanted and h.memory_id not in known:
-                if h.memory is not None:
-                    known[h.memory_id] = h.memory
-                elif h.payload is not None:
-                    known[h.memory_id] = from_payload(h.payload)
-    return known

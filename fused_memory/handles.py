@@ -1,13 +1,14 @@
 """Copy and pickle rules for objects that stand for open resources.
 
 A `MemoryStore` holds the vector engine (its files, locked while open), the BM25 index and a
-graph connection; an `EnsembleMemory` holds a thread pool and its store. Frameworks copy the
-objects that hold them: LangChain's `model_copy(deep=True)` and `copy.deepcopy` of a retriever,
-a tool list copied per agent. A true copy would be a second owner of the same files and lock,
-and the engine cannot be copied anyway (the copy failed deep inside with "cannot pickle
-EdgeShard"). So a copy, shallow or deep, is the same handle, as with a database connection pool:
-two retrievers copied from one share their store. Pickling is refused with a `NotPicklable` that
-says what to send instead, since no process but the owner can use the open engine.
+graph connection. Frameworks copy the objects that hold it: LangChain's `model_copy(deep=True)`
+and `copy.deepcopy` of a retriever, a tool list copied per agent. A true copy of a store would be a
+second owner of the same files and lock, and the engine cannot be copied anyway (the copy failed
+deep inside with "cannot pickle EdgeShard"). So a copy of a store, shallow or deep, is the same
+store, as with a database connection pool. An `EnsembleMemory` is settings and a thread pool over a
+store: its copy is a new ensemble over the same store (`EnsembleMemory.__copy__`), so a copy's
+settings and pool are its own. Pickling either is refused with a `NotPicklable` that says what to
+send instead, since no process but the owner can use the open engine.
 """
 
 from __future__ import annotations
@@ -16,7 +17,13 @@ from typing import Any, NoReturn
 
 from .errors import NotPicklable
 
-__all__ = ["SharedHandle"]
+__all__ = ["SharedHandle", "refuse_pickle"]
+
+
+def refuse_pickle(obj: object) -> NoReturn:
+    raise NotPicklable(
+        f"this {type(obj).__name__} holds open storage and threads and cannot be pickled; "
+        "send its path (or server URLs) and open a new store on the other side")
 
 
 class SharedHandle:
@@ -31,6 +38,4 @@ class SharedHandle:
         return self
 
     def __reduce_ex__(self, protocol: Any) -> NoReturn:
-        raise NotPicklable(
-            f"this {type(self).__name__} holds open storage and threads and cannot be pickled; "
-            "send its path (or server URLs) and open a new store on the other side")
+        refuse_pickle(self)

@@ -355,11 +355,12 @@ class FusedHit:
 
 @dataclass(frozen=True)
 class ArmFailure:
-    """An arm that was planned but gave no answer: it raised, or it ran past its timeout."""
+    """An arm that was planned but gave no answer: it raised, or it ran past its timeout; or one
+    whose hits were left out because their memories could not be read ("hydration")."""
 
     arm: str
     reason: str
-    kind: str = "error"  # "error" | "timeout"
+    kind: str = "error"  # "error" | "timeout" | "hydration"
 
 
 @dataclass(frozen=True)

@@ -66,10 +66,11 @@ def format_eval(report: EvalReport) -> str:
         blocks.append(f"{metric}\n{format_table(header, rows)}")
     if report.margins:
         metric = next(iter(report.margins.values()))["metric"]
-        rows = [[c, m["best_arm"], f"{m['fused_minus_best']:+.3f}",
-                 f"[{m['ci95'][0]:+.3f}, {m['ci95'][1]:+.3f}]"] for c, m in report.margins.items()]
+        rows = [[c, m["n"], m["best_arm"], f"{m['fused_minus_best']:+.3f}",
+                 f"[{m['ci95'][0]:+.3f}, {m['ci95'][1]:+.3f}]" if m["ci95"] else "(too few)"]
+                for c, m in report.margins.items()]
         blocks.append(f"fused minus the best single arm, {metric}, with its 95% paired bootstrap interval\n"
-                      + format_table(["category", "best arm", "fused - best", "interval"], rows))
+                      + format_table(["category", "questions", "best arm", "fused - best", "interval"], rows))
     failed = {s: n for s, n in report.failures.items() if n}
     if failed:
         blocks.append("arm failures/timeouts (results computed without them): "

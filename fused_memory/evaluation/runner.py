@@ -31,8 +31,9 @@ from typing import Any
 
 from ..config import FusionConfig
 from ..conversation import DEFAULT_CONTEXT_TURNS, conversation_context
-from ..errors import FusedMemoryError, QueryError
+from ..errors import FusedMemoryError, QueryError, StoreClosed
 from ..query.parse import check_query_text
+from ..terminal import terminal_safe
 from ..types import ARMS, Memory
 from .data import EvalDataError, EvalDataset, EvalQuery
 from .metrics import mean_scores, metric_names, percentile, score_query
@@ -54,7 +55,7 @@ def quiet_progress(_: str) -> None:
 
 def stderr_progress(message: str) -> None:
     """Progress lines for the CLI: stderr, so `--json -` on stdout stays clean."""
-    print(message, file=sys.stderr, flush=True)
+    print(terminal_safe(message), file=sys.stderr, flush=True)  # names conversations from the data
 
 
 @dataclass(frozen=True)
@@ -240,6 +241,8 @@ class Evaluator:
                             arms=list(s.arms) if s.arms is not None else None)
                         ranked = tuple(result.ids())
                         failures[s.name] += len(result.failures)
+                    except StoreClosed:  # the evaluator was closed: no score is honest
+                        raise
                     except FusedMemoryError:
                         ranked = ()
                         failures[s.name] += 1

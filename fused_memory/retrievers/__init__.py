@@ -28,7 +28,7 @@ def make_retriever(store: MemoryStore, name: str) -> Retriever:
         if store.graph is None:
             raise ConfigurationError("this store has no graph backend")
         from .graph import GraphRetriever
-        return GraphRetriever(store.graph)
+        return GraphRetriever(store.graph, ready=store._ensure_open)
     if name not in _STORE_ARMS:
         raise ConfigurationError(f"unknown retriever {name!r}; choose one of {', '.join(ARMS)}")
     return _STORE_ARMS[name](store)

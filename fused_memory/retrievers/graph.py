@@ -13,6 +13,8 @@ hits are ranked, so a 1-hop memory never outranks an equally scored direct menti
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..errors import BackendError, FusedMemoryError
 from ..store.graph_common import MAX_HOPS
 from ..store.protocols import GraphStore
@@ -44,15 +46,19 @@ def seeds_from_refs(refs: tuple[EntityRef, ...] | list[EntityRef]) -> list[tuple
 class GraphRetriever:
     """`Retriever` over any `GraphStore` (embedded or Cypher). Backend failures surface as the
     store raised them (`BackendUnavailable` for a dead server) so the ensemble can drop the arm
-    and say why."""
+    and say why. `ready`, when given, runs before each search: over a `MemoryStore` it is the
+    store's check that it is open, so a closed store's graph is not reopened by its arm."""
 
     def __init__(self, graph: GraphStore, name: str = "graph",
-                 multi_hop_factor: float = MULTI_HOP_FACTOR) -> None:
+                 multi_hop_factor: float = MULTI_HOP_FACTOR, ready: Callable[[], None] | None = None) -> None:
         self.graph = graph
         self.name = name
         self.multi_hop_factor = float(multi_hop_factor)
+        self.ready = ready
 
     def search(self, request: ArmRequest) -> list[Hit]:
+        if self.ready is not None:
+            self.ready()
         seeds = seeds_from_refs(request.query.entity_refs)
         if not seeds or request.k <= 0:
             return []

@@ -92,16 +92,8 @@ class MemoryStore(SharedHandle):
     def embedded(cls, path: str | Path, *, embedder: Embedder | Any = None, ner: bool = True,
                  show_progress: bool | None = None) -> MemoryStore:
         """Everything in process under `path`: qdrant-edge shard, BM25, embedded graph."""
-        from ..embeddings import as_embedder, default_embedder
-        from .bm25 import BM25Index
-        from .graph_embedded import EmbeddedGraphStore
-        from .qdrant_edge import QdrantEdgeBackend
-
-        root = Path(path)
-        cfg = StoreConfig(path=str(root), ner=ner, show_progress=show_progress)
-        return cls(QdrantEdgeBackend(str(root / "vectors")), BM25Index(),
-                   as_embedder(embedder) if embedder is not None else default_embedder(),
-                   graph=EmbeddedGraphStore(str(root / "graph")), config=cfg)
+        from .factory import embedded_parts
+        return cls(**embedded_parts(path, embedder=embedder, ner=ner, show_progress=show_progress))
 
     @classmethod
     def connect(cls, *, qdrant_url: str | None = None, qdrant_api_key: str | None = None,
@@ -112,35 +104,28 @@ class MemoryStore(SharedHandle):
                 show_progress: bool | None = None) -> MemoryStore:
         """Scale-out: a Qdrant server or cluster (or qdrant-client local mode via `qdrant_location`)
         and, when `neo4j_uri` is given, Neo4j or any Bolt server; else an embedded graph."""
-        from ..embeddings import as_embedder, default_embedder
-        from .bm25 import BM25Index
-        from .graph_embedded import EmbeddedGraphStore
-        from .qdrant_server import QdrantClientBackend
-
-        if not qdrant_url and not qdrant_location:
-            raise ConfigurationError("connect() needs qdrant_url (server) or qdrant_location (local mode)")
-        cfg = StoreConfig(qdrant_url=qdrant_url, qdrant_api_key=qdrant_api_key, qdrant_collection=collection,
-                          qdrant_location=qdrant_location, neo4j_uri=neo4j_uri, neo4j_auth=neo4j_auth,
-                          neo4j_database=neo4j_database, graph_dialect=graph_dialect, ner=ner,
-                          show_progress=show_progress)
-        vectors = QdrantClientBackend(url=qdrant_url, api_key=qdrant_api_key, location=qdrant_location,
-                                      collection=collection)
-        graph: GraphStore
-        if neo4j_uri:
-            from .graph_cypher import CypherGraphStore
-            graph = CypherGraphStore(neo4j_uri, auth=neo4j_auth, database=neo4j_database, dialect=graph_dialect)
-        else:
-            graph = EmbeddedGraphStore(graph_path)
-        return cls(vectors, BM25Index(), as_embedder(embedder) if embedder is not None else default_embedder(),
-                   graph=graph, config=cfg)
+        from .factory import connected_parts
+        return cls(**connected_parts(
+            qdrant_url=qdrant_url, qdrant_api_key=qdrant_api_key, qdrant_location=qdrant_location,
+            collection=collection, neo4j_uri=neo4j_uri, neo4j_auth=neo4j_auth, neo4j_database=neo4j_database,
+            graph_dialect=graph_dialect, graph_path=graph_path, embedder=embedder, ner=ner,
+            show_progress=show_progress))
 
     def open(self) -> MemoryStore:
         """Check the embedder pin and the layout, open the backends, rebuild BM25 from the payloads
         and reconcile the embedded graph with them (see the module docstring). A store that is
         refused is left untouched and closed."""
+        return self._open_now(reopen=True)
+
+    def _open_now(self, *, reopen: bool) -> MemoryStore:
+        """`open()`, or (without `reopen`) the first use's open, which a `close()` forbids. Both
+        decide under the lock, so a close racing a first use cannot be undone by it."""
         with self._open_lock:
             if self._open:
                 return self
+            if self._closed and not reopen:
+                raise StoreClosed(f"the store at {self.config.path or self.vectors} was closed; "
+                                  "call open() to use it again")
             want = self._embedder_meta()
             meta = self.vectors.read_meta()
             where = self.config.path or self.vectors
@@ -175,10 +160,7 @@ class MemoryStore(SharedHandle):
 
     def _ensure_open(self) -> None:
         if not self._open:
-            if self._closed:
-                raise StoreClosed(f"the store at {self.config.path or self.vectors} was closed; "
-                                  "call open() to use it again")
-            self.open()
+            self._open_now(reopen=False)
 
     def _ner_pool(self) -> ThreadPoolExecutor:
         """One worker thread for entity extraction beside the embedding (`ingest.extract_beside`).
@@ -374,6 +356,7 @@ class MemoryStore(SharedHandle):
     def type_counts(self, namespace: str) -> Mapping[MemoryType | None, int] | None:
         """Memories per type in `namespace`, from the lexical index (no backend round trip); None
         when the index cannot tell."""
+        self._ensure_open()
         counts_of = getattr(self.lexical, "type_counts", None)
         return counts_of(namespace) if callable(counts_of) else None
 

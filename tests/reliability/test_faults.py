@@ -32,7 +32,7 @@ from fused_memory.config import FusionConfig
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.errors import BackendError, BackendUnavailable, FusedMemoryError
 from fused_memory.store.memory_store import MemoryStore
-from fused_memory.types import ARMS, Memory, MemoryType
+from fused_memory.types import ARMS, Hit, Memory, MemoryType
 
 NS = "faults"
 QUERY = "what is Sarah Chen doing on the Kestrel project?"
@@ -168,19 +168,36 @@ def test_vector_backend_failing_one_query_costs_only_the_vector_arms(store: Memo
         ens.close()
 
 
-def test_vector_backend_failing_hydration_is_a_clear_error_or_an_answer(store: MemoryStore) -> None:
-    """Hydrating lexical/graph hits needs the vector store (the payloads); if that one call fails the
-    query either answers from what the arms already returned or raises a FusedMemoryError."""
-    store.vectors = FaultProxy(store.vectors).fail("get", exc=BackendUnavailable("qdrant went away"))
-    ens = EnsembleMemory(store)
+class CarryingArm:
+    """A dense stand-in that answers one memory with its payload at hand (as the vector arms do),
+    so the fused list holds one carried memory and BM25's ids that need a read."""
+
+    def __init__(self, name: str, memory: Memory) -> None:
+        self.name, self.memory = name, memory
+
+    def search(self, request: object) -> list:
+        return [Hit(self.memory.id, 0.9, memory=self.memory)]
+
+
+def test_vector_backend_failing_hydration_answers_with_what_the_arms_carried(store: MemoryStore) -> None:
+    """Hydrating BM25's and the graph's hits needs the vector store (the payloads). When that one
+    call fails, the answer is what the other arms carried, with the arms left short named as
+    failed ("hydration"), as for a failed arm; with nothing carried, the backend's error is raised.
+    (It used to raise in both cases.)"""
+    [pref] = store.get_many(NS, ["m-pref"])
+    store.vectors = FaultProxy(store.vectors).fail("get", exc=BackendUnavailable("qdrant went away"), times=2)
+    ens = EnsembleMemory(store, arms={"dense": CarryingArm("dense", pref)})
     try:
-        try:
-            result = ens.retrieve("Kestrel badge 47821", namespace=NS, k=5, now=NOW, arms=["lexical"])
-        except FusedMemoryError as exc:
-            assert "qdrant went away" in str(exc)
-        else:
-            assert all(h.memory.namespace == NS for h in result.hits)
-        assert ens.retrieve("Kestrel badge 47821", namespace=NS, k=5, now=NOW, arms=["lexical"]).hits
+        result = ens.retrieve("badge 47821", namespace=NS, k=5, now=NOW, arms=["dense", "lexical"])
+        assert result.ids() == ["m-pref"]  # m-badge, found by BM25 alone, could not be read
+        [failure] = result.failures
+        assert (failure.arm, failure.kind) == ("lexical", "hydration") and "qdrant went away" in failure.reason
+        assert "FAILED lexical (hydration)" in result.explain()
+        with pytest.raises(BackendUnavailable, match="qdrant went away"):  # nothing carried: no answer
+            ens.retrieve("badge 47821", namespace=NS, k=5, now=NOW, arms=["lexical"])
+        # the fault was two calls: the next query reads m-badge and is whole again
+        again = ens.retrieve("badge 47821", namespace=NS, k=5, now=NOW, arms=["dense", "lexical"])
+        assert "m-badge" in again.ids() and not again.failures
     finally:
         ens.close()
 

@@ -1,27 +1,39 @@
 """A store is a handle to open storage: `close()` gives it up until `open()` takes it again, and a
-copy is the same handle. Before, any call after `close()` silently reopened the store (taking the
+copy is the same handle (a copy of an ensemble is a new ensemble over it). Before, any call after `close()` silently reopened the store (taking the
 files' lock back from whoever the caller had closed it for), and `copy.deepcopy` or pickling a store,
 an ensemble or a framework retriever failed deep inside with "cannot pickle EdgeShard"."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import pickle
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from _support import embedded
+from _support import NOW, embedded
 
-from fused_memory import EnsembleMemory, FusedMemoryError, Memory, MemoryStore, NotPicklable, StoreClosed
+from fused_memory import (EnsembleMemory, FusedMemoryError, FusionConfig, Memory, MemoryStore, NotPicklable,
+                          StoreClosed)
+from fused_memory.query.parse import parse_query
+from fused_memory.retrievers.base import ArmRequest
+from fused_memory.types import EntityCandidate, EntityRef, MemoryType
 
 NS = "ns"
 
 
 def _seeded(path: Path) -> MemoryStore:
     store = embedded(path).open()
-    store.add([Memory(text="Sarah moved to the Berlin office", namespace=NS, id="m1"),
+    store.add([Memory(text="Sarah moved to the Berlin office", namespace=NS, id="m1", entities=("Sarah",)),
                Memory(text="badge ID 4471 opens the lab", namespace=NS, id="m2")])
     return store
+
+
+def _graph_request() -> ArmRequest:
+    parsed = parse_query("Sarah", now=NOW)
+    ref = EntityRef("Sarah", (EntityCandidate("sarah", "Sarah", 1.0),))
+    return ArmRequest(replace(parsed, entity_refs=(ref,)), NS, 10, max_hops=1)
 
 
 @pytest.mark.parametrize(("name", "call"), [
@@ -30,18 +42,30 @@ def _seeded(path: Path) -> MemoryStore:
     ("add", lambda s, e: s.add(Memory(text="a new one", namespace=NS))),
     ("delete", lambda s, e: s.delete(NS, ["m1"])),
     ("namespaces", lambda s, e: s.namespaces()),
+    ("type_counts", lambda s, e: s.type_counts(NS)),
+    ("relate", lambda s, e: s.relate("Sarah", "works_at", "Berlin", namespace=NS)),
+    ("end_session", lambda s, e: s.end_session(NS, NOW)),
+    ("aadd", lambda s, e: asyncio.run(s.aadd(Memory(text="a new one", namespace=NS)))),
     ("ensemble", lambda s, e: e.retrieve("Berlin", namespace=NS)),
+    ("aretrieve", lambda s, e: asyncio.run(e.aretrieve("Berlin", namespace=NS))),
     ("one arm", lambda s, e: e.retrieve("Berlin", namespace=NS, arms=["lexical"])),
+    # the arms themselves, called directly: the graph arm works over the graph backend, which
+    # would otherwise open itself again on first use
+    ("lexical arm", lambda s, e: e.arm("lexical").search(_graph_request())),
+    ("graph arm", lambda s, e: e.arm("graph").search(_graph_request())),
 ])
 def test_a_closed_store_raises_instead_of_reopening(tmp_path: Path, name: str, call) -> None:
     store = _seeded(tmp_path / "s")
     ens = EnsembleMemory(store)
+    assert [h.memory_id for h in ens.arm("graph").search(_graph_request())] == ["m1"]  # the request finds m1
     store.close()
     with pytest.raises(StoreClosed, match="was closed; call open"):
         call(store, ens)
+    assert not store.graph._opened  # the graph was not reopened either
     # Nothing was reopened behind the caller's back: another store can take the files' lock ...
     other = embedded(tmp_path / "s").open()
     assert other.count(NS) == 2  # ... and the refused add / delete changed nothing
+    assert other.retriever("graph").search(_graph_request())[0].memory_id == "m1"
     other.close()
 
 
@@ -71,15 +95,18 @@ def test_leaving_a_with_block_closes_the_store_for_good(tmp_path: Path) -> None:
         ens.retrieve("Berlin", namespace=NS)
 
 
-def test_copies_of_a_store_or_an_ensemble_are_the_same_handle(tmp_path: Path) -> None:
+def test_a_copy_of_a_store_is_the_store_and_a_copy_of_an_ensemble_is_its_own(tmp_path: Path) -> None:
     store = _seeded(tmp_path / "s")
-    ens = EnsembleMemory(store)
-    for thing in (store, ens):
-        assert copy.copy(thing) is thing
-        assert copy.deepcopy(thing) is thing
+    ens = EnsembleMemory(store, FusionConfig(k=7), optimizer=False)
+    assert copy.copy(store) is store and copy.deepcopy(store) is store
     holder = copy.deepcopy({"memory": ens, "k": [5]})  # what a framework's deep copy of its config does
-    assert holder["memory"] is ens and holder["memory"].store is store
-    assert [h.memory.id for h in holder["memory"].retrieve("4471", namespace=NS, k=1).hits] == ["m2"]
+    for twin in (copy.copy(ens), holder["memory"]):
+        assert twin is not ens and twin.store is store
+        assert (twin.config, twin.optimizer, twin.clock) == (ens.config, ens.optimizer, ens.clock)
+        assert twin.retrieve("4471", namespace=NS, k=1).ids() == ["m2"]
+        twin.config = FusionConfig(k=3)  # a copy's settings are its own ...
+        twin.close()  # ... and so is its thread pool
+    assert ens.config.k == 7 and ens.retrieve("4471", namespace=NS, k=1).ids() == ["m2"]
     store.close()
 
 

@@ -168,3 +168,26 @@ def test_the_cli_shows_control_characters_in_memories_instead_of_obeying_them(
         out = capsys.readouterr().out
         assert "\x1b" not in out and "\x07" not in out
         assert "chess club \\x1b[2J\\x1b]0;pwned\\x07 on Fridays" in out
+
+
+def test_a_closed_evaluator_raises_instead_of_scoring_zeros(tmp_path: Path) -> None:
+    """Each query's FusedMemoryError counts as a miss; a closed store must not: it used to give
+    every system recall 0 with exit 0 (found by review)."""
+    from fused_memory.errors import StoreClosed
+    from fused_memory.evaluation.runner import Evaluator, default_systems
+
+    ds = load_dataset(_write(tmp_path / "m.jsonl", [MEM]), _write(tmp_path / "q.jsonl", [QRY]))
+    systems = default_systems(["dense", "lexical"], ablations=False)
+    ev = Evaluator(ds, path=str(tmp_path / "store"))
+    assert ev.evaluate(systems).overall["fused"]["recall@5"] == 1.0
+    ev.close()
+    with pytest.raises(StoreClosed):
+        ev.evaluate(systems)
+
+
+def test_eval_progress_shows_control_characters_in_conversation_ids(capsys: pytest.CaptureFixture) -> None:
+    from fused_memory.evaluation.runner import stderr_progress
+
+    stderr_progress("ingested conv-\x1b[2J\x07: 3 memories")
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err and "conv-\\x1b[2J\\x07" in err

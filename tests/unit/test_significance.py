@@ -34,19 +34,22 @@ def _rows(cats: list[str], values: list[float]) -> list[tuple[str, dict[str, flo
 
 
 def test_margins_pick_the_best_arm_per_category_and_pair_by_query() -> None:
-    cats = ["a", "a", "a", "a", "b", "b"]
-    rows = {"fused": _rows(cats, [1.0, 0.5, 0.2, 0.9, 1.0, 0.0]),
-            "dense": _rows(cats, [0.9, 0.4, 0.1, 0.8, 0.0, 0.0]),  # fused - 0.1 on every "a" question
-            "lexical": _rows(cats, [0.0, 0.0, 0.0, 0.0, 1.0, 1.0])}
+    spread = [1.0, 0.5, 0.2, 0.9, 0.6, 0.3, 0.8, 0.4, 0.7, 0.1]
+    cats = ["a"] * 10 + ["b"] * 10 + ["c"] * 2
+    rows = {"fused": _rows(cats, spread + [1.0, 0.0] * 5 + [1.0, 0.0]),
+            "dense": _rows(cats, [v - 0.1 for v in spread] + [0.0] * 10 + [0.0, 0.0]),  # fused - 0.1 on "a"
+            "lexical": _rows(cats, [0.0] * 10 + [1.0] * 10 + [1.0, 1.0])}
     m = fusion_margins(rows, ["dense", "lexical"], "recall@5")
-    assert list(m) == ["a", "b", "overall"]
+    assert list(m) == ["a", "b", "c", "overall"]
     # "a": dense is best; the per-question values spread widely, but the difference does not, so
     # the paired interval has no width at all
-    assert m["a"] == {"metric": "recall@5", "best_arm": "dense", "fused_minus_best": 0.1, "ci95": [0.1, 0.1], "n": 4}
-    assert m["b"]["best_arm"] == "lexical" and m["b"]["fused_minus_best"] == -0.5 and m["b"]["n"] == 2
-    assert m["b"]["ci95"] == [-1.0, 0.0]  # differences 0 and -1: the two-value case above
-    assert m["overall"]["best_arm"] == "dense" and m["overall"]["fused_minus_best"] == pytest.approx(3.6 / 6 - 2.2 / 6,
-                                                                                                     abs=1e-4)
+    assert m["a"] == {"metric": "recall@5", "best_arm": "dense", "fused_minus_best": 0.1, "ci95": [0.1, 0.1], "n": 10}
+    # "b": lexical is best; fused ties it on half the questions and loses a point on the others
+    assert m["b"]["best_arm"] == "lexical" and m["b"]["fused_minus_best"] == -0.5 and m["b"]["n"] == 10
+    lo, hi = m["b"]["ci95"]
+    assert -0.85 < lo < -0.6 and -0.4 < hi < -0.15
+    assert m["c"]["ci95"] is None and m["c"]["n"] == 2  # too few questions for an interval
+    assert m["overall"]["n"] == 22 and m["overall"]["best_arm"] == "lexical"
 
 
 def test_margins_refuse_systems_scored_on_different_queries() -> None:

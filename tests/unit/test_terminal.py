@@ -19,7 +19,16 @@ CASES = [
     ("del\x7f and c1\x9b", False, "del\\x7f and c1\\x9b"),
     ("line\u2028sep", False, "line\\u2028sep"),
     ("lone \ud800 surrogate", False, "lone \\ud800 surrogate"),
+    ("back\bspace", False, "back\\x08space"),
+    ("right-to-left \u202eoverride\u2066 isolate", False, "right-to-left \\u202eoverride\\u2066 isolate"),
     ("", True, ""),
+    # text, not commands: non-ASCII spaces, joiners inside emoji and words, soft hyphen, tag flags,
+    # private use, combining marks, right-to-left letters
+    ("a\u00a0b\u202fc\u3000d", True, "a\u00a0b\u202fc\u3000d"),
+    ("family 👨\u200d👩\u200d👧 and می\u200cخواهم", True, "family 👨\u200d👩\u200d👧 and می\u200cخواهم"),
+    ("soft\u00adhyphen, flag 🏴\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f, \ue000",
+     True, "soft\u00adhyphen, flag 🏴\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f, \ue000"),
+    ("e\u0301 שלום مرحبا", True, "e\u0301 שלום مرحبا"),
 ]
 
 

@@ -1,0 +1,60 @@
+"""The parts `MemoryStore.embedded` and `MemoryStore.connect` assemble: which backends, built how.
+
+Kept apart from `memory_store.py` (the write path and the open/close life cycle) because choosing
+backends is configuration, not storage: nothing here does I/O, every backend opens on first use.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..config import StoreConfig
+from ..errors import ConfigurationError
+from .protocols import GraphStore
+
+__all__ = ["embedded_parts", "connected_parts"]
+
+
+def _embedder(embedder: Any) -> Any:
+    from ..embeddings import as_embedder, default_embedder
+    return as_embedder(embedder) if embedder is not None else default_embedder()
+
+
+def embedded_parts(path: str | Path, *, embedder: Any, ner: bool, show_progress: bool | None) -> dict[str, Any]:
+    """Everything in process under `path`: qdrant-edge shard, BM25, embedded graph."""
+    from .bm25 import BM25Index
+    from .graph_embedded import EmbeddedGraphStore
+    from .qdrant_edge import QdrantEdgeBackend
+
+    root = Path(path)
+    return {"vectors": QdrantEdgeBackend(str(root / "vectors")), "lexical": BM25Index(),
+            "embedder": _embedder(embedder), "graph": EmbeddedGraphStore(str(root / "graph")),
+            "config": StoreConfig(path=str(root), ner=ner, show_progress=show_progress)}
+
+
+def connected_parts(*, qdrant_url: str | None, qdrant_api_key: str | None, qdrant_location: str | None,
+                    collection: str, neo4j_uri: str | None, neo4j_auth: tuple[str, str] | None,
+                    neo4j_database: str | None, graph_dialect: str | None, graph_path: str | None,
+                    embedder: Any, ner: bool, show_progress: bool | None) -> dict[str, Any]:
+    """A Qdrant server or cluster (or qdrant-client local mode) and, when `neo4j_uri` is given, a
+    Bolt server for the graph; else an embedded graph."""
+    from .bm25 import BM25Index
+    from .graph_embedded import EmbeddedGraphStore
+    from .qdrant_server import QdrantClientBackend
+
+    if not qdrant_url and not qdrant_location:
+        raise ConfigurationError("connect() needs qdrant_url (server) or qdrant_location (local mode)")
+    cfg = StoreConfig(qdrant_url=qdrant_url, qdrant_api_key=qdrant_api_key, qdrant_collection=collection,
+                      qdrant_location=qdrant_location, neo4j_uri=neo4j_uri, neo4j_auth=neo4j_auth,
+                      neo4j_database=neo4j_database, graph_dialect=graph_dialect, ner=ner,
+                      show_progress=show_progress)
+    graph: GraphStore
+    if neo4j_uri:
+        from .graph_cypher import CypherGraphStore
+        graph = CypherGraphStore(neo4j_uri, auth=neo4j_auth, database=neo4j_database, dialect=graph_dialect)
+    else:
+        graph = EmbeddedGraphStore(graph_path)
+    return {"vectors": QdrantClientBackend(url=qdrant_url, api_key=qdrant_api_key, location=qdrant_location,
+                                           collection=collection),
+            "lexical": BM25Index(), "embedder": _embedder(embedder), "graph": graph, "config": cfg}
