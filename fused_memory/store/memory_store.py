@@ -173,11 +173,12 @@ class MemoryStore(SharedHandle):
             return self._ner_workers
 
     def close(self) -> None:
+        """Release the backends; a write in flight finishes first. Later calls raise `StoreClosed`."""
         with self._ner_lock:
             if self._ner_workers is not None:
                 self._ner_workers.shutdown(wait=True)
                 self._ner_workers = None
-        with self._open_lock:
+        with self._write_lock, self._open_lock:
             if self.graph is not None:
                 self.graph.close()
             self.vectors.close()
@@ -240,6 +241,7 @@ class MemoryStore(SharedHandle):
         records = [VectorRecord(m.id, m.namespace, tuple(v.tolist()), to_payload(m, [x.kind for x in ms]))
                    for m, v, ms in zip(prepared, vectors, mentions)]
         with self._write_lock:
+            self._ensure_open()  # a close() that ran before this write took the lock
             before = snapshot(self.vectors, prepared)
             try:
                 self.vectors.upsert(records)
@@ -292,6 +294,7 @@ class MemoryStore(SharedHandle):
             return
         self._ensure_open()
         with self._write_lock:
+            self._ensure_open()  # a close() that ran before this write took the lock
             self.vectors.delete(namespace, ids)
             self.lexical.delete(namespace, ids)
             if self.graph is not None:
@@ -318,6 +321,7 @@ class MemoryStore(SharedHandle):
             raise ConfigurationError("this store has no graph backend")
         self._ensure_open()
         with self._write_lock:
+            self._ensure_open()  # a close() that ran before this write took the lock
             self.graph.relate(namespace, Relation(src, rel, dst, kind, conf, valid_from, valid_to))
             self._bump(namespace)
 
@@ -327,6 +331,7 @@ class MemoryStore(SharedHandle):
         at = require_storable(at, "at") if at is not None else utcnow()
         self._ensure_open()
         with self._write_lock:
+            self._ensure_open()  # a close() that ran before this write took the lock
             sessions = dict(self._meta.get("sessions") or {})
             known = sessions.get(namespace)  # no default of 0.0: a first end before 1970 is kept as given
             sessions[namespace] = at.timestamp() if known is None else max(float(known), at.timestamp())

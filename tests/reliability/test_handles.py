@@ -8,11 +8,13 @@ from __future__ import annotations
 import asyncio
 import copy
 import pickle
+import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from _support import NOW, embedded
+from _support import NOW, FaultProxy, counts, embedded
 
 from fused_memory import (EnsembleMemory, FusedMemoryError, FusionConfig, Memory, MemoryStore, NotPicklable,
                           StoreClosed)
@@ -117,4 +119,33 @@ def test_pickling_a_handle_says_what_to_send_instead(tmp_path: Path, which: str)
     with pytest.raises(NotPicklable, match="cannot be pickled; send its path") as info:
         pickle.dumps(thing)
     assert isinstance(info.value, TypeError) and isinstance(info.value, FusedMemoryError)
+    store.close()
+
+
+def test_close_waits_for_a_write_in_flight_and_the_write_lands_whole(tmp_path: Path) -> None:
+    """close() used to release the backends under a running add: its vector write then failed and
+    the rollback reopened the graph. It now waits for the write's critical section."""
+    store = _seeded(tmp_path / "s")
+    proxy = FaultProxy(store.vectors).stall("upsert", times=1)
+    store.vectors = proxy
+    added: list[object] = []
+    late = Memory(text="late write", namespace=NS, id="m3")
+    writer = threading.Thread(target=lambda: added.append(store.add(late)))
+    writer.start()
+    t0 = time.monotonic()
+    while not proxy.calls.get("upsert") and time.monotonic() - t0 < 30:  # the write is inside its upsert
+        time.sleep(0.01)
+    closer = threading.Thread(target=store.close)
+    closer.start()
+    closer.join(0.3)
+    assert closer.is_alive()  # waiting for the write, not closing under it
+    proxy.release()
+    writer.join(30)
+    closer.join(30)
+    assert added and not writer.is_alive() and not closer.is_alive()
+    with pytest.raises(StoreClosed):
+        store.add(Memory(text="after close", namespace=NS))
+    store.vectors = proxy.inner
+    store.open()
+    assert counts(store, NS)[:2] == (3, 3) and [m.text for m in store.get_many(NS, ["m3"])] == ["late write"]
     store.close()
