@@ -180,13 +180,16 @@ def hit_metadata(hit: FusedHit, retrieval: Retrieval) -> dict[str, Any]:
 @dataclass(frozen=True)
 class ArmReport:
     """One planned arm as a trace wants to show it: the fused hits it contributed to, in the arm's
-    own rank order, how long it took, and why it failed if it did."""
+    own rank order, how long it took, and why it failed if it did. `partial`: it answered, but
+    the memories of some of its hits could not be read (a "hydration" failure), so `hits` is what
+    of its answer survived rather than nothing."""
 
     arm: str
     hits: tuple[tuple[FusedHit, Contribution], ...]
     elapsed_ms: float | None
     error: str | None = None
     widened: bool = False
+    partial: bool = False
 
 
 def arm_reports(retrieval: Retrieval) -> list[ArmReport]:
@@ -197,10 +200,11 @@ def arm_reports(retrieval: Retrieval) -> list[ArmReport]:
     rank the arm itself gave them.
     """
     failed = {f.arm: f"{f.kind}: {f.reason}" for f in retrieval.failures}
+    partial = {f.arm for f in retrieval.failures if f.kind == "hydration"}
     out: list[ArmReport] = []
     for arm in retrieval.plan.arms:
         found = [(h, c) for h in retrieval.hits for c in h.contributions if c.arm == arm]
         found.sort(key=lambda hc: hc[1].rank)
         out.append(ArmReport(arm, tuple(found), retrieval.timings_ms.get(arm), failed.get(arm),
-                             arm in retrieval.widened))
+                             arm in retrieval.widened, arm in partial))
     return out

@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from .config import FusionConfig
-from .errors import BackendError, BackendUnavailable, QueryError
+from .errors import BackendError, BackendUnavailable, QueryError, StoreClosed
 from .fusion import fuse
 from .handles import refuse_pickle
 from .hydration import hydrate
@@ -97,12 +97,15 @@ class EnsembleMemory:
         self._stuck_lock = threading.Lock()
 
     def __copy__(self) -> EnsembleMemory:
-        """A new ensemble over the same store with these settings and the same custom arms, but
-        its own thread pool: closing or reconfiguring a copy (a retriever copied per agent) leaves
-        this one as it was. No I/O, as in the constructor."""
-        return EnsembleMemory(self.store, self.config, optimizer=self.optimizer,
-                              arms={n: self._arms[n] for n in self._custom}, max_workers=self._max_workers,
-                              clock=self.clock)
+        """A new ensemble over the same store, with everything this one was given or set (its
+        type, settings, custom arms), but its own thread pool and arm cache: closing or
+        reconfiguring a copy (a retriever copied per agent) leaves this one as it was. No I/O."""
+        twin = object.__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        twin._arms = {n: a for n, a in self._arms.items() if n in self._custom}
+        twin._scoped_graph, twin._executor = None, None
+        twin._stuck, twin._stuck_lock = {}, threading.Lock()
+        return twin
 
     def __deepcopy__(self, memo: dict[int, Any]) -> EnsembleMemory:
         return self.__copy__()  # the store is a handle, the config frozen, custom arms the caller's
@@ -365,6 +368,8 @@ class EnsembleMemory:
         how: dict[str, list[str]] = {"widened": [], "pooled": []}
         for task in job.tasks:
             outcome = outcomes.get(task.label)
+            if isinstance(outcome, StoreClosed):  # the caller closed the store: not an arm's fault
+                raise outcome
             if isinstance(outcome, BaseException) or outcome is None:
                 kind = "timeout" if isinstance(outcome, TimeoutError) else "error"
                 reason = f"{type(outcome).__name__}: {outcome}" if outcome is not None else "no answer"
@@ -383,10 +388,11 @@ class EnsembleMemory:
                                      causes)
         weights = {a: self.config.weights.get(a, 1.0) * job.plan.weight(a) for a in results}
         fused = fuse(results, weights, self.config.k, limit=job.k)
-        known, unread = hydrate(self.store, job.namespace, results, [f.memory_id for f in fused])
+        kept, unread = hydrate(self.store, job.namespace, results, fused, job.k,
+                               lambda: fuse(results, weights, self.config.k))
         failures.extend(unread)
-        hits = tuple(FusedHit(known[f.memory_id], f.score, rank, f.contributions, self.config.k)
-                     for rank, f in enumerate((f for f in fused if f.memory_id in known), start=1))
+        hits = tuple(FusedHit(memory, f.score, rank, f.contributions, self.config.k)
+                     for rank, (f, memory) in enumerate(kept, start=1))
         job.timings["fuse"] = (time.perf_counter() - t0) * 1000
         job.timings["total"] = (time.perf_counter() - job.started) * 1000
         return Retrieval(hits, job.plan, job.parsed, tuple(failures), tuple(how["widened"]),

@@ -19,7 +19,7 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-from ..errors import BackendError, QueryError
+from ..errors import BackendError, QueryError, StoreClosed
 from ..types import Hit, MemoryType
 from .graph_common import (EntityPlan, NewEntity, check_name, check_namespace, check_relation, clean_mentions,
                            epoch_ms, name_tokens, normalize_entity_id, plan_entities, quantize_confidence,
@@ -57,10 +57,12 @@ class EmbeddedGraphStore:
         self._ops: list[tuple[str, tuple[Any, ...]]] = []
         self._seq = 0
         self._opened = False
+        self._closed = False  # close() was called: only open() opens it again, not a first use
 
     # ------------------------------------------------------------------ lifecycle
     def open(self) -> None:
         with self._lock:
+            self._closed = False
             if self._opened:
                 return
             if self.path is not None:
@@ -81,7 +83,7 @@ class EmbeddedGraphStore:
                 self._db.close()
                 self._db = None
             self._spaces.clear()
-            self._opened = False
+            self._opened, self._closed = False, True
 
     def _load(self) -> None:
         """Rebuild every namespace from the tables: entities, then memories in link order (which
@@ -107,11 +109,18 @@ class EmbeddedGraphStore:
             sp = self._spaces[namespace] = NamespaceGraph(namespace)
         return sp
 
+    def _ensure_open(self) -> None:
+        """Open on first use, but not after `close()`: a read racing its store's close must not
+        reopen the files behind it (only `open()` does)."""
+        if not self._opened:
+            if self._closed:
+                raise StoreClosed(f"the embedded graph at {self.path} was closed; call open() to use it again")
+            self.open()
+
     def _check(self, namespace: str, write: bool = True) -> NamespaceGraph:
         """The namespace's graph (opening the store on first use); reads of an unknown namespace get
         a throwaway empty one, so queries never grow the store."""
-        if not self._opened:
-            self.open()
+        self._ensure_open()
         check_namespace(namespace)
         return self._space(namespace) if write else self._spaces.get(namespace) or NamespaceGraph(namespace)
 
@@ -206,8 +215,7 @@ class EmbeddedGraphStore:
         re-linked to what the name means now. Returns (re-linked, unlinked)."""
         relinked = unlinked = 0
         with self._lock:
-            if not self._opened:
-                self.open()
+            self._ensure_open()
             for ns in sorted(set(self._spaces) | set(want)):
                 wanted = want.get(ns, {})
                 stale: dict[str, tuple[list[tuple[str, str, str | None]], Any]] = {}
@@ -297,8 +305,7 @@ class EmbeddedGraphStore:
 
     def stats(self, namespace: str | None = None) -> Mapping[str, int]:
         with self._lock:
-            if not self._opened:
-                self.open()
+            self._ensure_open()
             spaces = list(self._spaces.values()) if namespace is None else [self._check(namespace, write=False)]
             return {"entities": sum(len(s.ent) for s in spaces), "memories": sum(len(s.mem) for s in spaces),
                     "mentions": sum(len(r[2]) for s in spaces for r in s.mem.values()),

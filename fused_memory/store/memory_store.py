@@ -124,8 +124,7 @@ class MemoryStore(SharedHandle):
             if self._open:
                 return self
             if self._closed and not reopen:
-                raise StoreClosed(f"the store at {self.config.path or self.vectors} was closed; "
-                                  "call open() to use it again")
+                raise self._closed_error()
             want = self._embedder_meta()
             meta = self.vectors.read_meta()
             where = self.config.path or self.vectors
@@ -158,6 +157,10 @@ class MemoryStore(SharedHandle):
         eid = self.embedder.id
         return {"name": eid.name, "dim": int(eid.dim), "weights_hash": eid.weights_hash}
 
+    def _closed_error(self) -> StoreClosed:
+        where = self.config.path or self.vectors
+        return StoreClosed(f"the store at {where} was closed; call open() to use it again")
+
     def _ensure_open(self) -> None:
         if not self._open:
             self._open_now(reopen=False)
@@ -167,22 +170,25 @@ class MemoryStore(SharedHandle):
         A process forked after it started inherits the pool but not its thread, so a job submitted
         there would wait forever (checked): such a child starts a pool of its own."""
         with self._ner_lock:
+            if self._closed:  # an add that was under way when close() shut the pool down
+                raise self._closed_error()
             if self._ner_workers is None or self._ner_pid != os.getpid():
                 self._ner_workers = ThreadPoolExecutor(1, thread_name_prefix="fused-memory-ner")
                 self._ner_pid = os.getpid()
             return self._ner_workers
 
     def close(self) -> None:
-        """Release the backends; a write in flight finishes first. Later calls raise `StoreClosed`."""
-        with self._ner_lock:
-            if self._ner_workers is not None:
-                self._ner_workers.shutdown(wait=True)
-                self._ner_workers = None
+        """Release the backends; a write in flight finishes first. Later calls raise `StoreClosed`.
+        The NER pool goes last, once no add can start one again."""
         with self._write_lock, self._open_lock:
             if self.graph is not None:
                 self.graph.close()
             self.vectors.close()
             self._open, self._closed = False, True
+        with self._ner_lock:
+            if self._ner_workers is not None:
+                self._ner_workers.shutdown(wait=True)
+                self._ner_workers = None
 
     def __enter__(self) -> MemoryStore:
         return self.open()

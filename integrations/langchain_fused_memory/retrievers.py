@@ -66,7 +66,8 @@ def _arm_documents(report: ArmReport) -> list[Document]:
 
 def _arm_metadata(report: ArmReport) -> dict[str, Any]:
     return {"ls_retriever_name": f"fused_memory_{report.arm}", "fused_memory_arm": report.arm,
-            "elapsed_ms": report.elapsed_ms, "widened": report.widened}
+            "elapsed_ms": report.elapsed_ms, "widened": report.widened,
+            **({"partial_failure": report.error} if report.partial else {})}
 
 
 def _plan_output(retrieval: Retrieval) -> dict[str, Any]:
@@ -178,7 +179,7 @@ class FusedMemoryRetriever(BaseRetriever):
             child = run_manager.get_child(f"fused_memory:{report.arm}")
             child.add_metadata(_arm_metadata(report), inherit=False)
             run = child.on_retriever_start(None, query, name=f"fused_memory:{report.arm}")
-            if report.error is not None:
+            if report.error is not None and not report.partial:  # a partial answer ends with what it kept
                 run.on_retriever_error(_ArmFailed(report.error))
             else:
                 run.on_retriever_end(_arm_documents(report))
@@ -193,7 +194,7 @@ class FusedMemoryRetriever(BaseRetriever):
             child = run_manager.get_child(f"fused_memory:{report.arm}")
             child.add_metadata(_arm_metadata(report), inherit=False)
             run = await child.on_retriever_start(None, query, name=f"fused_memory:{report.arm}")
-            if report.error is not None:
+            if report.error is not None and not report.partial:  # a partial answer ends with what it kept
                 await run.on_retriever_error(_ArmFailed(report.error))
             else:
                 await run.on_retriever_end(_arm_documents(report))

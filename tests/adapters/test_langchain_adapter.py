@@ -13,7 +13,7 @@ from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
 from langchain_core.messages import ToolMessage
 
 from fused_memory.ensemble import EnsembleMemory
-from fused_memory.errors import QueryError
+from fused_memory.errors import BackendUnavailable, QueryError
 from fused_memory.store.memory_store import MemoryStore
 from fused_memory.types import ARMS, Hit, QueryPlan
 from langchain_fused_memory import (DenseMemoryRetriever, EnsembleMemoryRetriever, QueryOptimizerChain,
@@ -169,6 +169,40 @@ class Exploding:
 
     def search(self, request: Any) -> list[Hit]:
         raise RuntimeError("bm25 index exploded")
+
+
+class GhostArm:
+    """BM25 stand-in whose one hit names a memory the store cannot read."""
+    name = "lexical"
+
+    def search(self, request: Any) -> list[Hit]:
+        return [Hit("ghost", 1.0)]
+
+
+class Unreadable:
+    """The seeded store, except that reading memories by id fails (the hydration round trip)."""
+
+    def __init__(self, inner: MemoryStore) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def get_many(self, *args: Any, **kw: Any) -> Any:
+        raise BackendUnavailable("qdrant went away")
+
+
+def test_an_arm_whose_hits_could_not_be_read_ends_its_run_and_is_flagged(seeded_store: MemoryStore) -> None:
+    ens = EnsembleMemory(Unreadable(seeded_store), arms={"lexical": GhostArm()})  # type: ignore[arg-type]
+    rec = Recorder()
+    docs = EnsembleMemoryRetriever(ensemble=ens, namespace=NS, now=NOW).invoke(QUERY, config={"callbacks": [rec]})
+    assert docs and "ghost" not in [d.id for d in docs]  # dense carried its memories; the ghost is left out
+    assert docs[0].metadata["failed_arms"]["lexical"].startswith("hydration: BackendUnavailable: qdrant went away")
+    root_id, _ = rec.root()
+    [lexical] = [c for c in rec.children(root_id) if c["name"] == "fused_memory:lexical"]
+    assert "error" not in lexical and lexical["documents"] == []  # it answered; nothing of it survived
+    assert "qdrant went away" in lexical["metadata"]["partial_failure"]
+    ens.close()
 
 
 def test_failed_arm_is_an_error_run_and_flagged(seeded_store: MemoryStore) -> None:

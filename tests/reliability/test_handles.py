@@ -149,3 +149,37 @@ def test_close_waits_for_a_write_in_flight_and_the_write_lands_whole(tmp_path: P
     store.open()
     assert counts(store, NS)[:2] == (3, 3) and [m.text for m in store.get_many(NS, ["m3"])] == ["late write"]
     store.close()
+
+
+def test_the_graph_backend_and_the_ner_pool_stay_closed_with_their_store(tmp_path: Path) -> None:
+    """A read that passed the store's check just before close() reached the embedded graph, which
+    opened itself again; an add under way started a new NER pool that outlived the store."""
+    store = embedded(tmp_path / "s", ner=True).open()
+    store.add(Memory(text="Sarah moved to Berlin", namespace=NS, id="m1"))  # starts the NER pool
+    graph = store.graph
+    assert store._ner_workers is not None
+    ner_threads = list(store._ner_workers._threads)  # this store's pool (other tests' stores have theirs)
+    store.close()
+    for read in (lambda: graph.stats(NS), lambda: graph.entities(NS), store._ner_pool):
+        with pytest.raises(StoreClosed):
+            read()
+    assert not graph._opened
+    assert ner_threads and store._ner_workers is None and not any(t.is_alive() for t in ner_threads)
+    store.open()  # open() reopens both
+    assert graph.stats(NS)["memories"] == 1
+    store.close()
+
+
+def test_a_copy_of_an_ensemble_keeps_its_type_and_what_the_caller_set(tmp_path: Path) -> None:
+    class Tuned(EnsembleMemory):
+        pass
+
+    store = _seeded(tmp_path / "s")
+    ens = Tuned(store, max_workers=3)
+    ens.note = "set after construction"  # type: ignore[attr-defined]
+    twin = copy.deepcopy(ens)
+    assert type(twin) is Tuned and twin.note == "set after construction" and twin._max_workers == 3
+    assert twin.retrieve("4471", namespace=NS, k=1).ids() == ["m2"]
+    twin.close()
+    assert ens.retrieve("4471", namespace=NS, k=1).ids() == ["m2"]
+    store.close()

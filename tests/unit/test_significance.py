@@ -75,3 +75,12 @@ def test_statistics_of_resamples_for_the_bench_ratios() -> None:
         bootstrap_ci([1.0, 2.0], [1.0], stat=lambda a, b: a.mean(axis=1))
     with pytest.raises(ValueError, match="give a stat"):
         bootstrap_ci([1.0], [1.0])
+
+
+def test_resampling_in_blocks_gives_the_same_interval(monkeypatch: pytest.MonkeyPatch) -> None:
+    import fused_memory.evaluation.significance as sig
+
+    values = [float(i % 7) for i in range(300)]
+    whole = bootstrap_ci(values)
+    monkeypatch.setattr(sig, "_CHUNK_CELLS", 300 * 7)  # 7 resamples per block, the last one partial
+    assert bootstrap_ci(values) == whole
