@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from .ensemble import EnsembleMemory
-from .errors import QueryError
+from .errors import ConfigurationError, QueryError
 from .store.memory_store import MemoryStore
 from .types import Contribution, FusedHit, MemoryType, Retrieval, type_list
 
@@ -32,6 +32,7 @@ __all__ = [
     "arm_reports",
     "hit_metadata",
     "resolve_ensemble",
+    "bound_ensemble",
 ]
 
 #: Adapter class name -> the core arm it exposes (None: the fused ensemble). One table, so both
@@ -59,6 +60,17 @@ LLM_HIDDEN_KEYS: tuple[str, ...] = (
     "memory_id", "namespace", "created_at", "session_id", "score", "rank", "arms", "contributions",
     "explain", "skipped_arms", "failed_arms", "widened_arms", "pooled_arms", "metadata",
 )
+
+
+def bound_ensemble(store: MemoryStore | EnsembleMemory | None, ensemble: EnsembleMemory | None) -> EnsembleMemory:
+    """The ensemble an adapter runs, checked against its store on every call: pydantic's
+    `model_copy(update={"store": ...})` and attribute assignment skip validation, and answering from
+    the old store under the new one's name would be another tenant's memories (or entities)."""
+    if ensemble is None or store is not ensemble.store:
+        raise ConfigurationError(
+            "this retriever's store and ensemble disagree (model_copy(update=...) and assignment skip "
+            "validation); build a new one with the store, or update store and ensemble together")
+    return ensemble
 
 
 def resolve_ensemble(store: MemoryStore | EnsembleMemory | None, ensemble: EnsembleMemory | None,

@@ -20,7 +20,7 @@ from fused_memory.ensemble import EnsembleMemory
 from fused_memory.store.memory_store import MemoryStore
 from fused_memory.types import QueryPlan
 
-from fused_memory.adapter_support import CallOptions, resolve_ensemble
+from fused_memory.adapter_support import CallOptions, bound_ensemble, resolve_ensemble
 
 __all__ = ["QueryOptimizerChain"]
 
@@ -44,11 +44,11 @@ class QueryOptimizerChain(RunnableSerializable[str, QueryPlan]):
         return self
 
     def _plan(self, query: str, run_manager: Any, config: RunnableConfig) -> QueryPlan:
-        assert self.ensemble is not None  # set by _bind
+        ensemble = bound_ensemble(self.store, self.ensemble)
         configurable = config.get("configurable") or {}
         opts = CallOptions.of(self.namespace, 1, self.now).override(
             namespace=configurable.get("namespace"), now=configurable.get("now"))
-        return self.ensemble.plan(query, namespace=opts.namespace, now=opts.now)[1]
+        return ensemble.plan(query, namespace=opts.namespace, now=opts.now)[1]
 
     def invoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> QueryPlan:
         """Plan `input`; `config["configurable"]` may override `namespace` and `now`."""

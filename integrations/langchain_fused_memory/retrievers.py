@@ -32,7 +32,8 @@ from fused_memory.ensemble import EnsembleMemory
 from fused_memory.store.memory_store import MemoryStore
 from fused_memory.types import MemoryType, Retrieval
 
-from fused_memory.adapter_support import ARM_RETRIEVERS, ArmReport, CallOptions, arm_reports, hit_metadata, resolve_ensemble
+from fused_memory.adapter_support import (ARM_RETRIEVERS, ArmReport, CallOptions, arm_reports, bound_ensemble,
+                                          hit_metadata, resolve_ensemble)
 from .optimizer import QueryOptimizerChain
 
 __all__ = [
@@ -129,8 +130,7 @@ class FusedMemoryRetriever(BaseRetriever):
 
     @property
     def _ensemble(self) -> EnsembleMemory:
-        assert self.ensemble is not None  # set by _bind
-        return self.ensemble
+        return bound_ensemble(self.store, self.ensemble)
 
     def _get_ls_params(self, **kwargs: Any) -> LangSmithRetrieverParams:
         """Every run carries `ls_retriever_name` (fused_memory_<arm> or fused_memory_ensemble)."""

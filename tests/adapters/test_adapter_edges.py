@@ -11,7 +11,8 @@ from llama_index.retrievers.fused_memory import EnsembleMemoryRetriever as LIEns
 from llama_index.retrievers.fused_memory import memory_tool
 from pydantic import ValidationError
 
-from fused_memory.errors import QueryError
+from fused_memory.ensemble import EnsembleMemory
+from fused_memory.errors import ConfigurationError, QueryError
 from fused_memory.store.memory_store import MemoryStore
 
 from ._seed import NOW, NS, OTHER_NS
@@ -102,3 +103,22 @@ def test_a_deep_copied_retriever_works_and_shares_its_store(seeded_store: Memory
     call = {"type": "tool_call", "id": "c", "name": "recall", "args": {"query": BADGE}}
     assert [d.id for d in tools[0].invoke(call).artifact] == want
     assert [n.node.id_ for n in tools[1].call(input=BADGE).raw_output] == [n.node.id_ for n in li.retrieve(BADGE)]
+
+
+def test_a_copy_pointed_at_another_store_refuses_to_search_the_old_one(seeded_store: MemoryStore,
+                                                                       tmp_path) -> None:
+    """pydantic's model_copy(update=...) skips validation, so a copy given another store kept the
+    first store's ensemble and searched it under the new store's name (found by review)."""
+    other = MemoryStore.embedded(tmp_path / "other")
+    lc = LCEnsemble(store=seeded_store, namespace=NS, now=NOW)
+    moved = lc.model_copy(update={"store": other})
+    with pytest.raises(ConfigurationError, match="store and ensemble disagree"):
+        moved.invoke(BADGE)
+    from langchain_fused_memory import QueryOptimizerChain
+
+    with pytest.raises(ConfigurationError, match="store and ensemble disagree"):  # its plans name entities
+        QueryOptimizerChain(store=seeded_store, namespace=NS).model_copy(update={"store": other}).invoke(BADGE)
+    both = lc.model_copy(update={"store": other, "ensemble": EnsembleMemory(other)})
+    assert both.invoke(BADGE) == []  # the other store is empty: it searched that one
+    assert lc.invoke(BADGE)  # the original is untouched
+    other.close()
