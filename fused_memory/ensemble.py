@@ -102,7 +102,7 @@ class EnsembleMemory:
         reconfiguring a copy (a retriever copied per agent) leaves this one as it was. No I/O."""
         twin = object.__new__(type(self))
         twin.__dict__.update(self.__dict__)
-        twin._arms = {n: a for n, a in self._arms.items() if n in self._custom}
+        twin._arms = {n: self._arms[n] for n in self._custom}  # not a live dict's items: arm() may add
         twin._scoped_graph, twin._executor = None, None
         twin._stuck, twin._stuck_lock = {}, threading.Lock()
         return twin

@@ -30,25 +30,46 @@ def hydrate(store: MemoryStore, namespace: str, results: Mapping[str, Sequence[H
             k: int, ranked_all: Callable[[], Sequence[FusedScore]]
             ) -> tuple[list[tuple[FusedScore, Memory]], list[ArmFailure]]:
     """The fused top `k` with their memories, and the failures of arms left short. `fused` is the
-    fused top `k`; `ranked_all()` the whole fused ranking, asked for only if the read fails."""
+    fused top `k`; `ranked_all()` the whole fused ranking, asked for only when a memory of the top
+    `k` cannot be had: its read failed, or it was deleted since the arms saw it. The rest of the
+    ranking then fills the `k` places, with one more read if the first one worked."""
     known = _at_hand(results, {f.memory_id for f in fused})
     missing = [f.memory_id for f in fused if f.memory_id not in known]
-    failures: list[ArmFailure] = []
-    if missing:
-        try:
-            known.update((m.id, m) for m in store.get_many(namespace, missing))
-        except StoreClosed:
-            raise
-        except FusedMemoryError as exc:
-            fused = ranked_all()
-            known = _at_hand(results, {f.memory_id for f in fused})
-            if not known:
-                raise
-            reason = f"{type(exc).__name__}: {exc}; the memories of its hits no other arm carried are left out"
-            lost = set(missing)
-            failures = [ArmFailure(arm, reason, "hydration") for arm, hits in results.items()
-                        if any(h.memory_id in lost for h in hits)]
-    return [(f, known[f.memory_id]) for f in fused if f.memory_id in known][:k], failures
+    error = _read(store, namespace, missing, known)
+    if all(f.memory_id in known for f in fused):
+        return [(f, known[f.memory_id]) for f in fused], []
+    ranked = ranked_all()
+    known.update(_at_hand(results, {f.memory_id for f in ranked} - known.keys()))
+    if error is None:  # a short read: the next candidates, read once
+        tried = set(missing)
+        error = _read(store, namespace, [f.memory_id for f in ranked
+                                         if f.memory_id not in known and f.memory_id not in tried][:k], known)
+    kept = [(f, known[f.memory_id]) for f in ranked if f.memory_id in known][:k]
+    if error is None:
+        return kept, []
+    if not kept:
+        raise error
+    # the arms whose hits ranked above the last one kept (or anywhere, if fewer than k were kept)
+    # could not be read: they are named, as a failed arm is
+    cut = {f.memory_id for f, _ in kept}
+    last = max(i for i, f in enumerate(ranked) if f.memory_id in cut) if len(kept) == k else len(ranked)
+    lost = {f.memory_id for f in ranked[:last + 1] if f.memory_id not in known}
+    reason = f"{type(error).__name__}: {error}; the memories of its hits no other arm carried are left out"
+    return kept, [ArmFailure(arm, reason, "hydration") for arm, hits in results.items()
+                  if any(h.memory_id in lost for h in hits)]
+
+
+def _read(store: MemoryStore, namespace: str, ids: Sequence[str], into: dict[str, Memory]) -> Exception | None:
+    """Read `ids` into `into`; the read's error if it failed (a closed store is not such an error)."""
+    if not ids:
+        return None
+    try:
+        into.update((m.id, m) for m in store.get_many(namespace, ids))
+    except StoreClosed:
+        raise
+    except FusedMemoryError as exc:
+        return exc
+    return None
 
 
 def _at_hand(results: Mapping[str, Sequence[Hit]], wanted: set[str]) -> dict[str, Memory]:

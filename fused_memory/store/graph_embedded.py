@@ -63,19 +63,22 @@ class EmbeddedGraphStore:
     def open(self) -> None:
         with self._lock:
             self._closed = False
-            if self._opened:
-                return
-            if self.path is not None:
-                try:
-                    Path(self.path).mkdir(parents=True, exist_ok=True)
-                    self._db = sqlite3.connect(str(Path(self.path) / "graph.sqlite3"), check_same_thread=False)
-                    self._db.execute("PRAGMA journal_mode=WAL")
-                    self._db.execute("PRAGMA synchronous=NORMAL")
-                    self._db.executescript(_SCHEMA)
-                except (OSError, sqlite3.Error) as exc:
-                    raise BackendError(f"cannot open the embedded graph at {self.path}: {exc}") from exc
-                self._load()
-            self._opened = True
+            self._open_files()
+
+    def _open_files(self) -> None:
+        if self._opened:
+            return
+        if self.path is not None:
+            try:
+                Path(self.path).mkdir(parents=True, exist_ok=True)
+                self._db = sqlite3.connect(str(Path(self.path) / "graph.sqlite3"), check_same_thread=False)
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._db.executescript(_SCHEMA)
+            except (OSError, sqlite3.Error) as exc:
+                raise BackendError(f"cannot open the embedded graph at {self.path}: {exc}") from exc
+            self._load()
+        self._opened = True
 
     def close(self) -> None:
         with self._lock:
@@ -112,10 +115,12 @@ class EmbeddedGraphStore:
     def _ensure_open(self) -> None:
         """Open on first use, but not after `close()`: a read racing its store's close must not
         reopen the files behind it (only `open()` does)."""
-        if not self._opened:
+        with self._lock:  # decided under the lock, so a close() racing a first use is not undone
+            if self._opened:
+                return
             if self._closed:
                 raise StoreClosed(f"the embedded graph at {self.path} was closed; call open() to use it again")
-            self.open()
+            self._open_files()
 
     def _check(self, namespace: str, write: bool = True) -> NamespaceGraph:
         """The namespace's graph (opening the store on first use); reads of an unknown namespace get
@@ -179,11 +184,12 @@ class EmbeddedGraphStore:
     # ------------------------------------------------------------------ GraphStore writes
     def link(self, namespace: str,
              items: Sequence[tuple[str, Sequence[EntityMention], MemoryType | None]]) -> None:
-        sp = self._check(namespace)
-        batch = {check_name(str(mid), "memory id", entity=False): (clean_mentions(ms), mtype)
-                 for mid, ms, mtype in items}
-        if batch:
-            self._write(self._link, sp, batch)
+        with self._lock:  # from the check to the write: a close() in between must not strand it
+            sp = self._check(namespace)
+            batch = {check_name(str(mid), "memory id", entity=False): (clean_mentions(ms), mtype)
+                     for mid, ms, mtype in items}
+            if batch:
+                self._write(self._link, sp, batch)
 
     def _link(self, sp: NamespaceGraph, batch: Mapping[str, tuple[list[tuple[str, str, str | None]], Any]]) -> None:
         names = [n for ms, _t in batch.values() for n in ms]
@@ -200,10 +206,11 @@ class EmbeddedGraphStore:
             self._ops.extend(("INSERT INTO mention VALUES (?,?,?)", (sp.namespace, mid, e)) for e in targets)
 
     def unlink(self, namespace: str, memory_ids: Sequence[str]) -> None:
-        sp = self._check(namespace)
-        ids = [m for m in dict.fromkeys(str(x) for x in memory_ids) if m in sp.mem]
-        if ids:
-            self._write(lambda: [self._drop(sp, m) for m in ids])
+        with self._lock:  # from the check to the write: a close() in between must not strand it
+            sp = self._check(namespace)
+            ids = [m for m in dict.fromkeys(str(x) for x in memory_ids) if m in sp.mem]
+            if ids:
+                self._write(lambda: [self._drop(sp, m) for m in ids])
 
     def reconcile(self, want: Mapping[str, Mapping[str, tuple[Sequence[EntityMention], MemoryType | None]]]
                   ) -> tuple[int, int]:
@@ -249,9 +256,10 @@ class EmbeddedGraphStore:
         return have == want
 
     def relate(self, namespace: str, relation: Relation) -> None:
-        sp = self._check(namespace)
-        src, dst, label = check_relation(relation)
-        self._write(self._relate, sp, relation, src, dst, label)
+        with self._lock:  # from the check to the write: a close() in between must not strand it
+            sp = self._check(namespace)
+            src, dst, label = check_relation(relation)
+            self._write(self._relate, sp, relation, src, dst, label)
 
     def _relate(self, sp: NamespaceGraph, r: Relation, src: str, dst: str, label: str) -> None:
         plan = plan_entities(sp, [(src, " ".join(r.src.split()), None), (dst, " ".join(r.dst.split()), None)])
@@ -263,12 +271,13 @@ class EmbeddedGraphStore:
                           (sp.namespace, s, label, d, *value)))
 
     def add_alias(self, namespace: str, entity: str, alias: str) -> None:
-        sp = self._check(namespace)
-        eid = normalize_entity_id(check_name(entity, "entity name"))
-        aid = normalize_entity_id(check_name(alias, "alias"))
-        if not eid or not aid:
-            raise QueryError(f"entity and alias must be non-empty names: {entity!r}, {alias!r}")
-        self._write(self._add_alias, sp, eid, " ".join(entity.split()), aid, " ".join(alias.split()))
+        with self._lock:  # from the check to the write: a close() in between must not strand it
+            sp = self._check(namespace)
+            eid = normalize_entity_id(check_name(entity, "entity name"))
+            aid = normalize_entity_id(check_name(alias, "alias"))
+            if not eid or not aid:
+                raise QueryError(f"entity and alias must be non-empty names: {entity!r}, {alias!r}")
+            self._write(self._add_alias, sp, eid, " ".join(entity.split()), aid, " ".join(alias.split()))
 
     def _add_alias(self, sp: NamespaceGraph, eid: str, ename: str, aid: str, aname: str) -> None:
         plan = plan_entities(sp, [(eid, ename, None)])

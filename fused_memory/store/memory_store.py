@@ -33,8 +33,9 @@ import asyncio
 import os
 import sys
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,16 +43,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..config import StoreConfig
-from ..errors import ConfigurationError, InvalidMemory, QueryError, StoreClosed
+from ..errors import ConfigurationError, FusedMemoryError, InvalidMemory, QueryError, StoreClosed
 from ..handles import SharedHandle
 from ..ingest import EntityExtractor, classify_type, extract_beside
 from ..types import Memory, MemoryType, utcnow
 from ..validation import require_storable
 from .arguments import check_namespace, memory_ids as keyed_ids
-from .codec import LAYOUT_VERSION, from_payload, stored_time, to_payload
+from .codec import from_payload, stored_time, to_payload
 from .protocols import (GraphStore, LexicalDoc, LexicalIndex, Relation, VectorBackend, VectorQuery,
                         VectorRecord, ScoredPayload)
-from .recovery import check_meta, rebuild, snapshot, undo
+from .recovery import open_backends, snapshot, undo
 
 if TYPE_CHECKING:
     from ..embeddings import Embedder
@@ -125,31 +126,7 @@ class MemoryStore(SharedHandle):
                 return self
             if self._closed and not reopen:
                 raise self._closed_error()
-            want = self._embedder_meta()
-            meta = self.vectors.read_meta()
-            where = self.config.path or self.vectors
-            if meta is not None:
-                check_meta(meta, want, where)
-            self.vectors.open(int(want["dim"]))
-            try:
-                if meta is None:
-                    if next(iter(self.vectors.scroll()), None) is not None:
-                        raise ConfigurationError(
-                            f"the store at {where} holds memories but its meta (layout, embedder pin) is "
-                            "missing; restore meta.json from a backup or re-ingest into a new store")
-                    meta = {"layout": LAYOUT_VERSION, "embedder": want, "sessions": {}}
-                    self.vectors.write_meta(meta)
-                self._meta = dict(meta)
-                if self.graph is not None:
-                    self.graph.open()
-                rebuild(self)
-            except BaseException:
-                for closer in ((self.graph.close,) if self.graph is not None else ()) + (self.vectors.close,):
-                    try:
-                        closer()
-                    except Exception:  # noqa: BLE001 - the original error is the one to report
-                        pass
-                raise
+            self._meta = open_backends(self, self._embedder_meta())
             self._open, self._closed = True, False
         return self
 
@@ -164,6 +141,18 @@ class MemoryStore(SharedHandle):
     def _ensure_open(self) -> None:
         if not self._open:
             self._open_now(reopen=False)
+
+    @contextmanager
+    def _live(self) -> Iterator[None]:
+        """A step that a concurrent close() may cut short (a backend released under a read, the NER
+        pool shut under an add) says so with `StoreClosed`, not as a backend fault."""
+        self._ensure_open()
+        try:
+            yield
+        except (FusedMemoryError, RuntimeError) as exc:
+            if self._closed and not isinstance(exc, StoreClosed):
+                raise self._closed_error() from exc
+            raise
 
     def _ner_pool(self) -> ThreadPoolExecutor:
         """One worker thread for entity extraction beside the embedding (`ingest.extract_beside`).
@@ -236,9 +225,9 @@ class MemoryStore(SharedHandle):
 
     def _add_chunk(self, batch: list[Memory]) -> list[Memory]:
         now = utcnow()
-        mentions, vectors = extract_beside(  # the embedded text is the memory's own: no need to wait
-            self.extractor, batch, lambda: self.embed_memories(batch),
-            self._ner_pool() if self.extractor.enabled else None)
+        with self._live():  # the embedded text is the memory's own: no need to wait for NER
+            mentions, vectors = extract_beside(self.extractor, batch, lambda: self.embed_memories(batch),
+                                               self._ner_pool() if self.extractor.enabled else None)
         prepared: list[Memory] = []
         for m, ms in zip(batch, mentions):
             mtype, _rule = classify_type(m)
@@ -357,8 +346,8 @@ class MemoryStore(SharedHandle):
         """Memories by id, in the order asked; ids not in this namespace are left out."""
         check_namespace(namespace)
         ids = keyed_ids(memory_ids)
-        self._ensure_open()
-        return [from_payload(p) for p in self.vectors.get(namespace, ids)]
+        with self._live():
+            return [from_payload(p) for p in self.vectors.get(namespace, ids)]
 
     def count(self, namespace: str) -> int:
         self._ensure_open()
@@ -385,8 +374,8 @@ class MemoryStore(SharedHandle):
         return tuple(self.embedder.embed_query(text).tolist())
 
     def vector_search(self, queries: Sequence[VectorQuery]) -> list[list[ScoredPayload]]:
-        self._ensure_open()
-        return self.vectors.query_batch(queries)
+        with self._live():
+            return self.vectors.query_batch(queries)
 
     def entity_matcher(self, namespace: str) -> Any:
         """The query-time phrase matcher over this namespace's entities, rebuilt after writes."""

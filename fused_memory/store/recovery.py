@@ -15,7 +15,7 @@ from .protocols import EntityMention, LexicalDoc, VectorBackend, VectorRecord
 if TYPE_CHECKING:
     from .memory_store import MemoryStore
 
-__all__ = ["check_meta", "rebuild", "snapshot", "undo"]
+__all__ = ["check_meta", "open_backends", "rebuild", "snapshot", "undo"]
 
 _log = logging.getLogger("fused_memory.store.memory_store")
 
@@ -39,6 +39,37 @@ def check_meta(meta: dict[str, Any], want: dict[str, Any], where: object) -> Non
         raise EmbeddingMismatch(
             f"store at {where} was written with embedder {meta.get('embedder')}, but {want} is in use; "
             "open it with the same embedder or re-ingest into a new store")
+
+
+def open_backends(store: MemoryStore, want: dict[str, Any]) -> dict[str, Any]:
+    """`MemoryStore.open`'s work, under its lock: check the meta against the embedder pin `want`,
+    open the backends, write the meta of a new store, rebuild BM25 and reconcile the graph. A
+    store that is refused is left untouched and closed. Returns the meta in force."""
+    meta = store.vectors.read_meta()
+    where = store.config.path or store.vectors
+    if meta is not None:
+        check_meta(meta, want, where)
+    store.vectors.open(int(want["dim"]))
+    try:
+        if meta is None:
+            if next(iter(store.vectors.scroll()), None) is not None:
+                raise ConfigurationError(
+                    f"the store at {where} holds memories but its meta (layout, embedder pin) is "
+                    "missing; restore meta.json from a backup or re-ingest into a new store")
+            meta = {"layout": LAYOUT_VERSION, "embedder": want, "sessions": {}}
+            store.vectors.write_meta(meta)
+        store._meta = dict(meta)
+        if store.graph is not None:
+            store.graph.open()
+        rebuild(store)
+    except BaseException:
+        for closer in ((store.graph.close,) if store.graph is not None else ()) + (store.vectors.close,):
+            try:
+                closer()
+            except Exception:  # noqa: BLE001 - the original error is the one to report
+                pass
+        raise
+    return dict(meta)
 
 
 def rebuild(store: MemoryStore) -> None:

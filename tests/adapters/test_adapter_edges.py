@@ -118,6 +118,10 @@ def test_a_copy_pointed_at_another_store_refuses_to_search_the_old_one(seeded_st
 
     with pytest.raises(ConfigurationError, match="store and ensemble disagree"):  # its plans name entities
         QueryOptimizerChain(store=seeded_store, namespace=NS).model_copy(update={"store": other}).invoke(BADGE)
+    li = LIEnsemble(seeded_store, namespace=NS, now=NOW)
+    li.store = other  # LlamaIndex retrievers are plain objects: an assignment is the same mistake
+    with pytest.raises(ConfigurationError, match="store and ensemble disagree"):
+        li.retrieve(BADGE)
     both = lc.model_copy(update={"store": other, "ensemble": EnsembleMemory(other)})
     assert both.invoke(BADGE) == []  # the other store is empty: it searched that one
     assert lc.invoke(BADGE)  # the original is untouched

@@ -205,6 +205,35 @@ def test_vector_backend_failing_hydration_answers_with_what_the_arms_carried(sto
         ens.close()
 
 
+def _hydrate(store: MemoryStore, results: dict, k: int) -> tuple[list[str], dict[str, str]]:
+    from fused_memory.fusion import fuse
+    from fused_memory.hydration import hydrate
+
+    weights = {a: 1.0 for a in results}
+    kept, failures = hydrate(store, NS, results, fuse(results, weights, 10, limit=k), k,
+                             lambda: fuse(results, weights, 10))
+    return [f.memory_id for f, _ in kept], {f.arm: f.kind for f in failures}
+
+
+def test_hydration_fills_k_past_a_memory_deleted_since_the_arms_saw_it(store: MemoryStore) -> None:
+    [pref] = store.get_many(NS, ["m-pref"])
+    results = {"dense": [Hit("m-pref", 0.5, memory=pref)],
+               "lexical": [Hit("m-badge", 1.0), Hit("m-gone", 0.9), Hit("m-lead", 0.8)]}
+    # ranking m-badge, m-gone, m-lead, m-pref: m-gone is in the top 2 but no longer stored, so the
+    # next candidate (read in a second round trip) takes its place, and nothing failed
+    assert _hydrate(store, results, 2) == (["m-badge", "m-lead"], {})
+
+
+def test_hydration_names_every_arm_whose_hits_above_the_kept_ones_were_lost(store: MemoryStore) -> None:
+    [pref] = store.get_many(NS, ["m-pref"])
+    results = {"dense": [Hit("m-pref", 0.5, memory=pref)], "lexical": [Hit("m-badge", 1.0)],
+               "graph": [Hit("m-lead", 1.0)]}
+    store.vectors = FaultProxy(store.vectors).fail("get", exc=BackendUnavailable("qdrant went away"), times=1)
+    # the ranking is m-badge, m-lead (ties broken by id), m-pref: at k = 1 only m-pref can be had, and
+    # both arms above it lost their hit, though only lexical's was in the top 1
+    assert _hydrate(store, results, 1) == (["m-pref"], {"lexical": "hydration", "graph": "hydration"})
+
+
 def test_vector_write_failure_writes_nothing(store: MemoryStore) -> None:
     before = counts(store, NS)
     store.vectors = FaultProxy(store.vectors).fail("upsert", exc=BackendUnavailable("disk full"))

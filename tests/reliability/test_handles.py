@@ -183,3 +183,40 @@ def test_a_copy_of_an_ensemble_keeps_its_type_and_what_the_caller_set(tmp_path: 
     twin.close()
     assert ens.retrieve("4471", namespace=NS, k=1).ids() == ["m2"]
     store.close()
+
+
+def test_a_read_cut_short_by_close_says_the_store_was_closed(tmp_path: Path) -> None:
+    """A get_many under way when close() released the vector backend used to fail as a backend
+    fault ("not open"), which the ensemble reported as an arm failure or a partial answer."""
+    store = _seeded(tmp_path / "s")
+    proxy = FaultProxy(store.vectors).stall("get", times=1)
+    store.vectors = proxy
+    outcome: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            store.get_many(NS, ["m1"])
+        except BaseException as exc:  # noqa: BLE001 - the test inspects it
+            outcome.append(exc)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    t0 = time.monotonic()
+    while not proxy.calls.get("get") and time.monotonic() - t0 < 30:
+        time.sleep(0.01)
+    store.close()  # the read waits in the proxy, before the backend: the close goes through
+    proxy.release()
+    reader.join(30)
+    assert len(outcome) == 1 and isinstance(outcome[0], StoreClosed)
+
+
+def test_a_graph_closed_before_its_first_use_stays_closed(tmp_path: Path) -> None:
+    from fused_memory.store.graph_embedded import EmbeddedGraphStore
+
+    graph = EmbeddedGraphStore(str(tmp_path / "g"))
+    graph.close()
+    with pytest.raises(StoreClosed):
+        graph.stats(NS)
+    graph.open()
+    assert graph.stats(NS)["memories"] == 0
+    graph.close()

@@ -22,8 +22,8 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.store.memory_store import MemoryStore
 from fused_memory.types import MemoryType, Retrieval
-from fused_memory.adapter_support import (ARM_RETRIEVERS, LLM_HIDDEN_KEYS, CallOptions, hit_metadata,
-                                            resolve_ensemble)
+from fused_memory.adapter_support import (ARM_RETRIEVERS, LLM_HIDDEN_KEYS, CallOptions, bound_ensemble,
+                                            hit_metadata, resolve_ensemble)
 
 __all__ = [
     "FusedMemoryRetriever",
@@ -75,10 +75,12 @@ class FusedMemoryRetriever(BaseRetriever):
         return CallOptions.of(self.namespace, self.k, self.now, self.types)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return to_nodes(self.ensemble.retrieve(query_bundle.query_str, **self._options().core_kwargs(self.arm)))
+        ensemble = bound_ensemble(self.store, self.ensemble)  # `store` may have been reassigned
+        return to_nodes(ensemble.retrieve(query_bundle.query_str, **self._options().core_kwargs(self.arm)))
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        retrieval = await self.ensemble.aretrieve(query_bundle.query_str, **self._options().core_kwargs(self.arm))
+        ensemble = bound_ensemble(self.store, self.ensemble)
+        retrieval = await ensemble.aretrieve(query_bundle.query_str, **self._options().core_kwargs(self.arm))
         return to_nodes(retrieval)
 
     def __repr__(self) -> str:
