@@ -38,22 +38,31 @@ def hydrate(store: MemoryStore, namespace: str, results: Mapping[str, Sequence[H
     error = _read(store, namespace, missing, known)
     if all(f.memory_id in known for f in fused):
         return [(f, known[f.memory_id]) for f in fused], []
+    gone = set() if error else set(missing) - known.keys()  # read without error, yet absent: deleted
     ranked = ranked_all()
     known.update(_at_hand(results, {f.memory_id for f in ranked} - known.keys()))
-    if error is None:  # a short read: the next candidates, read once
-        tried = set(missing)
-        error = _read(store, namespace, [f.memory_id for f in ranked
-                                         if f.memory_id not in known and f.memory_id not in tried][:k], known)
+    if error is None:  # a short read: read just the candidates that can still fill the k places
+        more: list[str] = []
+        places = 0
+        for f in ranked:
+            if places == k:
+                break
+            if f.memory_id in known or f.memory_id not in gone:
+                places += 1
+                if f.memory_id not in known:
+                    more.append(f.memory_id)
+        error = _read(store, namespace, more, known)
+        gone |= set() if error else set(more) - known.keys()
     kept = [(f, known[f.memory_id]) for f in ranked if f.memory_id in known][:k]
     if error is None:
         return kept, []
     if not kept:
         raise error
     # the arms whose hits ranked above the last one kept (or anywhere, if fewer than k were kept)
-    # could not be read: they are named, as a failed arm is
+    # could not be read (deleted ones aside): they are named, as a failed arm is
     cut = {f.memory_id for f, _ in kept}
     last = max(i for i, f in enumerate(ranked) if f.memory_id in cut) if len(kept) == k else len(ranked)
-    lost = {f.memory_id for f in ranked[:last + 1] if f.memory_id not in known}
+    lost = {f.memory_id for f in ranked[:last + 1] if f.memory_id not in known} - gone
     reason = f"{type(error).__name__}: {error}; the memories of its hits no other arm carried are left out"
     return kept, [ArmFailure(arm, reason, "hydration") for arm, hits in results.items()
                   if any(h.memory_id in lost for h in hits)]

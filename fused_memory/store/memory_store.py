@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..config import StoreConfig
-from ..errors import ConfigurationError, FusedMemoryError, InvalidMemory, QueryError, StoreClosed
+from ..errors import BackendError, ConfigurationError, InvalidMemory, QueryError, StoreClosed
 from ..handles import SharedHandle
 from ..ingest import EntityExtractor, classify_type, extract_beside
 from ..types import Memory, MemoryType, utcnow
@@ -149,8 +149,8 @@ class MemoryStore(SharedHandle):
         self._ensure_open()
         try:
             yield
-        except (FusedMemoryError, RuntimeError) as exc:
-            if self._closed and not isinstance(exc, StoreClosed):
+        except (BackendError, RuntimeError) as exc:  # a backend released, an executor shut down
+            if self._closed:
                 raise self._closed_error() from exc
             raise
 
@@ -170,10 +170,10 @@ class MemoryStore(SharedHandle):
         """Release the backends; a write in flight finishes first. Later calls raise `StoreClosed`.
         The NER pool goes last, once no add can start one again."""
         with self._write_lock, self._open_lock:
+            self._open, self._closed = False, True  # first: a read failing in what follows says why
             if self.graph is not None:
                 self.graph.close()
             self.vectors.close()
-            self._open, self._closed = False, True
         with self._ner_lock:
             if self._ner_workers is not None:
                 self._ner_workers.shutdown(wait=True)
@@ -350,8 +350,8 @@ class MemoryStore(SharedHandle):
             return [from_payload(p) for p in self.vectors.get(namespace, ids)]
 
     def count(self, namespace: str) -> int:
-        self._ensure_open()
-        return self.vectors.count(namespace)
+        with self._live():
+            return self.vectors.count(namespace)
 
     def type_counts(self, namespace: str) -> Mapping[MemoryType | None, int] | None:
         """Memories per type in `namespace`, from the lexical index (no backend round trip); None
@@ -367,8 +367,8 @@ class MemoryStore(SharedHandle):
         return filter_share(self.type_counts(namespace), types)
 
     def namespaces(self) -> list[str]:
-        self._ensure_open()
-        return self.vectors.namespaces()
+        with self._live():
+            return self.vectors.namespaces()
 
     def embed_query(self, text: str) -> tuple[float, ...]:
         return tuple(self.embedder.embed_query(text).tolist())

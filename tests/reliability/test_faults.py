@@ -224,6 +224,18 @@ def test_hydration_fills_k_past_a_memory_deleted_since_the_arms_saw_it(store: Me
     assert _hydrate(store, results, 2) == (["m-badge", "m-lead"], {})
 
 
+def test_hydration_reads_no_more_than_the_k_places_need(store: MemoryStore) -> None:
+    """Ranking m-badge, m-gone (deleted), m-pref (carried by dense), m-slip: after the first read
+    m-badge and m-pref fill k = 2, so m-slip is not read, and a deleted memory is no arm's failure."""
+    [pref] = store.get_many(NS, ["m-pref"])
+    results = {"dense": [Hit("m-pref", 0.5, memory=pref)],
+               "lexical": [Hit("m-badge", 1.0), Hit("m-gone", 0.9), Hit("m-slip", 0.5)]}
+    proxy = FaultProxy(store.vectors).stall("get", times=0)  # counts the reads, changes nothing
+    store.vectors = proxy
+    assert _hydrate(store, results, 2) == (["m-badge", "m-pref"], {})
+    assert proxy.calls["get"] == 1
+
+
 def test_hydration_names_every_arm_whose_hits_above_the_kept_ones_were_lost(store: MemoryStore) -> None:
     [pref] = store.get_many(NS, ["m-pref"])
     results = {"dense": [Hit("m-pref", 0.5, memory=pref)], "lexical": [Hit("m-badge", 1.0)],

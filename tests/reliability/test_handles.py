@@ -210,13 +210,32 @@ def test_a_read_cut_short_by_close_says_the_store_was_closed(tmp_path: Path) -> 
     assert len(outcome) == 1 and isinstance(outcome[0], StoreClosed)
 
 
-def test_a_graph_closed_before_its_first_use_stays_closed(tmp_path: Path) -> None:
-    from fused_memory.store.graph_embedded import EmbeddedGraphStore
+def test_a_direct_graph_write_racing_close_lands_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The embedded graph's writes checked its state, then took its lock: a close() in between
+    dropped the write silently (its commit found no database). They now hold the lock throughout,
+    so the close waits and the write is there after a reopen."""
+    from fused_memory.store import graph_embedded
+    from fused_memory.store.protocols import EntityMention
 
-    graph = EmbeddedGraphStore(str(tmp_path / "g"))
-    graph.close()
-    with pytest.raises(StoreClosed):
-        graph.stats(NS)
+    graph = graph_embedded.EmbeddedGraphStore(str(tmp_path / "g"))
     graph.open()
-    assert graph.stats(NS)["memories"] == 0
+    entered, go = threading.Event(), threading.Event()
+    real = graph_embedded.clean_mentions
+
+    def slow(mentions: object) -> object:  # the write is between its check and its commit
+        entered.set()
+        go.wait(30)
+        return real(mentions)
+
+    monkeypatch.setattr(graph_embedded, "clean_mentions", slow)
+    writer = threading.Thread(target=graph.link, args=(NS, [("m1", [EntityMention("Sarah", "PERSON")], None)]))
+    writer.start()
+    assert entered.wait(30)
+    closer = threading.Thread(target=graph.close)
+    closer.start()
+    go.set()
+    writer.join(30)
+    closer.join(30)
+    graph.open()
+    assert graph.stats(NS)["memories"] == 1 and graph.mentions_of(NS, "m1") == ["sarah"]
     graph.close()
