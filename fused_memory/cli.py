@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from .conversation import DEFAULT_CONTEXT_TURNS, conversation_context
-from .terminal import terminal_safe
 from .errors import FusedMemoryError, InvalidMemory
+from .terminal import terminal_safe
 
 __all__ = ["main", "build_parser"]
 

@@ -25,6 +25,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 
 __all__ = [
     "percentile",
+    "rank_index",
     "recall_at_k",
     "ndcg_at_k",
     "rank_by_score",
@@ -112,9 +113,12 @@ def mean_scores(rows: Iterable[Mapping[str, float] | None]) -> dict[str, float]:
     return {name: total / n for name, total in totals.items()} if n else {}
 
 
+def rank_index(n: int, q: float) -> int:
+    """The position of the nearest-rank `q` percentile (q in [0, 1]) among `n` sorted values."""
+    return min(n - 1, int(round(q * (n - 1))))
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     """Nearest-rank percentile on sorted values (q in [0, 1]); 0.0 for no values."""
     ordered = sorted(values)
-    if not ordered:
-        return 0.0
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[rank_index(len(ordered), q)] if ordered else 0.0

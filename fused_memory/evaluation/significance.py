@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from .metrics import rank_index
+
 __all__ = ["bootstrap_ci", "median_of", "nearest_rank", "fusion_margins", "LEVEL", "RESAMPLES", "MIN_N"]
 
 LEVEL = 0.95
@@ -68,7 +70,7 @@ def median_of(x: np.ndarray) -> np.ndarray:
 
 def nearest_rank(x: np.ndarray, q: float) -> np.ndarray:
     """Per resample: the nearest-rank percentile, as `metrics.percentile` takes it."""
-    return np.sort(x, axis=1)[:, min(x.shape[1] - 1, int(round(q * (x.shape[1] - 1))))]
+    return np.sort(x, axis=1)[:, rank_index(x.shape[1], q)]
 
 
 def fusion_margins(rows: Mapping[str, Sequence[tuple[str, Mapping[str, float]]]], arms: Sequence[str],

@@ -236,7 +236,7 @@ class MemoryStore(SharedHandle):
         records = [VectorRecord(m.id, m.namespace, tuple(v.tolist()), to_payload(m, [x.kind for x in ms]))
                    for m, v, ms in zip(prepared, vectors, mentions)]
         with self._write_lock:
-            self._ensure_open()  # a close() that ran before this write took the lock
+            self._ensure_open()  # under the lock: a close() that ran before this write is seen
             before = snapshot(self.vectors, prepared)
             try:
                 self.vectors.upsert(records)
@@ -287,9 +287,8 @@ class MemoryStore(SharedHandle):
         ids = keyed_ids(memory_ids)
         if not ids:
             return
-        self._ensure_open()
         with self._write_lock:
-            self._ensure_open()  # a close() that ran before this write took the lock
+            self._ensure_open()  # under the lock: a first use opens here, a close() before it is seen
             self.vectors.delete(namespace, ids)
             self.lexical.delete(namespace, ids)
             if self.graph is not None:
@@ -314,9 +313,8 @@ class MemoryStore(SharedHandle):
                 require_storable(value, name)
         if self.graph is None:
             raise ConfigurationError("this store has no graph backend")
-        self._ensure_open()
         with self._write_lock:
-            self._ensure_open()  # a close() that ran before this write took the lock
+            self._ensure_open()  # under the lock: a first use opens here, a close() before it is seen
             self.graph.relate(namespace, Relation(src, rel, dst, kind, conf, valid_from, valid_to))
             self._bump(namespace)
 
@@ -324,9 +322,8 @@ class MemoryStore(SharedHandle):
         """Record that a conversation ended, for "since we last talked"."""
         check_namespace(namespace)
         at = require_storable(at, "at") if at is not None else utcnow()
-        self._ensure_open()
         with self._write_lock:
-            self._ensure_open()  # a close() that ran before this write took the lock
+            self._ensure_open()  # under the lock: a first use opens here, a close() before it is seen
             sessions = dict(self._meta.get("sessions") or {})
             known = sessions.get(namespace)  # no default of 0.0: a first end before 1970 is kept as given
             sessions[namespace] = at.timestamp() if known is None else max(float(known), at.timestamp())
