@@ -73,6 +73,14 @@ def bound_ensemble(store: MemoryStore | EnsembleMemory | None, ensemble: Ensembl
     return ensemble
 
 
+class _DefaultEnsemble(EnsembleMemory):
+    """The ensemble an adapter builds for a store given alone. Its type records that it was derived,
+    not chosen: LangChain's `configurable_fields(store=...)` rebuilds a retriever from its fields
+    with only the store replaced, so the old default arrives beside the new store, and the store is
+    what the caller chose. A copy keeps the type (`EnsembleMemory.__copy__`), so copied retrievers
+    can switch stores too. Anything else about it is `EnsembleMemory`'s."""
+
+
 def resolve_ensemble(store: MemoryStore | EnsembleMemory | None, ensemble: EnsembleMemory | None,
                      arm: str | None = None) -> tuple[MemoryStore, EnsembleMemory]:
     """Accept a store, an ensemble, or both (then they must agree) and return both.
@@ -83,7 +91,9 @@ def resolve_ensemble(store: MemoryStore | EnsembleMemory | None, ensemble: Ensem
     better: a caller who asked for BM25 alone wants BM25 for "what did I do yesterday?", not an empty
     list because the fused plan would have left BM25 out. The arm still gets everything the parser
     found (time window, entities, type hints). Passing an ensemble is how a caller chooses otherwise,
-    or brings a tuned `FusionConfig` or custom arms.
+    or brings a tuned `FusionConfig` or custom arms. A store that disagrees with an ensemble this
+    function built for another store replaces it (see `_DefaultEnsemble`); one that disagrees with a
+    caller's ensemble is refused, since which of the two the caller meant cannot be known.
     """
     if isinstance(store, EnsembleMemory):  # "the store" may be given as an ensemble
         store, ensemble = (None, store) if ensemble is None else (store, ensemble)
@@ -96,9 +106,12 @@ def resolve_ensemble(store: MemoryStore | EnsembleMemory | None, ensemble: Ensem
     if ensemble is None:
         if store is None:
             raise TypeError("give a MemoryStore (store=...) or an EnsembleMemory (ensemble=...)")
-        return store, EnsembleMemory(store, optimizer=arm is None)
+        return store, _DefaultEnsemble(store, optimizer=arm is None)
     if store is not None and store is not ensemble.store:
-        raise ValueError("store and ensemble disagree: the ensemble runs over a different store")
+        if type(ensemble) is _DefaultEnsemble:  # derived from the old store: the new one is the choice
+            return store, _DefaultEnsemble(store, optimizer=ensemble.optimizer)
+        raise ValueError("store and ensemble disagree: the ensemble runs over a different store (to "
+                         "switch stores, give the new store alone or with an ensemble built over it)")
     return ensemble.store, ensemble
 
 

@@ -126,3 +126,38 @@ def test_a_copy_pointed_at_another_store_refuses_to_search_the_old_one(seeded_st
     assert both.invoke(BADGE) == []  # the other store is empty: it searched that one
     assert lc.invoke(BADGE)  # the original is untouched
     other.close()
+
+
+def test_configurable_store_searches_the_store_configured(seeded_store: MemoryStore, tmp_path) -> None:
+    """LangChain's `configurable_fields(store=...)` rebuilds the retriever from its fields with only
+    the store replaced, so the default ensemble built for the old store arrived beside the new one
+    and construction failed with "disagree". A derived ensemble now gives way to the chosen store; a
+    caller's own ensemble still does not (which of the two was meant cannot be known)."""
+    import copy
+
+    from langchain_core.runnables import ConfigurableField
+    from langchain_fused_memory import BM25MemoryRetriever, QueryOptimizerChain
+
+    from fused_memory.types import Memory
+
+    other = MemoryStore.embedded(tmp_path / "other")
+    other.add([Memory("My badge ID is ZZ-0001 at the new site.", namespace=NS)])
+    try:
+        for base in (LCEnsemble(store=seeded_store, namespace=NS, now=NOW),
+                     copy.deepcopy(BM25MemoryRetriever(store=seeded_store, namespace=NS, now=NOW))):
+            switchable = base.configurable_fields(store=ConfigurableField(id="memory_store"))
+            default_texts = [d.page_content for d in switchable.invoke(BADGE)]
+            assert default_texts and "ZZ-0001" not in " ".join(default_texts)
+            moved = switchable.invoke(BADGE, config={"configurable": {"memory_store": other}})
+            assert [d.page_content for d in moved] == ["My badge ID is ZZ-0001 at the new site."]
+        chain = QueryOptimizerChain(store=seeded_store, namespace=NS)
+        switched = chain.configurable_fields(store=ConfigurableField(id="s")).with_config(
+            configurable={"s": other})
+        assert switched.invoke(BADGE)  # planned against the other store: no disagreement
+        single = BM25MemoryRetriever(store=seeded_store, namespace=NS)
+        rebuilt = BM25MemoryRetriever(store=other, ensemble=single.ensemble, namespace=NS)
+        assert rebuilt.ensemble.store is other and rebuilt.ensemble.optimizer is False  # still "every arm"
+        with pytest.raises(ValueError, match="disagree"):  # a caller's ensemble is never replaced
+            LCEnsemble(store=other, ensemble=EnsembleMemory(seeded_store), namespace=NS)
+    finally:
+        other.close()
