@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Literal, Union
+from typing import Any, Literal, TypeVar, Union
 
 from ..errors import BackendError, EmbeddingMismatch, FusedMemoryError, InvalidMemory, QueryError
 from .protocols import VectorFilter, VectorQuery, VectorRecord
@@ -25,6 +25,8 @@ __all__ = [
     "PreparedPoint", "point_id", "prepare_points", "check_query", "in_requested_order", "unique", "plain",
     "clamp_score", "paginate", "chunks", "encode_meta", "engine_errors", "WRITE_CHUNK",
 ]
+
+_T = TypeVar("_T")
 
 #: Fixed uuid5 namespace for point ids. Changing it would orphan every stored point: never do.
 POINT_ID_NAMESPACE = uuid.UUID("6f1c1f0e-4d8a-5b59-9a57-3e0f1d5c2b7a")
@@ -205,8 +207,8 @@ def paginate(fetch: Callable[[Any], tuple[Sequence[Mapping[str, Any]], Any]]) ->
             return
 
 
-def chunks(items: Sequence[PreparedPoint], size: int = WRITE_CHUNK) -> Iterator[Sequence[PreparedPoint]]:
-    """Consecutive slices of at most `size` points (see WRITE_CHUNK for why writes are sliced)."""
+def chunks(items: Sequence[_T], size: int = WRITE_CHUNK) -> Iterator[Sequence[_T]]:
+    """Consecutive slices of at most `size` points or ids (see WRITE_CHUNK for why writes are sliced)."""
     for i in range(0, len(items), size):
         yield items[i:i + size]
 

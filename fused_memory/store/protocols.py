@@ -11,7 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 from ..types import Hit, MemoryType, TimeWindow
 
 __all__ = [
-    "VectorFilter", "VectorQuery", "VectorRecord", "ScoredPayload", "VectorBackend",
+    "VectorFilter", "VectorQuery", "VectorRecord", "ScoredPayload", "VectorBackend", "PayloadWriter",
     "LexicalDoc", "LexicalIndex",
     "EntityMention", "Entity", "Relation", "GraphStore",
 ]
@@ -76,6 +76,15 @@ class VectorBackend(Protocol):
     def write_meta(self, meta: Mapping[str, Any]) -> None: ...
     def flush(self) -> None: ...
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class PayloadWriter(Protocol):
+    """Optional beside `VectorBackend`: merge keys into stored payloads without touching vectors.
+    `open` uses it to add fields a newer version derives (e.g. `answers`) to memories written
+    before; a backend without it keeps serving them as before (see `recovery.backfill`)."""
+
+    def set_payload(self, namespace: str, memory_ids: Sequence[str], payload: Mapping[str, Any]) -> None: ...
 
 
 # ---------------------------------------------------------------- lexical (BM25)

@@ -230,6 +230,14 @@ class QdrantEdgeBackend:
         with self._lock, engine_errors("delete", _classify):
             self._require().update(qe.UpdateOperation.delete_points(ids))
 
+    def set_payload(self, namespace: str, memory_ids: Sequence[str], payload: Mapping[str, Any]) -> None:
+        """Merge `payload`'s keys into these memories' payloads (`PayloadWriter`); vectors untouched."""
+        ids = [point_id(namespace, m) for m in dict.fromkeys(memory_ids)]
+        with self._lock, engine_errors("set_payload", _classify):
+            shard = self._require()
+            for part in chunks(ids):
+                shard.update(qe.UpdateOperation.set_payload(list(part), dict(payload)))
+
     def optimize(self) -> bool:
         """Build HNSW for the unindexed segment now. Blocks the whole process (the engine keeps
         the GIL) for roughly the build time of `index_after` points. True if anything was built."""

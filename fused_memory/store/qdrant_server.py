@@ -199,6 +199,14 @@ class QdrantClientBackend:
         with self._guard(), engine_errors("delete", _classify):
             client.delete(self.collection, points_selector=models.PointIdsList(points=ids), wait=True)
 
+    def set_payload(self, namespace: str, memory_ids: Sequence[str], payload: Mapping[str, Any]) -> None:
+        """Merge `payload`'s keys into these memories' payloads (`PayloadWriter`); vectors untouched."""
+        client = self._require()
+        ids: list[Any] = [point_id(namespace, m) for m in dict.fromkeys(memory_ids)]
+        with self._guard(), engine_errors("set_payload", _classify):
+            for part in chunks(ids):
+                client.set_payload(self.collection, payload=dict(payload), points=list(part), wait=True)
+
     # ------------------------------------------------------------------ reads
     def get(self, namespace: str, memory_ids: Sequence[str]) -> list[Mapping[str, Any]]:
         if not memory_ids:

@@ -7,15 +7,16 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigurationError, EmbeddingMismatch
+from ..errors import BackendError, ConfigurationError, EmbeddingMismatch
 from ..types import Memory
 from .codec import LAYOUT_VERSION, from_payload, payload_mentions
-from .protocols import EntityMention, LexicalDoc, VectorBackend, VectorRecord
+from ..query.cues import answer_types
+from .protocols import EntityMention, LexicalDoc, PayloadWriter, VectorBackend, VectorRecord
 
 if TYPE_CHECKING:
     from .memory_store import MemoryStore
 
-__all__ = ["check_meta", "open_backends", "rebuild", "snapshot", "undo"]
+__all__ = ["check_meta", "open_backends", "rebuild", "backfill", "snapshot", "undo"]
 
 _log = logging.getLogger("fused_memory.store.memory_store")
 
@@ -81,12 +82,17 @@ def rebuild(store: MemoryStore) -> None:
         clear()
     docs: list[LexicalDoc] = []
     want: dict[str, dict[str, tuple[list[EntityMention], Any]]] = {}
+    untagged: dict[tuple[str, tuple[str, ...]], list[str]] = {}
     for p in store.vectors.scroll():
         m = from_payload(p)
         docs.append(store._lexical_doc(m))
         want.setdefault(m.namespace, {})[m.id] = (payload_mentions(p), m.type)
+        if "answers" not in p:
+            untagged.setdefault((m.namespace, answer_types(m.text)), []).append(m.id)
     if docs:
         store.lexical.add(docs)
+    if untagged:
+        backfill(store.vectors, untagged)
     reconcile = getattr(store.graph, "reconcile", None)
     if callable(reconcile):
         relinked, unlinked = reconcile(want)
@@ -94,6 +100,27 @@ def rebuild(store: MemoryStore) -> None:
             level = logging.WARNING if getattr(store.graph, "path", True) is not None else logging.INFO
             _log.log(level, "graph reconciled with the vector payloads on open: %d memories re-linked, "
                      "%d unlinked (an earlier write was interrupted)", relinked, unlinked)
+
+
+def backfill(vectors: VectorBackend, untagged: dict[tuple[str, tuple[str, ...]], list[str]]) -> None:
+    """Tag memories written before the payload had `answers` (2026-11-22): without the tag the
+    temporal arm's "when did...?" search, which filters on it, cannot see them. The tag is derived
+    from the stored text exactly as ingest derives it, so nothing is re-embedded. One write per
+    (namespace, tag) group. A backend that cannot update payloads, or a write that fails, leaves
+    the store as it was (and serving as before), with a warning; the next open tries again."""
+    n = sum(len(ids) for ids in untagged.values())
+    if not isinstance(vectors, PayloadWriter):
+        _log.warning("%d memories have no `answers` tag and %s cannot update payloads: \"when did...?\" "
+                     "questions will not find them until they are re-ingested", n, type(vectors).__name__)
+        return
+    try:
+        for (namespace, answers), ids in untagged.items():
+            vectors.set_payload(namespace, ids, {"answers": list(answers)})
+    except BackendError as exc:
+        _log.warning("could not add the `answers` tag to %d older memories (%s); \"when did...?\" "
+                     "questions will miss them until an open succeeds", n, exc)
+        return
+    _log.info("added the `answers` tag to %d memories written by an older fused-memory", n)
 
 
 def snapshot(vectors: VectorBackend, batch: list[Memory]) -> dict[tuple[str, str], Any]:

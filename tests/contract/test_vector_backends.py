@@ -19,7 +19,7 @@ import pytest
 
 from fused_memory.errors import BackendError, BackendUnavailable, EmbeddingMismatch, InvalidMemory
 from fused_memory.store._qdrant_common import SCROLL_PAGE, point_id
-from fused_memory.store.protocols import VectorBackend, VectorFilter, VectorQuery, VectorRecord
+from fused_memory.store.protocols import PayloadWriter, VectorBackend, VectorFilter, VectorQuery, VectorRecord
 from fused_memory.store.qdrant_edge import QdrantEdgeBackend
 from fused_memory.store.qdrant_server import QdrantClientBackend
 from fused_memory.types import MemoryType, TimeWindow
@@ -175,6 +175,18 @@ def test_answers_filter_matches_any_element_of_the_list(vb: VectorBackend) -> No
     assert search(vb, q(X, answers="time")) == ["timed", "two"]
     assert search(vb, q(X, answers="place")) == ["two"]
     assert search(vb, q(X, answers="time", types=frozenset({MemoryType.EVENT}))) == []
+
+
+def test_set_payload_merges_keys_into_those_memories_only(vb: VectorBackend) -> None:
+    """`PayloadWriter`: what open uses to tag memories written before a payload field existed."""
+    vb.upsert([rec("a", "m1", X), rec("a", "m2", Y), rec("b", "m1", X)])
+    assert isinstance(vb, PayloadWriter)
+    vb.set_payload("a", ["m1", "m1"], {"answers": ["time"]})
+    vb.set_payload("a", [], {"answers": ["never"]})
+    assert vb.get("a", ["m1"]) == [{**payload("a", "m1"), "answers": ["time"]}]  # nothing else changed
+    assert "answers" not in vb.get("a", ["m2"])[0] and "answers" not in vb.get("b", ["m1"])[0]
+    assert search(vb, q(X, answers="time")) == ["m1"]  # the indexed filter sees it
+    assert search(vb, q(X, limit=1)) == ["m1"]  # and the vector is untouched
 
 
 def test_memory_ids_filter(vb: VectorBackend) -> None:

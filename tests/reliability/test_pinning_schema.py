@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -22,11 +23,14 @@ from _support import NOW, counts, embedded
 from fused_memory.embeddings import HashingEmbedder
 from fused_memory.embeddings.base import EmbedderId
 from fused_memory.ensemble import EnsembleMemory
-from fused_memory.errors import BackendError, ConfigurationError, EmbeddingMismatch
+from fused_memory.errors import BackendError, BackendUnavailable, ConfigurationError, EmbeddingMismatch
 from fused_memory.query.parse import parse_query
 from fused_memory.retrievers.base import ArmRequest
+from fused_memory.store.bm25 import BM25Index
 from fused_memory.store.codec import LAYOUT_VERSION
 from fused_memory.store.memory_store import MemoryStore
+from fused_memory.store.protocols import VectorRecord
+from fused_memory.store.qdrant_edge import QdrantEdgeBackend
 from fused_memory.types import Memory
 
 NS = "pin"
@@ -155,3 +159,55 @@ def test_pin_records_the_embedder_identity(written: Path) -> None:
     eid = HashingEmbedder(dim=64).id
     assert meta["embedder"] == {"name": eid.name, "dim": 64, "weights_hash": eid.weights_hash}
     assert np.isclose(np.linalg.norm(HashingEmbedder(dim=64).embed_query("badge")), 1.0)
+
+
+def _as_older_versions_wrote_it(store: MemoryStore, ids: list[str]) -> None:
+    """Rewrite the memories' payloads without `answers`, as fused-memory wrote them before 2026-11-22."""
+    old = [{k: v for k, v in p.items() if k != "answers"} for p in store.vectors.get(NS, ids)]
+    vectors = store.embedder.embed_documents([p["text"] for p in old])
+    store.vectors.upsert([VectorRecord(p["memory_id"], NS, tuple(map(float, v)), p) for p, v in zip(old, vectors)])
+    assert all("answers" not in p for p in store.vectors.get(NS, ids))
+
+
+class RefusingPayloadWrites(QdrantEdgeBackend):
+    def set_payload(self, namespace: str, memory_ids: object, payload: object) -> None:
+        raise BackendUnavailable("disk full")
+
+
+def test_memories_written_before_the_answers_tag_are_tagged_on_open(tmp_path: Path,
+                                                                    caplog: pytest.LogCaptureFixture) -> None:
+    """The temporal arm answers "when did...?" from the memories tagged as stating a time; a store
+    written before the tag existed gave that arm nothing until re-ingested. Open derives the tag
+    from the stored text, as ingest does; if the write fails the store still opens, serving as
+    before, and the next open tries again."""
+    root = tmp_path / "older"
+    s = embedded(root).open()
+    s.add([Memory(text="We moved the Kestrel launch to 3 June 2024", namespace=NS, id="dated"),
+           Memory(text="Kestrel launch notes are in the shared drive", namespace=NS, id="undated")])
+    _as_older_versions_wrote_it(s, ["dated", "undated"])
+    s.close()
+
+    def temporal_ids(store: MemoryStore) -> list[str]:
+        ens = EnsembleMemory(store, optimizer=False)
+        try:
+            r = ens.retrieve("when did we move the Kestrel launch?", namespace=NS, k=5, now=NOW)
+            return [h.memory.id for h in r.hits if any(c.arm == "temporal" for c in h.contributions)]
+        finally:
+            ens.close()
+
+    refusing = MemoryStore(RefusingPayloadWrites(str(root / "vectors")), BM25Index(), HashingEmbedder(dim=64))
+    with caplog.at_level(logging.WARNING, logger="fused_memory.store.memory_store"):
+        refusing.open()
+    try:
+        assert "could not add the `answers` tag to 2 older memories" in caplog.text
+        assert temporal_ids(refusing) == []  # as before: the arm cannot see them
+    finally:
+        refusing.close()
+
+    s = embedded(root).open()
+    try:
+        assert {p["memory_id"]: p["answers"] for p in s.vectors.get(NS, ["dated", "undated"])} == {
+            "dated": ["time"], "undated": []}
+        assert temporal_ids(s) == ["dated"]
+    finally:
+        s.close()
