@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from .ensemble import EnsembleMemory
+from .ensemble import EnsembleMemory, check_options
 from .errors import ConfigurationError, QueryError
 from .store.memory_store import MemoryStore
 from .types import Contribution, FusedHit, MemoryType, Retrieval, type_list
@@ -132,7 +132,8 @@ def _parse_now(value: datetime | str | None) -> datetime | None:
 class CallOptions:
     """The per-call parameters both adapters accept, resolved against the retriever's defaults.
 
-    `None` in an override means "use the default"; validation of the values is the core's job.
+    `None` in an override means "use the default"; the values are checked by the core's own
+    `check_options` (at construction through `checked`, and by every retrieve).
     """
 
     namespace: str
@@ -144,6 +145,12 @@ class CallOptions:
     def of(cls, namespace: str, k: int, now: datetime | str | None = None,
            types: Sequence[MemoryType | str] | MemoryType | str | None = None) -> CallOptions:
         return cls(namespace, k, _parse_now(now), type_list(types))
+
+    def checked(self) -> CallOptions:
+        """These options, after the checks the core makes on every call (`check_options`): a
+        retriever's defaults are checked where they are written, not on its first query."""
+        check_options(self.namespace, self.k, self.now, self.types)
+        return self
 
     def override(self, *, namespace: str | None = None, k: int | None = None,
                  now: datetime | str | None = None,

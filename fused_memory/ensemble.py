@@ -36,7 +36,7 @@ from .store.memory_store import MemoryStore
 from .types import (ARMS, ArmFailure, FusedHit, Hit, MemoryType, ParsedQuery, QueryPlan, Retrieval,
                     parse_memory_type, require_aware, type_list, utcnow)
 
-__all__ = ["EnsembleMemory"]
+__all__ = ["EnsembleMemory", "check_options"]
 
 _WIDENABLE = ("dense", "lexical")
 
@@ -71,6 +71,22 @@ def _raiser(exc: Exception) -> Callable[[], _Outcome]:
     def run() -> _Outcome:
         raise exc
     return run
+
+
+def check_options(namespace: object, k: object, now: object = None,
+                  types: Sequence[MemoryType | str] | MemoryType | str | None = None
+                  ) -> tuple[int, frozenset[MemoryType] | None]:
+    """The checks every retrieve makes on its options; returns k as an int (numpy's integers too)
+    and the forced types. The adapters run it on their defaults at construction, so a bad default
+    fails where it was written instead of on the first query."""
+    if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k <= 0:
+        raise QueryError(f"k must be a positive integer, got {k!r}")
+    if not isinstance(namespace, str) or not namespace.strip():
+        raise QueryError("namespace must be a non-empty string")
+    if now is not None:
+        require_aware(now, "now")  # type: ignore[arg-type] - it names what is wrong with any value
+    listed = type_list(types)
+    return int(k), frozenset(parse_memory_type(t) for t in listed) if listed else None
 
 
 class EnsembleMemory:
@@ -259,15 +275,9 @@ class EnsembleMemory:
     def _prepare(self, query: str, namespace: str, k: int, now: datetime | None,
                  types: Sequence[MemoryType | str] | None, arms: Sequence[str] | None) -> _Job:
         started = time.perf_counter()
-        if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k <= 0:
-            raise QueryError(f"k must be a positive integer, got {k!r}")
-        k = int(k)  # numpy's integers too
         if not isinstance(query, str):
             raise QueryError(f"query must be a string, got {type(query).__name__}")
-        if not isinstance(namespace, str) or not namespace.strip():
-            raise QueryError("namespace must be a non-empty string")
-        types = type_list(types)
-        forced = frozenset(parse_memory_type(t) for t in types) if types else None
+        k, forced = check_options(namespace, k, now, types)
         if arms is not None:
             unknown = [a for a in arms if a not in ARMS and a not in self._arms]
             if unknown:
@@ -276,6 +286,7 @@ class EnsembleMemory:
         if forced is not None:
             plan = replace(plan, type_hints=forced, hard_filter=True,
                            arms=tuple(dict.fromkeys((*plan.arms, "type"))),
+                           skipped={a: why for a, why in plan.skipped.items() if a != "type"},
                            reasons=(*plan.reasons, f"caller forced types {sorted(t.value for t in forced)}"))
         if arms is not None:
             plan = replace(plan, arms=tuple(a for a in plan.arms if a in arms),

@@ -36,10 +36,12 @@ class QueryOptimizerChain(RunnableSerializable[str, QueryPlan]):
     now: datetime | None = None
     """The moment queries are asked at (tz-aware); None = the core's clock."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    # a misspelled field (namesapce=...) must fail, not plan against "default" (as the retrievers)
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     @model_validator(mode="after")
     def _bind(self) -> QueryOptimizerChain:
+        CallOptions.of(self.namespace, 1, self.now).checked()
         self.store, self.ensemble = resolve_ensemble(self.store, self.ensemble)
         return self
 

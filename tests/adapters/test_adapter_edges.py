@@ -4,6 +4,8 @@ other than the question. Each case was found by probing the adapters."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import numpy as np
 import pytest
 from langchain_fused_memory import EnsembleMemoryRetriever as LCEnsemble
@@ -39,6 +41,26 @@ def test_the_langchain_constructor_refuses_what_it_would_misread(seeded_store: M
     """A misspelled field used to search the "default" namespace; k="5" was converted silently."""
     with pytest.raises(ValidationError):
         LCEnsemble(store=seeded_store, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [{"k": 0}, {"k": -1}, {"types": ["opinion"]}, {"namespace": ""},
+                                    {"now": datetime(2024, 1, 1)}, {"now": "2024-01-01T00:00"}])
+def test_a_bad_default_fails_at_construction_in_both_adapters(seeded_store: MemoryStore, kwargs: dict) -> None:
+    """These constructed fine and failed on the first query, away from the line that wrote them;
+    LangChain's k check said "positive" but let 0 through (found by probing the adapters)."""
+    from langchain_fused_memory import QueryOptimizerChain
+
+    with pytest.raises(ValidationError):
+        LCEnsemble(store=seeded_store, **kwargs)
+    with pytest.raises(QueryError):
+        LIEnsemble(seeded_store, **kwargs)
+    if "k" not in kwargs and "types" not in kwargs:
+        with pytest.raises(ValidationError):
+            QueryOptimizerChain(store=seeded_store, **kwargs)
+    with pytest.raises(QueryError, match="k must be a positive integer"):
+        LIEnsemble(seeded_store, k="3")  # LangChain refused it already; LlamaIndex took it
+    with pytest.raises(ValidationError):
+        QueryOptimizerChain(store=seeded_store, namesapce=NS)
 
 
 def test_one_type_is_shorthand_in_every_constructor(seeded_store: MemoryStore) -> None:

@@ -206,6 +206,15 @@ def test_forced_types_restrict_the_type_arm(store):
     assert {h.memory.type for h in r.hits} == {MemoryType.EVENT}
 
 
+def test_forced_types_are_not_reported_skipped(store):
+    """The plan said both: "type" among the arms that ran and, for the same query, skipped for
+    "no type hint" (found by probing the adapters' metadata)."""
+    store.add(FACTS)
+    r = EnsembleMemory(store).retrieve("anything about work", namespace="alice", k=5, now=NOW, types=["event"])
+    assert "type" in r.plan.arms and "type" not in r.plan.skipped
+    assert "type" not in r.to_json()["plan"]["skipped"]
+
+
 def test_context_finds_a_reply_survives_reopen_and_is_never_returned_as_text(store_factory):
     s = store_factory("ctx")
     turns = conversation_context([
