@@ -234,6 +234,28 @@ async def test_memory_tool_async(ensemble_retriever: EnsembleMemoryRetriever) ->
     assert message.artifact and message.artifact[0].page_content in message.content
 
 
+@pytest.mark.parametrize("query", ["", "   ", "x" * 20_000])
+async def test_memory_tool_hands_a_refused_query_back_to_the_model(ensemble_retriever: EnsembleMemoryRetriever,
+                                                                   query: str) -> None:
+    """A QueryError (a ValueError) used to end the agent's run, even with handle_tool_error set;
+    the model now gets an error ToolMessage it can act on, sync and async."""
+    tool = memory_tool(ensemble_retriever, "recall", "Search the user's memories.")
+    call = {"type": "tool_call", "id": "c", "name": "recall", "args": {"query": query}}
+    for message in (tool.invoke(call), await tool.ainvoke(call)):
+        assert isinstance(message, ToolMessage) and message.status == "error"
+        assert "query" in message.content and message.artifact is None
+
+
+def test_memory_tool_runs_the_retriever_under_the_tool_run(ensemble_retriever: EnsembleMemoryRetriever) -> None:
+    """Wrapping the tool's function for its errors keeps the retriever's run nested under the tool's."""
+    rec = Recorder()
+    tool = memory_tool(ensemble_retriever, "recall", "Search the user's memories.")
+    tool.invoke({"type": "tool_call", "id": "c", "name": "recall", "args": {"query": QUERY}},
+                config={"callbacks": [rec]})
+    [ensemble_run] = [r for r in rec.runs.values() if r["name"] == "EnsembleMemoryRetriever"]
+    assert ensemble_run["parent"] is not None  # the tool's run (this handler does not record tools)
+
+
 def test_query_optimizer_chain(seeded_store: MemoryStore, core: EnsembleMemory,
                                ensemble_retriever: EnsembleMemoryRetriever) -> None:
     chain = QueryOptimizerChain(store=seeded_store, namespace=NS, now=NOW)
