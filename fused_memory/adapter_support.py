@@ -27,6 +27,7 @@ __all__ = [
     "DEFAULT_TOOL_NAME",
     "DEFAULT_TOOL_DESCRIPTION",
     "LLM_HIDDEN_KEYS",
+    "RETRIEVAL_KEYS",
     "ArmReport",
     "CallOptions",
     "arm_reports",
@@ -59,6 +60,14 @@ DEFAULT_TOOL_DESCRIPTION = (
 LLM_HIDDEN_KEYS: tuple[str, ...] = (
     "memory_id", "namespace", "created_at", "session_id", "score", "rank", "arms", "contributions",
     "explain", "skipped_arms", "failed_arms", "widened_arms", "pooled_arms", "metadata",
+)
+
+
+#: Metadata keys that belong to one retrieval, not to the memory: they change from query to query
+#: and from arm to arm. A node's content hash leaves them out (see the LlamaIndex `MemoryNode`).
+RETRIEVAL_KEYS: tuple[str, ...] = (
+    "score", "rank", "arms", "contributions", "explain", "skipped_arms", "failed_arms", "widened_arms",
+    "pooled_arms",
 )
 
 

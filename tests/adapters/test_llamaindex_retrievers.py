@@ -171,3 +171,34 @@ def test_memory_tool_is_a_retriever_tool(seeded_store: MemoryStore) -> None:
     nodes = output.raw_output
     assert [n.node.node_id for n in nodes] == [n.node.node_id for n in retriever.retrieve(QUERY + "\n")]
     assert nodes[0].node.text in output.content
+
+
+def test_one_memory_has_one_hash_whichever_retriever_found_it(seeded_store: MemoryStore) -> None:
+    """LlamaIndex's QueryFusionRetriever fuses by `node.hash`; the hash covered this retrieval's
+    score and explanation, so dense's and BM25's copies of one memory never summed their ranks
+    and "simple" mode returned fewer nodes than asked (found by probing the adapters)."""
+    from llama_index.core.llms import MockLLM
+    from llama_index.core.retrievers import QueryFusionRetriever
+
+    dense = li.DenseMemoryRetriever(seeded_store, namespace=NS, now=NOW, k=3)
+    bm25 = li.BM25MemoryRetriever(seeded_store, namespace=NS, now=NOW, k=3)
+    question = "when did we fix JIRA-9921?"
+    by_dense, by_bm25 = ({n.node.node_id: n.node for n in r.retrieve(question)} for r in (dense, bm25))
+    both = set(by_dense) & set(by_bm25)
+    assert both, "the question needs a memory both arms find"
+    for mid in both:
+        assert by_dense[mid].metadata["score"] != by_bm25[mid].metadata["score"]
+        assert by_dense[mid].hash == by_bm25[mid].hash
+    assert len({n.hash for n in by_dense.values()}) == len(by_dense)  # distinct memories stay distinct
+    assert TextNode.from_dict(next(iter(by_dense.values())).to_dict()).text  # serializes as a TextNode
+
+    fused = QueryFusionRetriever([dense, bm25], llm=MockLLM(), num_queries=1, mode="reciprocal_rerank",
+                                 similarity_top_k=3, use_async=False).retrieve(question)
+    rank = {r: {mid: i for i, mid in enumerate(found)} for r, found in (("d", list(by_dense)), ("b", list(by_bm25)))}
+    want = {mid: sum(1.0 / (60 + ranks[mid]) for ranks in rank.values() if mid in ranks)
+            for mid in set(by_dense) | set(by_bm25)}
+    assert [n.node.node_id for n in fused] == sorted(want, key=lambda m: -want[m])[:3]
+    assert [n.score for n in fused] == pytest.approx(sorted(want.values(), reverse=True)[:3])
+    simple = QueryFusionRetriever([dense, bm25], llm=MockLLM(), num_queries=1, mode="simple",
+                                  similarity_top_k=3, use_async=False).retrieve(question)
+    assert len({n.node.node_id for n in simple}) == 3

@@ -10,7 +10,8 @@ distribution), so this merges with llama-index-core's `llama_index`.
 from __future__ import annotations
 
 from .retrievers import (BM25MemoryRetriever, DenseMemoryRetriever, EnsembleMemoryRetriever, FusedMemoryRetriever,
-                         GraphMemoryRetriever, TemporalMemoryRetriever, TypeFilterMemoryRetriever, to_nodes)
+                         GraphMemoryRetriever, MemoryNode, TemporalMemoryRetriever, TypeFilterMemoryRetriever,
+                         to_nodes)
 from .tools import MemoryTool, memory_tool
 
 __all__ = [
@@ -23,5 +24,6 @@ __all__ = [
     "FusedMemoryRetriever",
     "memory_tool",
     "MemoryTool",
+    "MemoryNode",
     "to_nodes",
 ]

@@ -11,6 +11,8 @@ emitted by the base class's `retrieve` / `aretrieve`, exactly as for any LlamaIn
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 from datetime import datetime
 from typing import ClassVar
@@ -22,8 +24,8 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.store.memory_store import MemoryStore
 from fused_memory.types import MemoryType, Retrieval
-from fused_memory.adapter_support import (ARM_RETRIEVERS, LLM_HIDDEN_KEYS, CallOptions, bound_ensemble,
-                                            hit_metadata, resolve_ensemble)
+from fused_memory.adapter_support import (ARM_RETRIEVERS, LLM_HIDDEN_KEYS, RETRIEVAL_KEYS, CallOptions,
+                                            bound_ensemble, hit_metadata, resolve_ensemble)
 
 __all__ = [
     "FusedMemoryRetriever",
@@ -33,8 +35,24 @@ __all__ = [
     "TemporalMemoryRetriever",
     "TypeFilterMemoryRetriever",
     "EnsembleMemoryRetriever",
+    "MemoryNode",
     "to_nodes",
 ]
+
+
+class MemoryNode(TextNode):
+    """A `TextNode` whose `hash` is the memory's (its text and stored fields), not the retrieval's.
+
+    `TextNode.hash` covers all metadata, and a node's metadata here also carries this retrieval's
+    score, rank and explanation, so one memory found by two retrievers (or two generated queries)
+    had two hashes: `QueryFusionRetriever`, which fuses by hash, never added its ranks up, and its
+    "simple" mode returned fewer nodes than asked. Serialized, it is a plain `TextNode`."""
+
+    @property
+    def hash(self) -> str:
+        identity = {key: value for key, value in self.metadata.items() if key not in RETRIEVAL_KEYS}
+        text = self.text + json.dumps(identity, sort_keys=True, ensure_ascii=False, default=str)
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def to_nodes(retrieval: Retrieval) -> list[NodeWithScore]:
@@ -47,7 +65,7 @@ def to_nodes(retrieval: Retrieval) -> list[NodeWithScore]:
     for h in retrieval.hits:
         metadata = hit_metadata(h, retrieval)
         hidden = [*LLM_HIDDEN_KEYS, *(key for key, value in metadata.items() if value in (None, [], {}))]
-        nodes.append(NodeWithScore(node=TextNode(id_=h.memory.id, text=h.memory.text, metadata=metadata,
+        nodes.append(NodeWithScore(node=MemoryNode(id_=h.memory.id, text=h.memory.text, metadata=metadata,
                                                  excluded_llm_metadata_keys=hidden,
                                                  excluded_embed_metadata_keys=hidden), score=h.score))
     return nodes
