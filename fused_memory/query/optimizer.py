@@ -27,6 +27,7 @@ from .store_rules import (MAX_FILTER_SHARE, MIN_SEED_DAMPING, mask_hub_names, ma
 
 __all__ = ["PlanBuilder", "Rule", "optimize", "optimize_off", "fired_rules", "DEFAULT_RULES", "OFF_RULES",
            "RULE_NAMES", "SPECULATIVE_TEMPORAL_WEIGHT", "DEFAULT_HOPS", "MULTI_HOPS", "ANSWER_TIME_WEIGHT",
+           "PURE_TIME_WEIGHT",
            # stage 2b, in store_rules.py, re-exported here where the rest of the optimizer is
            "skip_unselective", "scope_hub_seeds", "mask_hub_names", "mask_time_phrase", "MAX_FILTER_SHARE",
            "MIN_SEED_DAMPING"]
@@ -38,6 +39,12 @@ SPECULATIVE_TEMPORAL_WEIGHT = 0.5
 #: without the arm; 0.841 at 1.0 once durations count as times); the other categories move by at
 #: most 0.1 points, since only "when" / "how long" questions trigger it.
 ANSWER_TIME_WEIGHT = 2.0
+#: The temporal arm's weight (times its base 0.5) when the query is only a time ("what happened
+#: yesterday?"). With RRF k = 10 a window memory at temporal rank r adds >= 4 * 0.71 / (10 + r)
+#: (its score is >= 0.5), more than dense's #1 can give a memory outside it (<= 1.5 / 11) for r up
+#: to 10. At the window weight (1.0) the one memory of "yesterday" in the demo came 6th, behind
+#: dense's and the type arm's guesses at "what happened" (found by probing the adapters).
+PURE_TIME_WEIGHT = 8.0
 #: The temporal arm's weight by mode (`cues.temporal_mode`) when no skip rule applies.
 _TEMPORAL_WEIGHTS = {"window": 1.0, "answer": ANSWER_TIME_WEIGHT, "speculative": SPECULATIVE_TEMPORAL_WEIGHT}
 DEFAULT_HOPS = 2
@@ -251,12 +258,29 @@ def skip_temporal_no_cue(b: PlanBuilder, q: ParsedQuery) -> None:
         b.note("no time window and no time cue -> skip temporal")
 
 
+def _pure_time(b: PlanBuilder, q: ParsedQuery) -> bool:
+    """A window and nothing else to go on: no topic words, entity or identifier outside its phrase."""
+    outside = [i for i in q.identifiers if i not in (q.temporal_phrase or "")]
+    return q.temporal_window is not None and not b.topic_terms and not q.entity_refs and not outside
+
+
 def skip_lexical_pure_time(b: PlanBuilder, q: ParsedQuery) -> None:
     """"what happened yesterday?": nothing but the time is left to match words on."""
-    outside = [i for i in q.identifiers if i not in (q.temporal_phrase or "")]
-    if q.temporal_window is not None and not b.topic_terms and not q.entity_refs and not outside:
+    if _pure_time(b, q):
         b.skip("lexical", "pure time query: no words to match besides the time phrase")
         b.note("pure time query -> skip lexical")
+
+
+def pure_time_window_decides(b: PlanBuilder, q: ParsedQuery) -> None:
+    """"what happened yesterday?": the window is the whole question, so the temporal arm (the
+    window's events) leads at `PURE_TIME_WEIGHT` and the type arm, which would rank every event by
+    likeness to "what happened", is skipped. Dense still runs: its similarity to the bare question
+    is close to noise, but it orders what follows the window's memories."""
+    if _pure_time(b, q):
+        b.run("temporal", PURE_TIME_WEIGHT)
+        if "type" in b.weights:
+            b.skip("type", "pure time query: the temporal arm searches the window's events")
+        b.note(f"pure time query -> the window decides: temporal at {PURE_TIME_WEIGHT}, skip type")
 
 
 def type_arm_for_hints(b: PlanBuilder, q: ParsedQuery) -> None:
@@ -290,7 +314,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     preference_trigger, event_trigger, entity_trigger, hard_filter_explicit_hint,
     graph_from_entities, skip_graph_no_entity, multi_hop_phrasing,
     temporal_window, asks_for_time, speculative_temporal, skip_temporal_no_cue,
-    skip_lexical_pure_time, type_arm_for_hints, skip_type_no_hints,
+    skip_lexical_pure_time, type_arm_for_hints, skip_type_no_hints, pure_time_window_decides,
 )
 #: The "optimizer off" baseline: same hints, every arm that can run.
 OFF_RULES: tuple[Rule, ...] = (preference_trigger, event_trigger, entity_trigger, every_arm_that_can_run)

@@ -21,8 +21,8 @@ from fused_memory.query import (
     optimize_off,
     parse_query,
 )
-from fused_memory.query.optimizer import (ANSWER_TIME_WEIGHT, MULTI_HOPS, SPECULATIVE_TEMPORAL_WEIGHT, mask_hub_names,
-                                         mask_time_phrase, scope_hub_seeds, skip_unselective)
+from fused_memory.query.optimizer import (ANSWER_TIME_WEIGHT, MULTI_HOPS, PURE_TIME_WEIGHT, SPECULATIVE_TEMPORAL_WEIGHT,
+                                         mask_hub_names, mask_time_phrase, scope_hub_seeds, skip_unselective)
 from fused_memory.store.protocols import Entity
 from fused_memory.types import ARMS, MemoryType, ParsedQuery
 
@@ -42,12 +42,13 @@ PREF, EVENT, ENT = MemoryType.PREFERENCE, MemoryType.EVENT, MemoryType.ENTITY
 NO_ENT, NO_CUE, NO_HINT = "skip_graph_no_entity", "skip_temporal_no_cue", "skip_type_no_hints"
 GRAPH, WIN, SPEC, TYPE = "graph_from_entities", "temporal_window", "speculative_temporal", "type_arm_for_hints"
 ASK = "asks_for_time"
+PURE = "pure_time_window_decides"
 
 # (query, session?, hints, arms, temporal phrase, entity mentions, fired rules, hard_filter, hops)
 CASES = [
     ("what's my badge ID?", True, set(), (D, L), None, [], (NO_ENT, NO_CUE, NO_HINT), False, 2),
-    ("what did I do last Tuesday?", True, {EVENT}, (D, T, Y), "last Tuesday", [],
-     ("event_trigger", NO_ENT, WIN, "skip_lexical_pure_time", TYPE), False, 2),
+    ("what did I do last Tuesday?", True, {EVENT}, (D, T), "last Tuesday", [],
+     ("event_trigger", NO_ENT, WIN, "skip_lexical_pure_time", TYPE, PURE), False, 2),
     ("who reports to Sarah?", True, set(), (D, L, G), None, ["Sarah"], (GRAPH, NO_CUE, NO_HINT), False, 2),
     ("what did I tell Sarah about the Berlin office last week?", True, {EVENT}, (D, L, G, T, Y), "last week",
      ["Sarah", "Berlin office"], ("event_trigger", GRAPH, WIN, TYPE), False, 2),
@@ -60,7 +61,7 @@ CASES = [
     ("what's my setting for the Kestrel project timeout?", True, {PREF}, (D, L, G, Y), None, ["Kestrel project"],
      ("preference_trigger", "hard_filter_explicit_hint", GRAPH, NO_CUE, TYPE), True, 2),
     ("what changed since we last talked?", True, set(), (D, T), "since we last talked", [],
-     (NO_ENT, WIN, "skip_lexical_pure_time", NO_HINT), False, 2),
+     (NO_ENT, WIN, "skip_lexical_pure_time", NO_HINT, PURE), False, 2),
     ("what changed since we last talked?", False, set(), (D, L, T), None, [], (NO_ENT, SPEC, NO_HINT), False, 2),
     ("what's been on my mind lately?", True, set(), (D, L, T), "lately", [], (NO_ENT, WIN, NO_HINT), False, 2),
     ("When did Caroline go to the LGBTQ support group?", True, {EVENT}, (D, L, G, T, Y), None, ["Caroline"],
@@ -81,8 +82,8 @@ CASES = [
      ("entity_trigger", GRAPH, NO_CUE, TYPE), False, 2),
     ("who does Sarah Chen work with who also knows Melanie?", True, set(), (D, L, G), None, ["Sarah Chen", "Melanie"],
      (GRAPH, "multi_hop_phrasing", NO_CUE, NO_HINT), False, MULTI_HOPS),
-    ("what happened yesterday?", True, {EVENT}, (D, T, Y), "yesterday", [],
-     ("event_trigger", NO_ENT, WIN, "skip_lexical_pure_time", TYPE), False, 2),
+    ("what happened yesterday?", True, {EVENT}, (D, T), "yesterday", [],
+     ("event_trigger", NO_ENT, WIN, "skip_lexical_pure_time", TYPE, PURE), False, 2),
     ("what's the latest on JIRA-9921?", True, set(), (D, L, T), None, [], (NO_ENT, SPEC, NO_HINT), False, 2),
     ("which editor do I prefer?", True, {PREF}, (D, L, Y), None, [],
      ("preference_trigger", "hard_filter_explicit_hint", NO_ENT, NO_CUE, TYPE), True, 2),
@@ -133,7 +134,9 @@ def test_weights() -> None:
     assert plan_for("what happened at the latest outage?")[1].weights["temporal"] == SPECULATIVE_TEMPORAL_WEIGHT
     assert plan_for("when did the outage happen?")[1].weights["temporal"] == ANSWER_TIME_WEIGHT
     assert optimize_off(plan_for("when did the outage happen?")[0]).weights["temporal"] == ANSWER_TIME_WEIGHT
-    assert plan_for("what happened yesterday?")[1].weights["temporal"] == 1.0
+    assert plan_for("what happened yesterday?")[1].weights["temporal"] == PURE_TIME_WEIGHT  # the window is all
+    assert plan_for("what did I paint yesterday?")[1].weights["temporal"] == 1.0  # a topic too
+    assert optimize_off(plan_for("what happened yesterday?")[0]).weights["temporal"] == 1.0
     assert plan_for("who reports to Sarah?")[1].weights["graph"] == 1.0
 
 

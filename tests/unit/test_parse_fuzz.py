@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from fused_memory.errors import QueryError
 from fused_memory.query import EntityMatcher, optimize, optimize_off, parse_query, parse_time
-from fused_memory.query.optimizer import ANSWER_TIME_WEIGHT
+from fused_memory.query.optimizer import ANSWER_TIME_WEIGHT, PURE_TIME_WEIGHT
 from fused_memory.store.protocols import Entity
 from fused_memory.types import ARMS
 
@@ -51,7 +51,8 @@ def test_parse_and_plan_never_raise(text: str, now: datetime, session_back: int 
     for plan in (optimize(parsed), optimize_off(parsed)):
         assert "dense" in plan.arms and set(plan.arms) <= set(ARMS)
         # multipliers of the base weights: at most 1, except the temporal arm on "when did...?"
-        assert all(0.0 < plan.weights[a] <= (ANSWER_TIME_WEIGHT if a == "temporal" else 1.0) for a in plan.arms)
+        assert all(0.0 < plan.weights[a] <= (max(ANSWER_TIME_WEIGHT, PURE_TIME_WEIGHT) if a == "temporal" else 1.0)
+                   for a in plan.arms)
         assert plan.max_hops in (2, 3)
 
 
