@@ -12,6 +12,7 @@ No ranking, parsing or fusion happens here: every ordering comes from the core's
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -54,21 +55,19 @@ DEFAULT_TOOL_DESCRIPTION = (
     "Input: a natural-language question, e.g. 'what did I tell Sarah last week?'."
 )
 
-#: Metadata keys that describe *how* a memory was found. They stay on the Document / node for
-#: programs and traces but are kept out of the text an LLM or an embedder sees (LlamaIndex renders
-#: node metadata into prompts by default; a prompt full of RRF arithmetic helps no one).
-LLM_HIDDEN_KEYS: tuple[str, ...] = (
-    "memory_id", "namespace", "created_at", "session_id", "score", "rank", "arms", "contributions",
-    "explain", "skipped_arms", "failed_arms", "widened_arms", "pooled_arms", "metadata",
-)
-
-
 #: Metadata keys that belong to one retrieval, not to the memory: they change from query to query
 #: and from arm to arm. A node's content hash leaves them out (see the LlamaIndex `MemoryNode`).
 RETRIEVAL_KEYS: tuple[str, ...] = (
     "score", "rank", "arms", "contributions", "explain", "skipped_arms", "failed_arms", "widened_arms",
     "pooled_arms",
 )
+
+#: Metadata keys that describe *how* a memory was found, or are bookkeeping. They stay on the
+#: Document / node for programs and traces but are kept out of the text an LLM or an embedder sees
+#: (LlamaIndex renders node metadata into prompts by default; a prompt full of RRF arithmetic helps
+#: no one).
+LLM_HIDDEN_KEYS: tuple[str, ...] = ("memory_id", "namespace", "created_at", "session_id", "metadata",
+                                    *RETRIEVAL_KEYS)
 
 
 def bound_ensemble(store: MemoryStore | EnsembleMemory | None, ensemble: EnsembleMemory | None) -> EnsembleMemory:
@@ -88,6 +87,21 @@ class _DefaultEnsemble(EnsembleMemory):
     with only the store replaced, so the old default arrives beside the new store, and the store is
     what the caller chose. A copy keeps the type (`EnsembleMemory.__copy__`), so copied retrievers
     can switch stores too. Anything else about it is `EnsembleMemory`'s."""
+
+
+_SWITCHED_LOCK = threading.Lock()
+
+
+def _switched_default(store: MemoryStore, optimizer: bool) -> _DefaultEnsemble:
+    """One derived default per (store, optimizer) for retrievers switched to that store:
+    `configurable_fields` rebuilds the retriever on every call, and a new ensemble each time would
+    start a new thread pool per call and forget which arms are still hung past their timeout. Kept
+    on the store itself (not in a module-level map, whose values would keep every store alive)."""
+    with _SWITCHED_LOCK:
+        by_mode: dict[bool, _DefaultEnsemble] = vars(store).setdefault("_adapter_switched_defaults", {})
+        if optimizer not in by_mode:
+            by_mode[optimizer] = _DefaultEnsemble(store, optimizer=optimizer)
+        return by_mode[optimizer]
 
 
 def resolve_ensemble(store: MemoryStore | EnsembleMemory | None, ensemble: EnsembleMemory | None,
@@ -118,7 +132,7 @@ def resolve_ensemble(store: MemoryStore | EnsembleMemory | None, ensemble: Ensem
         return store, _DefaultEnsemble(store, optimizer=arm is None)
     if store is not None and store is not ensemble.store:
         if type(ensemble) is _DefaultEnsemble:  # derived from the old store: the new one is the choice
-            return store, _DefaultEnsemble(store, optimizer=ensemble.optimizer)
+            return store, _switched_default(store, ensemble.optimizer)
         raise ValueError("store and ensemble disagree: the ensemble runs over a different store (to "
                          "switch stores, give the new store alone or with an ensemble built over it)")
     return ensemble.store, ensemble

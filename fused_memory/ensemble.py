@@ -31,6 +31,7 @@ from .query.parse import parse_query
 from .retrievers import make_retriever
 from .retrievers.base import ArmRequest, Retriever
 from .retrievers.vector_arms import ScopedGraphRetriever, VectorArm, run_vector_arms
+from .store.arguments import check_namespace
 from .store.graph_common import hub_damping
 from .store.memory_store import MemoryStore
 from .types import (ARMS, ArmFailure, FusedHit, Hit, MemoryType, ParsedQuery, QueryPlan, Retrieval,
@@ -81,8 +82,7 @@ def check_options(namespace: object, k: object, now: object = None,
     fails where it was written instead of on the first query."""
     if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k <= 0:
         raise QueryError(f"k must be a positive integer, got {k!r}")
-    if not isinstance(namespace, str) or not namespace.strip():
-        raise QueryError("namespace must be a non-empty string")
+    check_namespace(namespace)  # type: ignore[arg-type] - it refuses any non-string
     if now is not None:
         require_aware(now, "now")  # type: ignore[arg-type] - it names what is wrong with any value
     listed = type_list(types)

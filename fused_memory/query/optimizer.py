@@ -76,6 +76,9 @@ _MULTI_HOP = re.compile(r"\bwho\b.+\bwho\b|\b(?:also|both)\s+(?:knows?|works?|me
                         r"(?:a\s+|my\s+)?friends?\b|\bindirect(?:ly)?\b|\bconnect(?:ed|ion|ions)?\s+(?:to|between)\b"
                         r"|\b\w+(?:'s|\u2019s)\s+\w+(?:'s|\u2019s)\s+\w+|\b(?:two|2|three|3)\s+hops?\b"
                         r"|\bthrough\s+(?:whom|someone|somebody)\b", _I)
+#: Verbs of speech: "what did I tell you yesterday?" asks for what was *said* then (a memory stored
+#: then, with no `event_at`), which the temporal arm, over events dated in the window, cannot see.
+_SPOKEN = re.compile(r"\b(?:tell|told|say|said|talk(?:ed)?|discuss(?:ed)?|mention(?:ed)?|plan(?:ned)?)\b", _I)
 #: Words that carry no topic of their own in a time question ("what happened yesterday?").
 _GENERIC_TERMS = frozenset(tokenize("happen happened happening change changed changes do did done doing go went "
                                     "gone thing things stuff anything something everything new news going "
@@ -275,8 +278,9 @@ def pure_time_window_decides(b: PlanBuilder, q: ParsedQuery) -> None:
     """"what happened yesterday?": the window is the whole question, so the temporal arm (the
     window's events) leads at `PURE_TIME_WEIGHT` and the type arm, which would rank every event by
     likeness to "what happened", is skipped. Dense still runs: its similarity to the bare question
-    is close to noise, but it orders what follows the window's memories."""
-    if _pure_time(b, q):
+    is close to noise, but it orders what follows the window's memories. Not for what was said
+    then ("what did I tell you yesterday?", `_SPOKEN`): those memories have no event time."""
+    if _pure_time(b, q) and not _SPOKEN.search(q.text.replace(q.temporal_phrase or "", " ")):
         b.run("temporal", PURE_TIME_WEIGHT)
         if "type" in b.weights:
             b.skip("type", "pure time query: the temporal arm searches the window's events")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from ..errors import BackendError, ConfigurationError, EmbeddingMismatch
+from ..errors import ConfigurationError, EmbeddingMismatch
 from ..types import Memory
 from .codec import LAYOUT_VERSION, from_payload, payload_mentions
 from ..query.cues import answer_types
@@ -106,21 +106,26 @@ def backfill(vectors: VectorBackend, untagged: dict[tuple[str, tuple[str, ...]],
     """Tag memories written before the payload had `answers` (2026-11-22): without the tag the
     temporal arm's "when did...?" search, which filters on it, cannot see them. The tag is derived
     from the stored text exactly as ingest derives it, so nothing is re-embedded. One write per
-    (namespace, tag) group. A backend that cannot update payloads, or a write that fails, leaves
-    the store as it was (and serving as before), with a warning; the next open tries again."""
+    (namespace, tag) group. A backend that cannot update payloads, or a write that fails (a memory
+    deleted meanwhile by another process fails its group), leaves those memories as they were
+    (served as before), with a warning; the other groups are still written, and the next open
+    tries again."""
     n = sum(len(ids) for ids in untagged.values())
     if not isinstance(vectors, PayloadWriter):
         _log.warning("%d memories have no `answers` tag and %s cannot update payloads: \"when did...?\" "
                      "questions will not find them until they are re-ingested", n, type(vectors).__name__)
         return
-    try:
-        for (namespace, answers), ids in untagged.items():
+    failed: list[str] = []
+    for (namespace, answers), ids in untagged.items():
+        try:
             vectors.set_payload(namespace, ids, {"answers": list(answers)})
-    except BackendError as exc:
-        _log.warning("could not add the `answers` tag to %d older memories (%s); \"when did...?\" "
-                     "questions will miss them until an open succeeds", n, exc)
-        return
-    _log.info("added the `answers` tag to %d memories written by an older fused-memory", n)
+        except Exception as exc:  # noqa: BLE001 - any backend's failure: the store still opens
+            failed.append(f"{len(ids)} in {namespace!r}: {type(exc).__name__}: {exc}")
+    if failed:
+        _log.warning("could not add the `answers` tag to some of %d older memories (%s); \"when did...?\" "
+                     "questions will miss those until an open succeeds", n, "; ".join(failed))
+    else:
+        _log.info("added the `answers` tag to %d memories written by an older fused-memory", n)
 
 
 def snapshot(vectors: VectorBackend, batch: list[Memory]) -> dict[tuple[str, str], Any]:

@@ -43,7 +43,7 @@ def test_the_langchain_constructor_refuses_what_it_would_misread(seeded_store: M
         LCEnsemble(store=seeded_store, **kwargs)
 
 
-@pytest.mark.parametrize("kwargs", [{"k": 0}, {"k": -1}, {"types": ["opinion"]}, {"namespace": ""},
+@pytest.mark.parametrize("kwargs", [{"k": 0}, {"k": -1}, {"types": ["opinion"]}, {"namespace": ""}, {"namespace": "a\x00b"},
                                     {"now": datetime(2024, 1, 1)}, {"now": "2024-01-01T00:00"}])
 def test_a_bad_default_fails_at_construction_in_both_adapters(seeded_store: MemoryStore, kwargs: dict) -> None:
     """These constructed fine and failed on the first query, away from the line that wrote them;
@@ -172,6 +172,9 @@ def test_configurable_store_searches_the_store_configured(seeded_store: MemorySt
             assert default_texts and "ZZ-0001" not in " ".join(default_texts)
             moved = switchable.invoke(BADGE, config={"configurable": {"memory_store": other}})
             assert [d.page_content for d in moved] == ["My badge ID is ZZ-0001 at the new site."]
+            fields = {k: v for k, v in base.__dict__.items() if k in type(base).model_fields}
+            first, again = (type(base)(**{**fields, "store": other}) for _ in range(2))  # as LangChain rebuilds
+            assert first.ensemble is again.ensemble and first.ensemble.store is other  # one pool, one hung-arm record
         chain = QueryOptimizerChain(store=seeded_store, namespace=NS)
         switched = chain.configurable_fields(store=ConfigurableField(id="s")).with_config(
             configurable={"s": other})

@@ -247,7 +247,9 @@ async def test_memory_tool_hands_a_refused_query_back_to_the_model(ensemble_retr
 
 
 def test_memory_tool_runs_the_retriever_under_the_tool_run(ensemble_retriever: EnsembleMemoryRetriever) -> None:
-    """Wrapping the tool's function for its errors keeps the retriever's run nested under the tool's."""
+    """The retriever's run stays nested under the tool's, with the tool's function wrapped for its
+    errors (LangChain carries the parent run in context variables, so this holds with or without
+    `functools.wraps`; the test pins the behaviour, not the mechanism)."""
     rec = Recorder()
     tool = memory_tool(ensemble_retriever, "recall", "Search the user's memories.")
     tool.invoke({"type": "tool_call", "id": "c", "name": "recall", "args": {"query": QUERY}},

@@ -18,6 +18,7 @@ from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.instrumentation.events.retrieval import RetrievalEndEvent, RetrievalStartEvent
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, TextNode
 
+from fused_memory.adapter_support import RETRIEVAL_KEYS
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.store.memory_store import MemoryStore
 from fused_memory.types import ARMS, Hit
@@ -189,8 +190,10 @@ def test_one_memory_has_one_hash_whichever_retriever_found_it(seeded_store: Memo
     for mid in both:
         assert by_dense[mid].metadata["score"] != by_bm25[mid].metadata["score"]
         assert by_dense[mid].hash == by_bm25[mid].hash
-    assert len({n.hash for n in by_dense.values()}) == len(by_dense)  # distinct memories stay distinct
+    assert len({n.hash for n in by_dense.values()}) == len(by_dense)  # distinct texts stay distinct
+    assert set(hit_metadata_keys(seeded_store)) == set(RETRIEVAL_KEYS)
     assert TextNode.from_dict(next(iter(by_dense.values())).to_dict()).text  # serializes as a TextNode
+    # (read back as a plain TextNode, its hash is TextNode's again: a docstore sees it as changed)
 
     fused = QueryFusionRetriever([dense, bm25], llm=MockLLM(), num_queries=1, mode="reciprocal_rerank",
                                  similarity_top_k=3, use_async=False).retrieve(question)
@@ -202,3 +205,15 @@ def test_one_memory_has_one_hash_whichever_retriever_found_it(seeded_store: Memo
     simple = QueryFusionRetriever([dense, bm25], llm=MockLLM(), num_queries=1, mode="simple",
                                   similarity_top_k=3, use_async=False).retrieve(question)
     assert len({n.node.node_id for n in simple}) == 3
+
+
+def hit_metadata_keys(store: MemoryStore) -> list[str]:
+    """Every key `hit_metadata` writes that is not the memory's own: RETRIEVAL_KEYS must name them
+    all, or a new per-retrieval key would slip into `MemoryNode.hash`."""
+    from fused_memory.adapter_support import hit_metadata
+
+    ens = EnsembleMemory(store)
+    r = ens.retrieve(QUERY, namespace=NS, k=1, now=NOW)
+    ens.close()
+    memory_keys = set(r.hits[0].to_json()["memory"]) | {"memory_id"}
+    return [k for k in hit_metadata(r.hits[0], r) if k not in memory_keys]

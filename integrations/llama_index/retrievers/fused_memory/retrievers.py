@@ -46,7 +46,8 @@ class MemoryNode(TextNode):
     `TextNode.hash` covers all metadata, and a node's metadata here also carries this retrieval's
     score, rank and explanation, so one memory found by two retrievers (or two generated queries)
     had two hashes: `QueryFusionRetriever`, which fuses by hash, never added its ranks up, and its
-    "simple" mode returned fewer nodes than asked. Serialized, it is a plain `TextNode`."""
+    "simple" mode returned fewer nodes than asked. Serialized, it is a plain `TextNode`; read back
+    through `TextNode.from_dict` or a docstore it is one, and its hash is `TextNode`'s again."""
 
     @property
     def hash(self) -> str:
