@@ -13,7 +13,7 @@ from ..types import Memory, MemoryType, thaw
 from ..validation import FIRST_STORABLE, LAST_STORABLE, is_storable
 from .protocols import EntityMention
 
-__all__ = ["LAYOUT_VERSION", "to_payload", "from_payload", "payload_mentions", "stored_time"]
+__all__ = ["LAYOUT_VERSION", "to_payload", "from_payload", "payload_mentions", "stored_time", "answer_tags"]
 
 #: Bumped when the payload shape changes; a store of another layout is refused on open.
 LAYOUT_VERSION = 1
@@ -45,6 +45,12 @@ def _read(parse: Any) -> datetime | None:
         return None
 
 
+def answer_tags(text: str) -> list[str]:
+    """The payload's `answers` field for a memory's text: what it can answer (`cues.answer_types`).
+    Ingest writes it and `open` derives it for memories written before it existed, the same way."""
+    return list(answer_types(text))
+
+
 def to_payload(m: Memory, entity_kinds: Sequence[str | None] | None = None) -> dict[str, Any]:
     """Epoch floats for times (range filters in both Qdrant engines and FalkorDB all take floats).
     `entity_kinds` (NER labels, parallel to `m.entities`) lets the graph be re-linked from the
@@ -66,7 +72,7 @@ def to_payload(m: Memory, entity_kinds: Sequence[str | None] | None = None) -> d
         "entity_kinds": kinds if len(kinds) == len(m.entities) else [None] * len(m.entities),
         "session_id": m.session_id,
         "context": m.context,
-        "answers": list(answer_types(m.text)),
+        "answers": answer_tags(m.text),
         "metadata": thaw(m.metadata),
         **({"metadata_json": json.dumps(thaw(m.metadata), separators=(",", ":"))} if _has_float(m.metadata) else {}),
     }

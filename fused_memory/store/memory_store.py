@@ -46,6 +46,7 @@ from ..config import StoreConfig
 from ..errors import BackendError, ConfigurationError, InvalidMemory, QueryError, StoreClosed
 from ..handles import SharedHandle
 from ..ingest import EntityExtractor, classify_type, extract_beside
+from ..query.store_rules import filter_share
 from ..types import Memory, MemoryType, utcnow
 from ..validation import require_storable
 from .arguments import check_namespace, memory_ids as keyed_ids
@@ -360,7 +361,6 @@ class MemoryStore(SharedHandle):
     def type_share(self, namespace: str, types: Iterable[MemoryType]) -> float | None:
         """The share of `namespace` a filter on `types` keeps; None when the index cannot tell or the
         namespace is empty."""
-        from ..query.store_rules import filter_share
         return filter_share(self.type_counts(namespace), types)
 
     def namespaces(self) -> list[str]:

@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, EmbeddingMismatch
 from ..types import Memory
-from .codec import LAYOUT_VERSION, from_payload, payload_mentions
-from ..query.cues import answer_types
+from .codec import LAYOUT_VERSION, answer_tags, from_payload, payload_mentions
 from .protocols import EntityMention, LexicalDoc, PayloadWriter, VectorBackend, VectorRecord
 
 if TYPE_CHECKING:
@@ -82,13 +81,13 @@ def rebuild(store: MemoryStore) -> None:
         clear()
     docs: list[LexicalDoc] = []
     want: dict[str, dict[str, tuple[list[EntityMention], Any]]] = {}
-    untagged: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    untagged: dict[tuple[str, tuple[str, ...]], list[str]] = {}  # (namespace, tags) -> ids
     for p in store.vectors.scroll():
         m = from_payload(p)
         docs.append(store._lexical_doc(m))
         want.setdefault(m.namespace, {})[m.id] = (payload_mentions(p), m.type)
         if "answers" not in p:
-            untagged.setdefault((m.namespace, answer_types(m.text)), []).append(m.id)
+            untagged.setdefault((m.namespace, tuple(answer_tags(m.text))), []).append(m.id)
     if docs:
         store.lexical.add(docs)
     if untagged:
@@ -105,7 +104,7 @@ def rebuild(store: MemoryStore) -> None:
 def backfill(vectors: VectorBackend, untagged: dict[tuple[str, tuple[str, ...]], list[str]]) -> None:
     """Tag memories written before the payload had `answers` (2026-11-22): without the tag the
     temporal arm's "when did...?" search, which filters on it, cannot see them. The tag is derived
-    from the stored text exactly as ingest derives it, so nothing is re-embedded. One write per
+    from the stored text by ingest's own `codec.answer_tags`, so nothing is re-embedded. One write per
     (namespace, tag) group. A backend that cannot update payloads, or a write that fails (a memory
     deleted meanwhile by another process fails its group), leaves those memories as they were
     (served as before), with a warning; the other groups are still written, and the next open
