@@ -8,92 +8,18 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta, timezone
-from pathlib import Path
-from typing import Any
+from datetime import timedelta
 
 import pytest
-from falkordb_server import bolt_server  # noqa: F401 - session fixture shared with tests/integration
+from graph_contract import NOW, NS, Factory, approx, chain, details, link, scores
 
 from fused_memory.errors import BackendError
 from fused_memory.retrievers.base import ArmRequest
 from fused_memory.retrievers.graph import GraphRetriever
 from fused_memory.store import graph_common as gc
-from fused_memory.store.graph_cypher import CypherGraphStore
-from fused_memory.store.graph_embedded import EmbeddedGraphStore
 from fused_memory.store.protocols import EntityMention as M
 from fused_memory.store.protocols import GraphStore, Relation
 from fused_memory.types import EntityCandidate, EntityRef, MemoryType, ParsedQuery
-
-NOW = datetime(2024, 5, 15, 12, 0, tzinfo=timezone.utc)
-NS = "alice"
-Factory = Callable[[], Any]
-
-
-@pytest.fixture(params=["embedded", "cypher"])
-def make(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Factory]:
-    """Each call opens a *new* store object over the same data (that is what reopen means)."""
-    yield from _factories(request, tmp_path, request.param)
-
-
-@pytest.fixture
-def make_cypher(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Factory]:
-    """The Cypher backend alone, for what only it has (dialect, payload limits)."""
-    yield from _factories(request, tmp_path, "cypher")
-
-
-def _factories(request: pytest.FixtureRequest, tmp_path: Path, backend: str) -> Iterator[Factory]:
-    made: list[Any] = []
-    if backend == "embedded":
-        def new() -> Any:
-            return EmbeddedGraphStore(str(tmp_path / "graph"))
-    else:
-        uri = request.getfixturevalue("bolt_server")
-
-        def new() -> Any:
-            return CypherGraphStore(uri, database="fm_contract")
-
-        wipe = new()  # FalkorDB maps every database name to one graph: start each test empty
-        with wipe._work() as w:
-            w.run("MATCH (n) DETACH DELETE n")
-        wipe.close()
-
-    def factory() -> Any:
-        for g in made:
-            g.close()
-        made.append(new())
-        made[-1].open()
-        return made[-1]
-
-    factory.backend = backend  # type: ignore[attr-defined]
-    yield factory
-    for g in made:
-        g.close()
-
-
-def link(g: GraphStore, ns: str, *items: tuple[str, list[Any]], mtype: MemoryType | None = None) -> None:
-    g.link(ns, [(mid, [m if isinstance(m, M) else M(m) for m in ms], mtype) for mid, ms in items])
-
-
-def scores(g: GraphStore, seeds: list[tuple[str, float]], hops: int = 3, limit: int = 50, ns: str = NS,
-           **kw: Any) -> dict[str, float]:
-    return {h.memory_id: h.score for h in g.traverse(ns, seeds, hops, limit, NOW, **kw)}
-
-
-def details(g: GraphStore, seeds: list[tuple[str, float]], hops: int = 3) -> dict[str, str | None]:
-    return {h.memory_id: h.detail for h in g.traverse(NS, seeds, hops, 50, NOW)}
-
-
-def approx(d: dict[str, float]) -> dict[str, Any]:
-    return {k: pytest.approx(v, abs=1e-9) for k, v in d.items()}
-
-
-def chain(g: GraphStore) -> None:
-    link(g, NS, ("m0", ["Alpha"]), ("m1", ["Bravo"]), ("m2", ["Charlie"]), ("m3", ["Delta"]))
-    g.relate(NS, Relation("Alpha", "manages", "Bravo", "structural", 0.9))
-    g.relate(NS, Relation("Bravo", "works_with", "Charlie", "semantic", 0.8))
-    g.relate(NS, Relation("Charlie", "joined", "Delta", "lifecycle", 0.7))
 
 
 # ---------------------------------------------------------------- scoring
