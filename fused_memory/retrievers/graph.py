@@ -9,6 +9,10 @@ Multi-hop weighting: DESIGN.md gives the graph arm fusion weight 1.0 for 0-hop a
 multi-hop evidence, but fusion has one weight per arm. So the arm keeps weight 1.0 and multiplies
 the *score* of every hit found at hop >= 1 by MULTI_HOP_FACTOR (0.8) inside the traversal, before
 hits are ranked, so a 1-hop memory never outranks an equally scored direct mention.
+
+Asked relations: the query's terms go to the traversal, so "who reports to Sarah?" starts from the
+people at the other end of Sarah's `reports_to` edges, and Sarah's own memories come one hop behind
+(`graph_common`, "Asked relations").
 """
 
 from __future__ import annotations
@@ -65,7 +69,8 @@ class GraphRetriever:
         max_hops = max(0, min(MAX_HOPS, int(request.max_hops)))
         try:
             return self.graph.traverse(request.namespace, seeds, max_hops, request.k, request.query.now,
-                                       multi_hop_factor=self.multi_hop_factor, types=request.types)
+                                       multi_hop_factor=self.multi_hop_factor, types=request.types,
+                                       asked=frozenset(request.query.terms))
         except FusedMemoryError:
             raise
         except Exception as exc:  # noqa: BLE001 - a backend bug must not escape as a bare exception

@@ -15,6 +15,13 @@ freshness (0.3 for a lifecycle edge whose valid_to is before `now`). We take the
 confidences, not the minimum: a chain of two 0.9 links is weaker evidence than one, and the product
 keeps every score in [0, 1]. Relations are followed in both directions ("Tom -reports_to-> Sarah"
 also leads from Sarah to Tom). A memory reached by several paths keeps its best.
+
+Asked relations: when the query names a relation ("who reports to Sarah?", `query.relations`:
+every term of `reports_to` is among the query's `asked` terms) and a seed has edges of it, the answer
+is at the other end of those edges, not the seed. The walk is re-rooted there: each such neighbour
+starts at hop 0 with the seed's product times the edge factor, and the seed itself is demoted by
+one hop score (HOP_SCORES[1]), as it is one relation away from the answer. Hop levels then count
+from the answer; the pruning bound is unchanged because it only assumes scores fall with depth.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from datetime import datetime
 from typing import Protocol
 
 from ..query.entities import normalize_entity_id
+from ..query.relations import asks_relation
 from ..types import MAX_NAME_BYTES, MemoryType, require_aware
 from .graph_aliases import (CatalogView, EntityPlan, NewEntity, build_entity, name_parts, name_tokens,
                             person_like, plan_entities)
@@ -144,24 +152,29 @@ def render_step(e: EdgeView) -> str:
 _State = tuple
 
 
-def _path(st: _State, info: Mapping[str, GroupInfo]) -> str:
+def _detail(st: _State, hop: int, info: Mapping[str, GroupInfo]) -> str:
+    """"Sarah Chen <-reports_to- Tom Becker -> memory (hop 0, asked relation)": the walk from its
+    seed; a walk with more steps than hops began with a re-rooting step (`_reroot`)."""
     steps: list[str] = []
     while st[2] is not None:
         steps.append(f"{render_step(st[2])} {info[st[2].dst].name}")
         st = st[1]
-    return " ".join([info[st[3][1]].name, *reversed(steps)])
+    mark = ", asked relation" if len(steps) > hop else ""
+    return f"{' '.join([info[st[3][1]].name, *reversed(steps)])} -> memory (hop {hop}{mark})"
 
 
 def traverse_source(src: TraversalSource, seeds: Sequence[tuple[str, float]], max_hops: int, limit: int,
                     now: datetime, multi_hop_factor: float = 1.0,
-                    types: frozenset[MemoryType] | None = None) -> list[tuple[str, float, str]]:
+                    types: frozenset[MemoryType] | None = None,
+                    asked: frozenset[str] = frozenset()) -> list[tuple[str, float, str]]:
     """Best (memory id, score, detail) per memory, best first (ties by memory id), at most `limit`.
 
     Level-synchronous: one `edges` read per hop level (one round trip on a server), best product per
     (level, group). Each level's groups are read best first until `limit` memories are held; the
     limit-th score held is then a floor: walks below it are not kept, and once it beats what any
     deeper hop could reach (hop score x best product so far) deeper levels are never read. The
-    pruning only skips work whose memories could not enter the top `limit`; ties are kept."""
+    pruning only skips work whose memories could not enter the top `limit`; ties are kept.
+    `asked`: the query's terms, which may name a relation to re-root at (module docstring)."""
     now_ms = epoch_ms(require_aware(now, "now"))
     if limit <= 0 or not seeds or now_ms is None:
         return []
@@ -180,12 +193,16 @@ def traverse_source(src: TraversalSource, seeds: Sequence[tuple[str, float]], ma
         seed_w[g] = max(seed_w.get(g, 0.0), weights[eid])
     info = dict(src.group_info(list(seed_w)))
     frontier = {g: (w * hub_damping(info[g].df, n), None, None, ("", g)) for g, w in seed_w.items() if g in info}
+    known: dict[str, list[EdgeView]] = {}
+    if asked and frontier:
+        frontier, known = _reroot(src, frontier, info, n, now_ms, asked)
     best: dict[str, tuple[float, int, _State]] = {}
     kth = 0.0  # the limit-th best score held so far: it only rises, so it is a floor for what is left
     for hop in range(max_hops + 1):
         factor = HOP_SCORES[hop] * (multi_hop_factor if hop else 1.0)
         if hop:
-            frontier = _expand(src, frontier, info, n, now_ms, kth / factor if factor > 0 else math.inf)
+            frontier = _expand(src, frontier, info, n, now_ms, kth / factor if factor > 0 else math.inf, known)
+            known = {}
         cands = sorted(((factor * st[0], hop, info[g].order, g, st) for g, st in frontier.items()
                         if st[0] > 0 and factor * st[0] >= kth), key=lambda c: (-c[0], c[1], c[2]))
         kth = _gather(src, cands, info, limit, types, best, kth)
@@ -194,18 +211,48 @@ def traverse_source(src: TraversalSource, seeds: Sequence[tuple[str, float]], ma
         if len(best) >= limit and kth > bound:
             break  # no deeper walk can reach the top `limit`
     ranked = heapq.nsmallest(limit, [(-v[0], mid) for mid, v in best.items()])
-    return [(mid, min(1.0, max(0.0, -s)), f"{_path(best[mid][2], info)} -> memory (hop {best[mid][1]})")
-            for s, mid in ranked]
+    return [(mid, min(1.0, max(0.0, -s)), _detail(best[mid][2], best[mid][1], info)) for s, mid in ranked]
+
+
+def _reroot(src: TraversalSource, seeds: dict[str, _State], info: dict[str, GroupInfo], n: int, now_ms: int,
+            asked: frozenset[str]) -> tuple[dict[str, _State], dict[str, list[EdgeView]]]:
+    """The hop-0 frontier for a query that names a relation (module docstring), and the seeds'
+    edges it read, so the first expansion does not read them again (one round trip on a server)."""
+    edges = src.edges(sorted(seeds, key=lambda g: info[g].order), EDGE_CAP)
+    hits = [(g, e) for g in seeds for e in edges.get(g, ())
+            if e.dst != g and e.rel != CO_MENTION_REL and asks_relation(e.rel, asked)]
+    if not hits:
+        return seeds, edges
+    fresh = {e.dst for _, e in hits} - info.keys()
+    if fresh:
+        info.update(src.group_info(sorted(fresh)))
+    asked_from = {g for g, _ in hits}
+    out = {g: (st[0] * HOP_SCORES[1], *st[1:]) if g in asked_from else st for g, st in seeds.items()}
+    for g, e in hits:
+        gi = info.get(e.dst)
+        if gi is not None:
+            _offer(out, e.dst, seeds[g][0] * edge_factor(e, now_ms) * hub_damping(gi.df, n), seeds[g], e,
+                   (info[g].order, e.rel, not e.forward))
+    return out, edges
+
+
+def _offer(states: dict[str, _State], g: str, p: float, parent: _State, e: EdgeView, tie: tuple) -> None:
+    """Keep the better walk into group `g`: the higher product, then the smaller tie key."""
+    cur = states.get(g)
+    if cur is None or p > cur[0] or (p == cur[0] and cur[2] is not None and tie < cur[3]):
+        states[g] = (p, parent, e, tie)
 
 
 def _expand(src: TraversalSource, frontier: Mapping[str, _State], info: dict[str, GroupInfo], n: int,
-            now_ms: int, floor: float) -> dict[str, _State]:
+            now_ms: int, floor: float, known: Mapping[str, list[EdgeView]]) -> dict[str, _State]:
     """The next hop level: best walk per group, from the FRONTIER_CAP best groups of this level.
     Walks whose product falls below `floor` could not reach the top `limit` at this hop or any
-    deeper one, so they are not kept (edges come best confidence first: the rest are skipped)."""
+    deeper one, so they are not kept (edges come best confidence first: the rest are skipped).
+    `known` holds edges already read for some groups (by `_reroot`)."""
     top = sorted(frontier, key=lambda g: (-frontier[g][0], info[g].order))[:FRONTIER_CAP]
     top = [g for g in top if frontier[g][0] >= floor]  # no edge can lift a walk: skip hubs' fan-out reads
-    edges = src.edges(top, EDGE_CAP) if top else {}
+    unread = [g for g in top if g not in known]
+    edges = {**(src.edges(unread, EDGE_CAP) if unread else {}), **{g: known[g] for g in top if g in known}}
     fresh = {e.dst for g, es in edges.items() for e in es if frontier[g][0] * e.conf >= floor} - info.keys()
     if fresh:
         info.update(src.group_info(sorted(fresh)))
@@ -222,13 +269,7 @@ def _expand(src: TraversalSource, frontier: Mapping[str, _State], info: dict[str
             p = base * edge_factor(e, now_ms) * hub_damping(gi.df, n)
             if p <= 0.0 or p < floor:
                 continue
-            cur = nxt.get(e.dst)
-            if cur is None or p > cur[0]:
-                nxt[e.dst] = (p, st, e, (info[g].order, e.rel, not e.forward))
-            elif p == cur[0]:
-                tie = (info[g].order, e.rel, not e.forward)
-                if tie < cur[3]:
-                    nxt[e.dst] = (p, st, e, tie)
+            _offer(nxt, e.dst, p, st, e, (info[g].order, e.rel, not e.forward))
     return nxt
 
 

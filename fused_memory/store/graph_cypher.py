@@ -323,12 +323,12 @@ class CypherGraphStore:
 
     def traverse(self, namespace: str, seeds: Sequence[tuple[str, float]], max_hops: int, limit: int,
                  now: datetime, *, multi_hop_factor: float = 1.0,
-                 types: frozenset[MemoryType] | None = None) -> list[Hit]:
+                 types: frozenset[MemoryType] | None = None, asked: frozenset[str] = frozenset()) -> list[Hit]:
         ns = _check_ns(namespace)
         if limit <= 0 or not seeds:
             return []
         with self._work() as w:
-            found = traverse_source(_Catalog(w, ns), seeds, max_hops, limit, now, multi_hop_factor, types)
+            found = traverse_source(_Catalog(w, ns), seeds, max_hops, limit, now, multi_hop_factor, types, asked)
         return [Hit(mid, score, detail) for mid, score, detail in found]
 
 

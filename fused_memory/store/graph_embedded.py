@@ -322,9 +322,9 @@ class EmbeddedGraphStore:
 
     def traverse(self, namespace: str, seeds: Sequence[tuple[str, float]], max_hops: int, limit: int,
                  now: datetime, *, multi_hop_factor: float = 1.0,
-                 types: frozenset[MemoryType] | None = None) -> list[Hit]:
+                 types: frozenset[MemoryType] | None = None, asked: frozenset[str] = frozenset()) -> list[Hit]:
         with self._lock:
             sp = self._check(namespace, write=False)
-            found = traverse_source(sp, seeds, max_hops, limit, now, multi_hop_factor, types)
+            found = traverse_source(sp, seeds, max_hops, limit, now, multi_hop_factor, types, asked)
         return [Hit(mid, score, detail) for mid, score, detail in found]
 

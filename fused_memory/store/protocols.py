@@ -182,8 +182,9 @@ class GraphStore(Protocol):
         ...
     def traverse(self, namespace: str, seeds: Sequence[tuple[str, float]], max_hops: int,
                  limit: int, now: datetime, *, multi_hop_factor: float = 1.0,
-                 types: frozenset[MemoryType] | None = None) -> list[Hit]:
+                 types: frozenset[MemoryType] | None = None, asked: frozenset[str] = frozenset()) -> list[Hit]:
         """Memories reachable from the seed entities (entity id, ref confidence), best first.
-        `multi_hop_factor` scales hits found at hop >= 1; `types` keeps only those memory types."""
+        `multi_hop_factor` scales hits found at hop >= 1; `types` keeps only those memory types;
+        `asked` is the query's terms: a relation they name re-roots the walk at its other end."""
         ...
     def close(self) -> None: ...
