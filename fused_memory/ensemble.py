@@ -25,8 +25,7 @@ from .fusion import fuse
 from .handles import refuse_pickle
 from .hydration import hydrate
 from .query.optimizer import optimize, optimize_off
-from .query.store_rules import (filter_share, mask_hub_names, mask_time_phrase, scope_hub_seeds,
-                                skip_unselective)
+from .query.store_rules import filter_share, with_store
 from .query.parse import parse_query
 from .retrievers import make_retriever
 from .retrievers.base import ArmRequest, Retriever
@@ -149,9 +148,8 @@ class EnsembleMemory:
                              last_session_end=self.store.last_session_end(namespace),
                              max_chars=self.config.max_query_chars)
         share, damping = self._statistics(namespace, matcher)
-        plan = skip_unselective(optimize(parsed), parsed, share) if self.optimizer else optimize_off(parsed)
-        plan = scope_hub_seeds(plan, parsed, damping, getattr(matcher, "surface_forms", None))
-        return parsed, mask_time_phrase(mask_hub_names(plan, parsed, damping), parsed), failure
+        plan = optimize(parsed) if self.optimizer else optimize_off(parsed)
+        return parsed, with_store(plan, parsed, self.optimizer, share, damping, matcher), failure
 
     def _statistics(self, namespace: str, matcher: Any
                     ) -> tuple[Callable[[frozenset[MemoryType]], float | None], Callable[[str], float] | None]:

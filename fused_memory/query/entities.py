@@ -141,6 +141,12 @@ class EntityMatcher:
         e = self._entities.get(entity_id)
         return e.mentions if e is not None else 0
 
+    def relations(self, entity_id: str) -> tuple[str, ...]:
+        """The names of the explicit relations the entity has (() for an unknown id): the optimizer's
+        test for a query that asks one (`store_rules.asked_relation_leads`)."""
+        e = self._entities.get(entity_id)
+        return e.relations if e is not None else ()
+
     def surface_forms(self, entity_id: str) -> tuple[str, ...]:
         """The entity's name and aliases as memories may store them, sorted; () for an unknown id.
 

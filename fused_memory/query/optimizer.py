@@ -22,15 +22,15 @@ from functools import cached_property
 from ..text import tokenize
 from ..types import ARMS, EntityRef, MemoryType, ParsedQuery, QueryPlan
 from .cues import temporal_mode
-from .store_rules import (MAX_FILTER_SHARE, MIN_SEED_DAMPING, mask_hub_names, mask_time_phrase, scope_hub_seeds,
-                          skip_unselective)
+from .store_rules import (ASKED_RELATION_WEIGHT, MAX_FILTER_SHARE, MIN_SEED_DAMPING, asked_relation_leads,
+                          mask_hub_names, mask_time_phrase, scope_hub_seeds, skip_unselective, with_store)
 
 __all__ = ["PlanBuilder", "Rule", "optimize", "optimize_off", "fired_rules", "DEFAULT_RULES", "OFF_RULES",
            "RULE_NAMES", "SPECULATIVE_TEMPORAL_WEIGHT", "DEFAULT_HOPS", "MULTI_HOPS", "ANSWER_TIME_WEIGHT",
            "PURE_TIME_WEIGHT",
            # stage 2b, in store_rules.py, re-exported here where the rest of the optimizer is
-           "skip_unselective", "scope_hub_seeds", "mask_hub_names", "mask_time_phrase", "MAX_FILTER_SHARE",
-           "MIN_SEED_DAMPING"]
+           "with_store", "skip_unselective", "scope_hub_seeds", "asked_relation_leads", "mask_hub_names",
+           "mask_time_phrase", "MAX_FILTER_SHARE", "MIN_SEED_DAMPING", "ASKED_RELATION_WEIGHT"]
 
 SPECULATIVE_TEMPORAL_WEIGHT = 0.5
 #: The temporal arm's weight (times its base 0.5) when the query asks for a time and names no window:

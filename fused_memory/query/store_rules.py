@@ -12,13 +12,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
+from typing import Any
 
 from ..text import tokenize
 from ..types import MemoryType, ParsedQuery, QueryPlan
 from .cues import temporal_mode
+from .relations import asked_relations
 
-__all__ = ["skip_unselective", "scope_hub_seeds", "mask_hub_names", "mask_time_phrase", "MAX_FILTER_SHARE",
-           "MIN_SEED_DAMPING", "filter_share"]
+__all__ = ["with_store", "skip_unselective", "scope_hub_seeds", "asked_relation_leads", "mask_hub_names", "mask_time_phrase",
+           "MAX_FILTER_SHARE", "MIN_SEED_DAMPING", "ASKED_RELATION_WEIGHT", "filter_share"]
 
 #: A filter arm whose filter keeps more than this share of the namespace ranks nearly the memories
 #: dense ranks, by the same cosine: it double-counts dense in the fusion and costs a vector search.
@@ -30,12 +32,38 @@ MAX_FILTER_SHARE = 0.5
 #: query is such a hub, a traversal ranks memories by little more than link order, so the graph arm
 #: ranks the hubs' memories by relevance instead (`scope_hub_seeds`).
 MIN_SEED_DAMPING = 0.5
+#: The graph arm's weight (times its base 0.5) when the query asks a relation a seed has ("who
+#: reports to Sarah?"): only the graph knows who is at the other end, and the people it re-roots at
+#: (`graph_common`, "Asked relations") share no words with the question, so dense and lexical rank
+#: them low. At RRF k = 10, the answer entities' memories need about this much to pass the seed's
+#: own memories, which dense and lexical both rank high because they name the seed. Public LoCoMo
+#: has no explicit relations, so it cannot tune this; the demo's office set it. For "who reports
+#: to Sarah?" (Tom and Lena do), Lena's one memory came 8 / 8 / 8 / 6 / 4 / 2 at weights 1 / 2 / 4
+#: / 6 / 8 / 12 (Tom's "Tom reported a memory leak" is 1st at every weight: BM25 matches
+#: "reported"). 8 is the least weight that puts both reports in the top 5; it is also
+#: `PURE_TIME_WEIGHT`, the other "only this arm knows" weight. "what does Tom work on?" has a
+#: Kestrel memory 5th at 1 to 8 and 3rd at 12.
+ASKED_RELATION_WEIGHT = 8.0
 
 
 def filter_share(counts: Mapping[MemoryType | None, int] | None, types: Iterable[MemoryType]) -> float | None:
     """The share of the memories counted in `counts` that a filter on `types` keeps (None: no counts)."""
     total = sum(counts.values()) if counts else 0
     return sum(counts.get(t, 0) for t in set(types)) / total if counts and total else None
+
+
+def with_store(plan: QueryPlan, parsed: ParsedQuery, optimizer: bool,
+               share: Callable[[frozenset[MemoryType]], float | None], damping: Callable[[str], float] | None,
+               matcher: Any) -> QueryPlan:
+    """Stage 2b in order, over stage 2's plan. The skip and weight rules run with the optimizer on;
+    how the arms read the query (scoping hubs, masking names and time phrases) runs either way.
+    `matcher` is the namespace's `EntityMatcher` (None when the graph is down)."""
+    if optimizer:
+        plan = skip_unselective(plan, parsed, share)
+    plan = scope_hub_seeds(plan, parsed, damping, getattr(matcher, "surface_forms", None))
+    if optimizer:
+        plan = asked_relation_leads(plan, parsed, getattr(matcher, "relations", None))
+    return mask_time_phrase(mask_hub_names(plan, parsed, damping), parsed)
 
 
 def skip_unselective(plan: QueryPlan, parsed: ParsedQuery,
@@ -91,6 +119,27 @@ def scope_hub_seeds(plan: QueryPlan, parsed: ParsedQuery, damping: Callable[[str
     listed = ", ".join(f"{name} {d:.2f}" for name, d in damped[:4])
     return replace(plan, graph_scope=scope, reasons=(
         *plan.reasons, f"scope_hub_seeds: every seed is a hub ({listed}) -> graph ranks their memories by relevance"))
+
+
+def asked_relation_leads(plan: QueryPlan, parsed: ParsedQuery,
+                         relations: Callable[[str], tuple[str, ...]] | None) -> QueryPlan:
+    """When the query asks a relation one of its entities has ("who reports to Sarah?" and Sarah has
+    `reports_to` edges), the graph arm leads at `ASKED_RELATION_WEIGHT` and traverses even from a
+    hub (a scope set by `scope_hub_seeds` is dropped: the walk starts at the relation's other end,
+    not at the hub). `relations(entity_id)` gives an entity's relation names
+    (`EntityMatcher.relations`); unknown relations leave the plan as it is. A query with a time
+    window is left alone: the window says which memories, and the graph knows no time."""
+    if relations is None or "graph" not in plan.arms or not parsed.terms or parsed.temporal_window is not None:
+        return plan
+    terms = frozenset(parsed.terms)
+    asked = sorted({(c.name, r) for ref in parsed.entity_refs for c in ref.candidates
+                    for r in asked_relations(relations(c.entity_id), terms)})
+    if not asked:
+        return plan
+    listed = ", ".join(f"{name} {rel}" for name, rel in asked[:4])
+    weight = plan.weight("graph") * ASKED_RELATION_WEIGHT
+    return replace(plan, weights={**plan.weights, "graph": weight}, graph_scope=(), reasons=(
+        *plan.reasons, f"asked_relation_leads: asks a relation ({listed}) -> graph leads at {weight:g}"))
 
 
 def mask_hub_names(plan: QueryPlan, parsed: ParsedQuery,

@@ -42,7 +42,8 @@ def name_parts(entity_id: str) -> tuple[str, str] | None:
     return toks[0], toks[-1]
 
 
-def build_entity(gid: str, name: str, kind: str | None, member_names: Sequence[str], df: int) -> Entity:
+def build_entity(gid: str, name: str, kind: str | None, member_names: Sequence[str], df: int,
+                 relations: Collection[str] = ()) -> Entity:
     """The public view of a group: aliases are the other members' names plus, for a multi-token
     entity labelled PERSON, its first and last name (so the query matcher finds "Sarah" even if no
     memory ever said "Sarah" alone); deduplicated by id, sorted.
@@ -60,7 +61,7 @@ def build_entity(gid: str, name: str, kind: str | None, member_names: Sequence[s
                 aliases.setdefault(normalize_entity_id(t), t)
     aliases.pop(gid, None)
     aliases.pop("", None)
-    return Entity(gid, name, tuple(sorted(aliases.values())), kind, int(df))
+    return Entity(gid, name, tuple(sorted(aliases.values())), kind, int(df), tuple(sorted(set(relations))))
 
 
 class CatalogView(Protocol):

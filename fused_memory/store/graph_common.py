@@ -44,7 +44,7 @@ from .graph_values import (MAX_KIND_CHARS, RELATION_KINDS, check_name, check_nam
 __all__ = [
     "HOP_SCORES", "MAX_HOPS", "KIND_PRIORS", "RELATION_KINDS", "EXPIRED_FRESHNESS", "CO_MENTION_REL",
     "CO_MENTION_CAP", "CO_MENTION_SATURATION", "CO_CONF_TABLE", "HUB_MIN_DF", "HUB_SHARE", "HUB_FLOOR",
-    "MENTION_CAP", "EDGE_CAP", "FRONTIER_CAP", "MAX_KIND_CHARS", "MAX_NAME_BYTES", "check_name", "check_namespace",
+    "MENTION_CAP", "EDGE_CAP", "FRONTIER_CAP", "ANSWER_SPREAD", "MAX_KIND_CHARS", "MAX_NAME_BYTES", "check_name", "check_namespace",
     "normalize_entity_id", "entity_key", "memory_key", "token_key", "rel_key", "co_mention_confidence",
     "hub_damping", "quantize_confidence", "epoch_ms", "person_like", "name_tokens", "name_parts", "check_relation",
     "clean_mentions", "edge_factor", "render_step", "build_entity",
@@ -77,6 +77,10 @@ HUB_FLOOR = 0.1
 MENTION_CAP = 200
 EDGE_CAP = 50
 FRONTIER_CAP = 64
+#: The memories of one answer of an asked relation score x ANSWER_SPREAD per place after its most
+#: recent (0.9: 1, 0.9, 0.81 ...), so "who reports to Sarah?" lists each report's latest memory
+#: before a second memory of the first: an answer is a set of entities, not of one entity's memories.
+ANSWER_SPREAD = 0.9
 
 
 def co_mention_confidence(count: int) -> float:
@@ -150,6 +154,14 @@ def render_step(e: EdgeView) -> str:
 #: tuples because a traversal makes hundreds. Equal products go to the smaller tie key
 #: (parent order key, rel, backward) so both backends pick the same path.
 _State = tuple
+
+
+def _steps(st: _State) -> int:
+    """How many edges the walk has taken (more than its hop level after a re-rooting step)."""
+    n = 0
+    while st[2] is not None:
+        n, st = n + 1, st[1]
+    return n
 
 
 def _detail(st: _State, hop: int, info: Mapping[str, GroupInfo]) -> str:
@@ -277,7 +289,8 @@ def _gather(src: TraversalSource, cands: list, info: Mapping[str, GroupInfo], li
             types: frozenset[MemoryType] | None, best: dict[str, tuple[float, int, _State]], kth: float) -> float:
     """Read the memories of `cands` (sorted best first) until `limit` are held and the next group
     cannot beat the limit-th (a group that ties it is still read: it may hold smaller memory ids).
-    A memory keeps its best score. Returns the new limit-th score (0 while fewer are held)."""
+    A memory keeps its best score. Returns the new limit-th score (0 while fewer are held). A
+    group's memories score at most the group's score, so the bounds above still hold."""
     i = 0
     while i < len(cands) and not (len(best) >= limit and cands[i][0] < kth):
         batch, expect, need = [], 0, max(1, limit - len(best))
@@ -286,8 +299,10 @@ def _gather(src: TraversalSource, cands: list, info: Mapping[str, GroupInfo], li
             expect += min(info[cands[i][3]].df, MENTION_CAP)
             i += 1
         mems = src.memories(list(dict.fromkeys(c[3] for c in batch)), MENTION_CAP, types)
-        for score, h, _order, g, st in batch:
-            for mid in mems.get(g, ()):
+        for top, h, _order, g, st in batch:
+            spread = ANSWER_SPREAD if _steps(st) > h else 1.0  # an asked relation's answer: see ANSWER_SPREAD
+            for j, mid in enumerate(mems.get(g, ())):
+                score = top * spread ** j
                 cur = best.get(mid)
                 if cur is None or score > cur[0]:
                     best[mid] = (score, h, st)

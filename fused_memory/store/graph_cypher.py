@@ -30,8 +30,8 @@ from .graph_common import (CO_CONF_TABLE, CO_MENTION_REL, CO_MENTION_SATURATION,
                            entity_key, epoch_ms, memory_key, name_parts, name_tokens, normalize_entity_id,
                            plan_entities, quantize_confidence, rel_key, token_key, traverse_source)
 from .graph_cypher_queries import (Q_BUMP, Q_CANON, Q_CO, Q_COUNT, Q_CO_DEL, Q_DEL_MEM, Q_DF, Q_EDGES, Q_FOLD, Q_GDF,
-                                   Q_GROUPS, Q_INFO, Q_KIND, Q_MEMBERS, Q_MEMCOUNT, Q_MEMS, Q_MEMS_RECENT, Q_MENTION,
-                                   Q_MENTIONS_OF, Q_MOVE, Q_NEW_ENT, Q_NEW_MEM, Q_OLD, Q_RECENT_ADD, Q_RECENT_FIX,
+                                   Q_GROUP_RELS, Q_GROUPS, Q_INFO, Q_KIND, Q_MEMBERS, Q_MEMCOUNT, Q_MEMS, Q_MEMS_RECENT,
+                                   Q_MENTION, Q_MENTIONS_OF, Q_MOVE, Q_NEW_ENT, Q_NEW_MEM, Q_OLD, Q_RECENT_ADD, Q_RECENT_FIX,
                                    Q_REL, Q_TOKENS, Q_VERSION, RECENT_CAP, APPEND, INDEXES, STATS, UNPEND)
 from .protocols import Entity, EntityMention, Relation
 
@@ -274,14 +274,19 @@ class CypherGraphStore:
     def _groups(self, w: cd.Work, ns: str, canon_keys: Sequence[str] | None) -> list[Entity]:
         if canon_keys is None:
             rows = w.run(Q_MEMBERS.format(cond="true"), ns=ns)
+            rel_rows = w.run(Q_GROUP_RELS.format(cond="true"), ns=ns)
         else:
             rows = w.batch(Q_MEMBERS.format(cond="e.canon IN $keys"), "keys", list(canon_keys), ns=ns)
+            rel_rows = w.batch(Q_GROUP_RELS.format(cond="e.canon IN $keys"), "keys", list(canon_keys), ns=ns)
+        rels: dict[str, set[str]] = {}
+        for r in rel_rows:
+            rels.setdefault(r["canon"], set()).add(r["rel"])
         heads = {r["key"]: r for r in rows if r["key"] == r["canon"]}
         members: dict[str, list[str]] = {}
         for r in rows:
             if r["key"] != r["canon"]:
                 members.setdefault(r["canon"], []).append(r["name"])
-        out = [build_entity(h["id"], h["name"], h["kind"], members.get(k, []), int(h["df"] or 0))
+        out = [build_entity(h["id"], h["name"], h["kind"], members.get(k, []), int(h["df"] or 0), rels.get(k, ()))
                for k, h in heads.items()]
         return sorted(out, key=lambda e: e.id)
 

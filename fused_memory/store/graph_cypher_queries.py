@@ -12,7 +12,7 @@ from .graph_common import MENTION_CAP
 
 __all__ = ["RECENT_CAP", "INDEXES", "Q_CANON", "Q_TOKENS", "Q_NEW_ENT", "Q_KIND", "Q_FOLD", "Q_MOVE", "Q_OLD",
            "Q_DEL_MEM", "Q_NEW_MEM", "Q_MENTION", "Q_CO", "Q_CO_DEL", "Q_DF", "Q_GDF", "Q_REL", "Q_BUMP", "Q_VERSION",
-           "Q_MEMCOUNT", "Q_COUNT", "Q_GROUPS", "Q_INFO", "Q_MEMBERS", "Q_EDGES", "Q_MEMS", "Q_RECENT_ADD",
+           "Q_MEMCOUNT", "Q_COUNT", "Q_GROUPS", "Q_INFO", "Q_MEMBERS", "Q_GROUP_RELS", "Q_EDGES", "Q_MEMS", "Q_RECENT_ADD",
            "Q_RECENT_FIX", "Q_MEMS_RECENT", "Q_MENTIONS_OF", "APPEND", "UNPEND", "STATS"]
 
 RECENT_CAP = MENTION_CAP
@@ -60,6 +60,9 @@ Q_COUNT = "MATCH (v:GraphMeta) WHERE v.ns = $ns RETURN v.memories AS n"
 Q_GROUPS = _E + "e.key IN $keys RETURN e.key AS key, e.canon AS canon"
 Q_INFO = _E + "e.key IN $keys RETURN e.key AS key, e.name AS name, e.gdf AS df"
 Q_MEMBERS = _E + "{cond} RETURN e.key AS key, e.id AS id, e.name AS name, e.kind AS kind, e.canon AS canon, e.gdf AS df"
+# The names of the explicit relations each group has with another group, either way (Entity.relations).
+Q_GROUP_RELS = ("MATCH (e:Entity)-[r:REL]-(b:Entity) WHERE e.ns = $ns AND {cond} AND b.ns = $ns "
+                "AND b.canon <> e.canon RETURN DISTINCT e.canon AS canon, r.rel AS rel")
 Q_EDGES = ("MATCH (a:Entity)-[r:REL|CO]-(b:Entity) WHERE a.ns = $ns AND a.canon IN $keys AND b.ns = $ns "
            "WITH a.canon AS src, b.canon AS dst, r, startNode(r) = a AS fwd WHERE dst <> src "
            "WITH src, dst, fwd, coalesce(r.rel, $co) AS rel, coalesce(r.kind, 'semantic') AS kind, r.conf AS conf, "

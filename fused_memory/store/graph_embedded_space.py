@@ -179,4 +179,7 @@ class NamespaceGraph:
 
     def entity(self, g: str) -> Entity:
         name, kind, _ = self.ent[g]
-        return build_entity(g, name, kind, [self.ent[x][0] for x in self.members.get(g, ()) if x != g], self.df(g))
+        members = self.members.get(g, ())
+        rels = {e[2] for x in members for e in self.adj.get(x, ()) if e[0] == "r"
+                and not (self.ent[e[1]][2] == g and self.ent[e[3]][2] == g)}  # not within the group
+        return build_entity(g, name, kind, [self.ent[x][0] for x in members if x != g], self.df(g), rels)

@@ -122,13 +122,16 @@ class EntityMention:
 class Entity:
     """A canonical entity of one namespace. `id` is the normalized name; `aliases` are the other
     names that resolve to it (merged and explicit aliases, plus the first and last name of a
-    multi-token PERSON); `mentions` counts the memories that mention it (any alias)."""
+    multi-token PERSON); `mentions` counts the memories that mention it (any alias); `relations`
+    names the explicit relations its group has with another, either way, sorted (the optimizer
+    checks whether a query asks one of them, `store_rules.asked_relation_leads`)."""
 
     id: str
     name: str
     aliases: tuple[str, ...] = ()
     kind: str | None = None
     mentions: int = 0
+    relations: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,11 @@ def test_rerooting_respects_depth_limit_weights_and_types(make: Factory) -> None
     link(g, NS, ("t2", ["Tom"]), mtype=MemoryType.EVENT)
     assert scores(g, [("sarah", 1.0)], hops=0, asked=REPORT, types=frozenset({MemoryType.EVENT})) == \
         approx({"t2": 0.9})
+    # an answer's memories spread (ANSWER_SPREAD): Tom's latest 0.9, his next x 0.9; Sarah's do not
+    link(g, NS, ("s2", ["Sarah"]))
+    assert scores(g, [("sarah", 1.0)], hops=0, asked=REPORT) == approx(
+        {"t2": 0.9, "t1": 0.9 * gc.ANSWER_SPREAD, "l1": 0.8, "s1": 0.6, "s2": 0.6})
+    assert gc.ANSWER_SPREAD == 0.9
 
 
 def test_both_ends_named_meet_in_the_middle(make: Factory) -> None:
@@ -129,3 +134,18 @@ def test_looking_for_an_asked_relation_costs_no_extra_edge_read(tmp_path: object
         assert reads == {frozenset(): 1, frozenset({"lunch"}): 1, REPORT: 2}  # REPORT: Tom's and Lena's edges
     finally:
         g.close()
+
+
+def test_entities_list_their_relations(make: Factory) -> None:
+    """Entity.relations: explicit relations either way, not co-mentions, not within an alias group."""
+    g = make()
+    office(g)
+    link(g, NS, ("sx", ["Sarah", "Xavier"]))
+    g.add_alias(NS, "Sarah", "Sally")
+    g.relate(NS, Relation("Sally", "is_also", "Sarah", "semantic", 1.0))
+    ents = {e.id: e.relations for e in g.entities(NS)}
+    assert ents == {"sarah": ("mentors", "reports_to"), "tom": ("reports_to", "works_on"), "lena": ("reports_to",),
+                    "kestrel": ("works_on",), "xavier": ("mentors",)}
+    assert [e.relations for e in g.resolve(NS, "Sally")] == [("mentors", "reports_to")]
+    before = g.entities(NS)
+    assert make().entities(NS) == before  # the same after a reopen (the factory closes `g`)
