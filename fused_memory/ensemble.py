@@ -35,11 +35,9 @@ from .store.graph_common import hub_damping
 from .store.memory_store import MemoryStore
 from .types import (ARMS, ArmFailure, FusedHit, Hit, MemoryType, ParsedQuery, QueryPlan, Retrieval,
                     parse_memory_type, require_aware, type_list, utcnow)
+from .widening import WIDENABLE, needs_widening, widened
 
 __all__ = ["EnsembleMemory", "check_options"]
-
-_WIDENABLE = ("dense", "lexical")
-
 
 _Outcome = dict[str, tuple[list[Hit], str]]
 
@@ -305,7 +303,7 @@ class EnsembleMemory:
             return replace(base, scope=plan.graph_scope)
         if arm == "type":
             return replace(base, types=hints)
-        if arm in _WIDENABLE and plan.hard_filter:
+        if arm in WIDENABLE and plan.hard_filter:
             return replace(base, types=hints)
         return base
 
@@ -336,13 +334,13 @@ class EnsembleMemory:
         return tasks
 
     def _widen(self, name: str, req: ArmRequest, hits: list[Hit]) -> bool:
-        return name in _WIDENABLE and req.types is not None and len(hits) < self.config.widen_below
+        return needs_widening(name, req, hits, self.config.widen_below)
 
     def _single(self, name: str, arm: Retriever, req: ArmRequest) -> Callable[[], _Outcome]:
         def run() -> _Outcome:
             hits = arm.search(req)
             if self._widen(name, req, hits):
-                return {name: (arm.search(req.without_type_filter()), "widened")}
+                return {name: (widened(hits, arm.search(req.without_type_filter()), req.k), "widened")}
             return {name: (hits, "")}
         return run
 
@@ -360,7 +358,7 @@ class EnsembleMemory:
             if redo:
                 again, _ = run_vector_arms(self.store, [(arm, r) for _, arm, r in redo], self.config.pool_min)
                 for (i, _, _), hits in zip(redo, again):
-                    out[jobs[i][0]] = (hits, "widened")
+                    out[jobs[i][0]] = (widened(results[i], hits, reqs[i].k), "widened")
             return out
         return run
 

@@ -194,8 +194,8 @@ def test_a_bad_memory_in_a_batch_writes_nothing(store):
 def test_type_hint_widens_when_the_filter_leaves_too_few(store):
     store.add(FACTS)
     r = EnsembleMemory(store).retrieve("what's my setting for the badge?", namespace="alice", k=5, now=NOW)
-    if r.plan.hard_filter:
-        assert set(r.widened) <= {"dense", "lexical"} and r.widened
+    assert r.plan.hard_filter  # "setting" implies a preference, as a hard filter
+    assert set(r.widened) <= {"dense", "lexical"} and r.widened
     assert "badge" in ids(r)  # a Fact, found although the query implies a preference
 
 

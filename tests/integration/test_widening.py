@@ -1,0 +1,54 @@
+"""Widening fills a type-filtered list up; it does not reorder it. With `types=["entity"]` the
+demo has 4 entity memories, fewer than `widen_below` (5), so dense and lexical rerun without the
+filter. Before, the rerun's list replaced the filtered one and a fact, a preference and an event
+outranked the entities (found by probing the adapters); now the filtered hits come first, then the
+rest of the rerun, scored at most the weakest kept hit (fusion weighs scores as well as ranks). Real store, real MiniLM and BM25, the demo's memories."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fused_memory.demo_data import DEMO_NAMESPACE, DEMO_NOW, demo_memories
+from fused_memory.ensemble import EnsembleMemory
+from fused_memory.store.memory_store import MemoryStore
+from fused_memory.types import MemoryType
+
+ENTITIES = {m.id for m in demo_memories() if m.type is MemoryType.ENTITY}
+
+
+@pytest.fixture(scope="module")
+def ensemble(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EnsembleMemory]:
+    store = MemoryStore.embedded(Path(tmp_path_factory.mktemp("widening")) / "store", ner=False)
+    store.add(demo_memories())
+    ens = EnsembleMemory(store)
+    yield ens
+    ens.close()
+    store.close()
+
+
+@pytest.mark.parametrize("arm, on_type", [
+    ("dense", len(ENTITIES)),   # the vector batch's path: every entity memory is a cosine match
+    ("lexical", 2),             # the single arm's path: "platform" is in Tom's and Marco's entries only
+])
+def test_the_wanted_types_come_first(ensemble: EnsembleMemory, arm: str, on_type: int) -> None:
+    assert len(ENTITIES) == 4
+    r = ensemble.retrieve("who is on the platform team?", namespace=DEMO_NAMESPACE, k=8, now=DEMO_NOW,
+                          types=["entity"], arms=[arm])
+    assert r.widened == (arm,)
+    kinds = [h.memory.type for h in r.hits]
+    assert kinds[:on_type] == [MemoryType.ENTITY] * on_type, [(h.memory.type, h.memory.text[:40]) for h in r.hits]
+    assert MemoryType.ENTITY not in kinds[on_type:] and len(r.hits) == 8  # then filled up with the rest
+    assert len({h.memory.id for h in r.hits}) == len(r.hits)
+
+
+def test_fused_the_entities_lead(ensemble: EnsembleMemory) -> None:
+    r = ensemble.retrieve("who is on the platform team?", namespace=DEMO_NAMESPACE, k=5, now=DEMO_NOW,
+                          types=["entity"])
+    assert set(r.widened) == {"dense", "lexical"}
+    # Tom's and Marco's entries (the two with "platform") lead; they were 1st and 5th
+    assert [h.memory.type for h in r.hits[:2]] == [MemoryType.ENTITY, MemoryType.ENTITY]
+    off = next(c for h in r.hits[2:] for c in h.contributions if c.arm == "dense")
+    assert off.detail is not None and off.detail.startswith("off-type, widened (own score ")
