@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures as cf
 import numbers
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -23,10 +22,11 @@ from .config import FusionConfig
 from .errors import BackendError, BackendUnavailable, QueryError, StoreClosed
 from .fusion import fuse
 from .handles import refuse_pickle
+from .hung_arms import HungArms
 from .hydration import hydrate
 from .query.optimizer import optimize, optimize_off
 from .query.store_rules import filter_share, with_store
-from .query.parse import parse_query
+from .query.parse import check_query_text, parse_query
 from .retrievers import make_retriever
 from .retrievers.base import ArmRequest, Retriever
 from .retrievers.vector_arms import ScopedGraphRetriever, VectorArm, run_vector_arms
@@ -106,8 +106,7 @@ class EnsembleMemory:
         self._scoped_graph: ScopedGraphRetriever | None = None
         self._max_workers = max_workers
         self._executor: cf.ThreadPoolExecutor | None = None
-        self._stuck: dict[str, cf.Future[Any]] = {}
-        self._stuck_lock = threading.Lock()
+        self._hung = HungArms()
 
     def __copy__(self) -> EnsembleMemory:
         """A new ensemble over the same store, with everything this one was given or set (its
@@ -117,7 +116,7 @@ class EnsembleMemory:
         twin.__dict__.update(self.__dict__)
         twin._arms = {n: self._arms[n] for n in self._custom}  # not a live dict's items: arm() may add
         twin._scoped_graph, twin._executor = None, None
-        twin._stuck, twin._stuck_lock = {}, threading.Lock()
+        twin._hung = HungArms()
         return twin
 
     def __deepcopy__(self, memo: dict[int, Any]) -> EnsembleMemory:
@@ -166,10 +165,12 @@ class EnsembleMemory:
         return (lambda types: filter_share(counts, types)), damping
 
     def retrieve(self, query: str, *, namespace: str, k: int = 10, now: datetime | None = None,
-                 types: Sequence[MemoryType | str] | None = None, arms: Sequence[str] | None = None
-                 ) -> Retrieval:
-        """The top `k` memories for `query` in `namespace`, each with its explanation."""
-        job = self._prepare(query, namespace, k, now, types, arms)
+                 types: Sequence[MemoryType | str] | None = None, arms: Sequence[str] | None = None,
+                 embed_text: str | None = None) -> Retrieval:
+        """The top `k` memories for `query` in `namespace`, each with its explanation. `embed_text`:
+        what the vector arms embed instead of the query (a HyDE answer, LlamaIndex's
+        `custom_embedding_strs`); BM25, entities and time still read `query`."""
+        job = self._prepare(query, namespace, k, now, types, arms, embed_text)
         outcomes: dict[str, Any] = {}
         running: list[tuple[_Task, float, cf.Future[Any]]] = []
         for task in job.tasks:
@@ -188,12 +189,12 @@ class EnsembleMemory:
         return self._finish(job, outcomes)
 
     async def aretrieve(self, query: str, *, namespace: str, k: int = 10, now: datetime | None = None,
-                        types: Sequence[MemoryType | str] | None = None, arms: Sequence[str] | None = None
-                        ) -> Retrieval:
+                        types: Sequence[MemoryType | str] | None = None, arms: Sequence[str] | None = None,
+                        embed_text: str | None = None) -> Retrieval:
         """`retrieve` for asyncio: parsing, arms and hydration run off the event loop (planning and
         fusion on the loop's default executor, so hung arms can never hold them up)."""
         loop = asyncio.get_running_loop()
-        job = await loop.run_in_executor(None, lambda: self._prepare(query, namespace, k, now, types, arms))
+        job = await loop.run_in_executor(None, lambda: self._prepare(query, namespace, k, now, types, arms, embed_text))
 
         async def run(task: _Task) -> Any:
             if (stuck := self._stuck_reason(task)) is not None:
@@ -210,35 +211,15 @@ class EnsembleMemory:
         outcomes = {t.label: r for t, r in zip(job.tasks, results)}
         return await loop.run_in_executor(None, self._finish, job, outcomes)
 
-    # ------------------------------------------------------------------ hung arms
-    # A Python thread cannot be killed, so an arm that hangs past its timeout keeps its pool thread.
-    # Resubmitting it on every query would fill the pool with hung calls and starve healthy arms;
-    # instead, while an arm's earlier call is still running past its timeout, the arm is not called
-    # again and reports a timeout at once. When the hung call finally returns, the arm is back.
+    # ------------------------------------------------------------------ hung arms (`hung_arms`)
     def _submit(self, task: _Task) -> cf.Future[Any]:
         return self._pool().submit(self._timed, task)
 
     def _stuck_reason(self, task: _Task) -> TimeoutError | None:
-        with self._stuck_lock:
-            stuck = [a for a in task.arms if a in self._stuck]
-        if not stuck:
-            return None
-        return TimeoutError(f"not called: its previous call is still running past its "
-                            f"{task.timeout_s:.2f}s timeout ({', '.join(stuck)})")
+        return self._hung.reason(task.arms, task.timeout_s)
 
     def _timed_out(self, task: _Task, fut: cf.Future[Any]) -> TimeoutError:
-        with self._stuck_lock:
-            for arm in task.arms:
-                self._stuck[arm] = fut
-
-        def release(done: cf.Future[Any]) -> None:
-            with self._stuck_lock:
-                for arm in task.arms:
-                    if self._stuck.get(arm) is done:
-                        del self._stuck[arm]
-
-        fut.add_done_callback(release)
-        return TimeoutError(f"no answer within {task.timeout_s:.2f}s")
+        return self._hung.timed_out(task.arms, task.timeout_s, fut)
 
     def close(self) -> None:
         if self._executor is not None:
@@ -269,11 +250,13 @@ class EnsembleMemory:
         return self._scoped_graph
 
     def _prepare(self, query: str, namespace: str, k: int, now: datetime | None,
-                 types: Sequence[MemoryType | str] | None, arms: Sequence[str] | None) -> _Job:
+                 types: Sequence[MemoryType | str] | None, arms: Sequence[str] | None, embed_text: str | None) -> _Job:
         started = time.perf_counter()
         if not isinstance(query, str):
             raise QueryError(f"query must be a string, got {type(query).__name__}")
         k, forced = check_options(namespace, k, now, types)
+        if embed_text is not None:
+            embed_text = check_query_text(embed_text, self.config.max_query_chars, what="embed_text")
         if arms is not None:
             unknown = [a for a in arms if a not in ARMS and a not in self._arms]
             if unknown:
@@ -284,6 +267,9 @@ class EnsembleMemory:
                            arms=tuple(dict.fromkeys((*plan.arms, "type"))),
                            skipped={a: why for a, why in plan.skipped.items() if a != "type"},
                            reasons=(*plan.reasons, f"caller forced types {sorted(t.value for t in forced)}"))
+        if embed_text is not None:
+            plan = replace(plan, embed_text=embed_text, reasons=(
+                *plan.reasons, "caller_embed_text: the vector arms embed the caller's text, not the query"))
         if arms is not None:
             plan = replace(plan, arms=tuple(a for a in plan.arms if a in arms),
                            skipped={**plan.skipped, **{a: "not requested by caller"

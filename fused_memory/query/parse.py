@@ -31,23 +31,24 @@ _NOT_NAMES = STOPWORDS | frozenset(
     "monday tuesday wednesday thursday friday saturday sunday today yesterday tomorrow".split())
 
 
-def check_query_text(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> str:
+def check_query_text(text: str, max_chars: int = DEFAULT_MAX_CHARS, what: str = "query") -> str:
     """The query text stripped, or QueryError when no query can be answered for it: not a string,
     longer than `max_chars`, not valid Unicode (a lone surrogate), or empty. Callers holding many
-    queries (the eval) check them all with this before spending time on any."""
+    queries (the eval) check them all with this before spending time on any. `what` names the
+    text in the errors (the ensemble also checks a caller's `embed_text` with it)."""
     if not isinstance(text, str):
-        raise QueryError(f"query must be a string, got {type(text).__name__}")
+        raise QueryError(f"{what} must be a string, got {type(text).__name__}")
     if len(text) > max_chars:
-        raise QueryError(f"query is {len(text)} characters long; the limit is {max_chars} "
+        raise QueryError(f"{what} is {len(text)} characters long; the limit is {max_chars} "
                          "(FusionConfig.max_query_chars). Shorten it or retrieve for its parts.")
     if not text.isascii():
         try:
             text.encode("utf-8")
         except UnicodeEncodeError as exc:  # a lone surrogate: no embedder or backend can take it
-            raise QueryError(f"query is not valid Unicode text ({exc.reason} at {exc.start})") from None
+            raise QueryError(f"{what} is not valid Unicode text ({exc.reason} at {exc.start})") from None
     q = text.strip()
     if not q:
-        raise QueryError("query is empty; ask for something (e.g. \"what's my badge ID?\")")
+        raise QueryError(f"{what} is empty; ask for something (e.g. \"what's my badge ID?\")")
     return q
 
 

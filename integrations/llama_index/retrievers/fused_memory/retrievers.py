@@ -95,12 +95,23 @@ class FusedMemoryRetriever(BaseRetriever):
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         ensemble = bound_ensemble(self.store, self.ensemble)  # `store` may have been reassigned
-        return to_nodes(ensemble.retrieve(query_bundle.query_str, **self._options().core_kwargs(self.arm)))
+        return to_nodes(ensemble.retrieve(query_bundle.query_str, **self._kwargs(query_bundle)))
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         ensemble = bound_ensemble(self.store, self.ensemble)
-        retrieval = await ensemble.aretrieve(query_bundle.query_str, **self._options().core_kwargs(self.arm))
-        return to_nodes(retrieval)
+        return to_nodes(await ensemble.aretrieve(query_bundle.query_str, **self._kwargs(query_bundle)))
+
+    def _kwargs(self, query_bundle: QueryBundle) -> dict[str, object]:
+        """The core's options, plus what the vector arms embed when the bundle says: a query
+        transform such as `HyDEQueryTransform` puts its hypothetical answer in
+        `custom_embedding_strs`, which LlamaIndex's own vector retrievers embed instead of the query
+        (joined here, where they average one embedding per string). A ready `embedding` is not used:
+        it comes from the caller's embedding model, and the memories were embedded with ours."""
+        kw = self._options().core_kwargs(self.arm)
+        strs = [s for s in (query_bundle.custom_embedding_strs or ()) if isinstance(s, str) and s.strip()]
+        if strs and strs != [query_bundle.query_str]:
+            kw["embed_text"] = " ".join(strs)
+        return kw
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(namespace={self.namespace!r}, k={self.k})"

@@ -1,0 +1,48 @@
+"""Which arms are still running a call past its timeout, so the ensemble does not call them again.
+
+A Python thread cannot be killed, so an arm that hangs past its timeout keeps its pool thread.
+Resubmitting it on every query would fill the pool with hung calls and starve healthy arms; instead,
+while an arm's earlier call is still running past its timeout, the arm is not called again and
+reports a timeout at once. When the hung call finally returns, the arm is back.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["HungArms"]
+
+
+class HungArms:
+    """The record of hung calls of one ensemble (a copy of the ensemble starts a record of its own)."""
+
+    def __init__(self) -> None:
+        self._calls: dict[str, cf.Future[Any]] = {}
+        self._lock = threading.Lock()
+
+    def reason(self, arms: Sequence[str], timeout_s: float) -> TimeoutError | None:
+        """Why a task running `arms` is not called now, or None when none of them is hung."""
+        with self._lock:
+            stuck = [a for a in arms if a in self._calls]
+        if not stuck:
+            return None
+        return TimeoutError(f"not called: its previous call is still running past its "
+                            f"{timeout_s:.2f}s timeout ({', '.join(stuck)})")
+
+    def timed_out(self, arms: Sequence[str], timeout_s: float, fut: cf.Future[Any]) -> TimeoutError:
+        """Record that the call `fut` of `arms` outlived its timeout, until it returns."""
+        with self._lock:
+            for arm in arms:
+                self._calls[arm] = fut
+
+        def release(done: cf.Future[Any]) -> None:
+            with self._lock:
+                for arm in arms:
+                    if self._calls.get(arm) is done:
+                        del self._calls[arm]
+
+        fut.add_done_callback(release)
+        return TimeoutError(f"no answer within {timeout_s:.2f}s")

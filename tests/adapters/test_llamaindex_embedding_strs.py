@@ -1,0 +1,47 @@
+"""LlamaIndex query bundles that say what to embed: a query transform such as `HyDEQueryTransform`
+puts a hypothetical answer in `custom_embedding_strs`, and LlamaIndex's own vector retrievers embed
+those instead of the query. Ours do too (the core's `embed_text`); BM25 still reads `query_str`.
+Before, the strings were ignored and the dense arm embedded the question."""
+
+from __future__ import annotations
+
+import asyncio
+
+import llama_index.retrievers.fused_memory as li
+import pytest
+from llama_index.core.schema import QueryBundle
+
+from fused_memory.store.memory_store import MemoryStore
+
+from ._seed import NOW, NS
+
+BADGE = "My employee badge ID is E-47821."
+QUESTION = "how do I get into the building?"
+
+
+def _dense_top(store: MemoryStore, bundle: QueryBundle, use_async: bool = False) -> tuple[str, float]:
+    r = li.DenseMemoryRetriever(store, namespace=NS, now=NOW, k=3)
+    nodes = asyncio.run(r.aretrieve(bundle)) if use_async else r.retrieve(bundle)
+    dense = nodes[0].node.metadata["contributions"][0]
+    return nodes[0].node.text, dense["raw_score"]
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_custom_embedding_strs_are_what_dense_embeds(seeded_store: MemoryStore, use_async: bool) -> None:
+    text, score = _dense_top(seeded_store, QueryBundle(QUESTION, custom_embedding_strs=[BADGE]), use_async)
+    assert text == BADGE and score > 0.9
+    plain_text, _ = _dense_top(seeded_store, QueryBundle(QUESTION), use_async)
+    assert plain_text != BADGE
+
+
+def test_hyde_with_the_original_query_joins_both(seeded_store: MemoryStore) -> None:
+    """`HyDEQueryTransform(include_original=True)` gives [answer, question]: both are embedded."""
+    text, _ = _dense_top(seeded_store, QueryBundle(QUESTION, custom_embedding_strs=[BADGE, QUESTION]))
+    assert text == BADGE
+
+
+def test_a_bundle_that_only_repeats_the_query_changes_nothing(seeded_store: MemoryStore) -> None:
+    r = li.EnsembleMemoryRetriever(seeded_store, namespace=NS, now=NOW, k=3)
+    same = r.retrieve(QueryBundle("what's my badge ID?", custom_embedding_strs=["what's my badge ID?", "  "]))
+    plain = r.retrieve(QueryBundle("what's my badge ID?"))
+    assert [(n.node.node_id, n.score) for n in same] == [(n.node.node_id, n.score) for n in plain]

@@ -1,0 +1,63 @@
+"""`embed_text`: the vector arms embed the caller's text instead of the query (a HyDE answer,
+LlamaIndex's `custom_embedding_strs`); BM25, entities and time still read the query. Real store,
+real MiniLM and BM25, the demo's memories."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fused_memory.demo_data import DEMO_NAMESPACE, DEMO_NOW, demo_memories
+from fused_memory.ensemble import EnsembleMemory
+from fused_memory.errors import QueryError
+from fused_memory.store.memory_store import MemoryStore
+
+BADGE = "My employee badge ID is E-47821."
+REASON = "caller_embed_text: the vector arms embed the caller's text, not the query"
+
+
+@pytest.fixture(scope="module")
+def ensemble(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EnsembleMemory]:
+    store = MemoryStore.embedded(Path(tmp_path_factory.mktemp("embed-text")) / "store", ner=False)
+    store.add(demo_memories())
+    ens = EnsembleMemory(store)
+    yield ens
+    ens.close()
+    store.close()
+
+
+def _dense(ens: EnsembleMemory, query: str, **kw: object) -> list[tuple[str, float]]:
+    r = ens.retrieve(query, namespace=DEMO_NAMESPACE, k=3, now=DEMO_NOW, arms=["dense"], **kw)
+    return [(h.memory.text, h.contributions[0].raw_score) for h in r.hits]
+
+
+def test_the_dense_arm_embeds_the_callers_text(ensemble: EnsembleMemory) -> None:
+    plain = _dense(ensemble, "how do I get into the building?")
+    hyde = _dense(ensemble, "how do I get into the building?", embed_text=BADGE)
+    assert hyde[0][0] == BADGE and hyde[0][1] > 0.9  # the memory's own text (int8 query path: ~0.97)
+    assert BADGE not in [t for t, _ in plain]        # the question alone shares nothing with it
+    r = ensemble.retrieve("how do I get into the building?", namespace=DEMO_NAMESPACE, k=3, now=DEMO_NOW,
+                          embed_text=BADGE)
+    assert r.plan.embed_text == BADGE and r.plan.reasons[-1] == REASON and r.hits[0].memory.text == BADGE
+    got = asyncio.run(ensemble.aretrieve("how do I get into the building?", namespace=DEMO_NAMESPACE, k=3,
+                                         now=DEMO_NOW, arms=["dense"], embed_text=BADGE))
+    assert [(h.memory.text, h.contributions[0].raw_score) for h in got.hits] == hyde
+
+
+def test_bm25_still_reads_the_query(ensemble: EnsembleMemory) -> None:
+    def lexical(**kw: object) -> list[str]:
+        r = ensemble.retrieve("JIRA-9921", namespace=DEMO_NAMESPACE, k=3, now=DEMO_NOW, arms=["lexical"], **kw)
+        return [h.memory.id for h in r.hits]
+    assert lexical(embed_text="coffee preferences") == lexical()
+
+
+@pytest.mark.parametrize("bad, says", [
+    ("", "embed_text is empty"), ("   ", "embed_text is empty"), (42, "embed_text must be a string"),
+    ("x" * 10_001, "embed_text is 10001 characters long"), ("\ud800", "embed_text is not valid Unicode"),
+])
+def test_bad_embed_text_is_refused(ensemble: EnsembleMemory, bad: object, says: str) -> None:
+    with pytest.raises(QueryError, match=says):
+        ensemble.retrieve("badge", namespace=DEMO_NAMESPACE, k=3, now=DEMO_NOW, embed_text=bad)  # type: ignore[arg-type]
