@@ -73,7 +73,12 @@ LLM_HIDDEN_KEYS: tuple[str, ...] = ("memory_id", "namespace", "created_at", "ses
 def bound_ensemble(store: MemoryStore | EnsembleMemory | None, ensemble: EnsembleMemory | None) -> EnsembleMemory:
     """The ensemble an adapter runs, checked against its store on every call: pydantic's
     `model_copy(update={"store": ...})` and attribute assignment skip validation, and answering from
-    the old store under the new one's name would be another tenant's memories (or entities)."""
+    the old store under the new one's name would be another tenant's memories (or entities). A
+    default the adapter derived gives way to the new store, as at construction (`resolve_ensemble`);
+    a caller's own ensemble over another store is refused."""
+    if ensemble is not None and store is not ensemble.store and type(ensemble) is _DefaultEnsemble \
+            and isinstance(store, MemoryStore):
+        return _switched_default(store, ensemble.optimizer)
     if ensemble is None or store is not ensemble.store:
         raise ConfigurationError(
             "this retriever's store and ensemble disagree (model_copy(update=...) and assignment skip "

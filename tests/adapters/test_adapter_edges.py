@@ -127,27 +127,40 @@ def test_a_deep_copied_retriever_works_and_shares_its_store(seeded_store: Memory
     assert [n.node.id_ for n in tools[1].call(input=BADGE).raw_output] == [n.node.id_ for n in li.retrieve(BADGE)]
 
 
-def test_a_copy_pointed_at_another_store_refuses_to_search_the_old_one(seeded_store: MemoryStore,
-                                                                       tmp_path) -> None:
+def test_a_copy_pointed_at_another_store_never_searches_the_old_one(seeded_store: MemoryStore, tmp_path) -> None:
     """pydantic's model_copy(update=...) skips validation, so a copy given another store kept the
-    first store's ensemble and searched it under the new store's name (found by review)."""
-    other = MemoryStore.embedded(tmp_path / "other")
-    lc = LCEnsemble(store=seeded_store, namespace=NS, now=NOW)
-    moved = lc.model_copy(update={"store": other})
-    with pytest.raises(ConfigurationError, match="store and ensemble disagree"):
-        moved.invoke(BADGE)
+    first store's ensemble and searched it under the new store's name (found by review). A default
+    ensemble the adapter derived now gives way to the new store, as `configurable_fields(store=...)`
+    does; a caller's own ensemble over the old store is refused (which was meant cannot be known)."""
     from langchain_fused_memory import QueryOptimizerChain
 
-    with pytest.raises(ConfigurationError, match="store and ensemble disagree"):  # its plans name entities
-        QueryOptimizerChain(store=seeded_store, namespace=NS).model_copy(update={"store": other}).invoke(BADGE)
-    li = LIEnsemble(seeded_store, namespace=NS, now=NOW)
-    li.store = other  # LlamaIndex retrievers are plain objects: an assignment is the same mistake
-    with pytest.raises(ConfigurationError, match="store and ensemble disagree"):
-        li.retrieve(BADGE)
-    both = lc.model_copy(update={"store": other, "ensemble": EnsembleMemory(other)})
-    assert both.invoke(BADGE) == []  # the other store is empty: it searched that one
-    assert lc.invoke(BADGE)  # the original is untouched
-    other.close()
+    from fused_memory.types import Memory
+
+    other = MemoryStore.embedded(tmp_path / "other")
+    other.add([Memory("My badge ID is ZZ-0001 at the new site.", namespace=NS)])
+    moved_text = ["My badge ID is ZZ-0001 at the new site."]
+    try:
+        lc = LCEnsemble(store=seeded_store, namespace=NS, now=NOW)
+        assert [d.page_content for d in lc.model_copy(update={"store": other}).invoke(BADGE)] == moved_text
+        assert lc.invoke(BADGE) and lc.invoke(BADGE)[0].page_content != moved_text[0]  # the original is untouched
+        plan = QueryOptimizerChain(store=seeded_store, namespace=NS).model_copy(update={"store": other}).invoke(
+            "what did Sarah say?")
+        assert "graph" not in plan.arms  # planned against the other store, which knows no Sarah
+        li = LIEnsemble(seeded_store, namespace=NS, now=NOW)
+        li.store = other  # LlamaIndex retrievers are plain objects: an assignment is the same move
+        assert [n.node.text for n in li.retrieve(BADGE)] == moved_text
+        own = EnsembleMemory(seeded_store)
+        with pytest.raises(ConfigurationError, match="store and ensemble disagree"):
+            LCEnsemble(ensemble=own, namespace=NS, now=NOW).model_copy(update={"store": other}).invoke(BADGE)
+        li_own = LIEnsemble(ensemble=own, namespace=NS, now=NOW)
+        li_own.store = other
+        with pytest.raises(ConfigurationError, match="store and ensemble disagree"):
+            li_own.retrieve(BADGE)
+        both = lc.model_copy(update={"store": other, "ensemble": EnsembleMemory(other)})
+        assert [d.page_content for d in both.invoke(BADGE)] == moved_text
+        own.close()
+    finally:
+        other.close()
 
 
 def test_configurable_store_searches_the_store_configured(seeded_store: MemoryStore, tmp_path) -> None:
