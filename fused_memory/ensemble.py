@@ -276,7 +276,7 @@ class EnsembleMemory:
                                                        for a in plan.arms if a not in arms}})
         depth = max(self.config.depth, k)
         base = ArmRequest(query=parsed, namespace=namespace, k=depth, window=parsed.temporal_window,
-                          max_hops=plan.max_hops, embed_text=plan.embed_text)
+                          max_hops=plan.max_hops, embed_text=plan.embed_text, asked=plan.asked_relations)
         job = _Job(parsed, plan, namespace, k, self._tasks(plan, base), started)
         if lookup_failure is not None:
             job.failures.append(lookup_failure)

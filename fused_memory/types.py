@@ -283,6 +283,8 @@ class QueryPlan:
     #: of traversing from them: set when every seed is a hub (`store_rules.scope_hub_seeds`). Empty:
     #: the graph arm traverses.
     graph_scope: tuple[str, ...] = ()
+    #: (entity id, relation, forward) the query asks (`query.relations`): the graph arm re-roots there.
+    asked_relations: tuple[tuple[str, str, bool], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "weights", MappingProxyType(dict(self.weights)))

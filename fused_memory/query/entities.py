@@ -32,7 +32,10 @@ from ..text import STOPWORDS
 from ..types import EntityCandidate, EntityRef
 
 __all__ = ["EntityMatcher", "Mention", "normalize_entity_id", "ner_refs", "ner_mentions", "load_nlp",
-           "NER_LABELS", "SPACY_MODELS", "MAX_PHRASE_TOKENS"]
+           "NER_LABELS", "SPACY_MODELS", "MAX_PHRASE_TOKENS", "AMBIGUOUS_BELOW", "seed_candidates"]
+
+#: A ref whose best candidate is below this is ambiguous: the graph arm fans out from every candidate.
+AMBIGUOUS_BELOW = 0.7
 
 #: spaCy labels worth a graph lookup; dates, numbers and money are not entities for us.
 NER_LABELS: frozenset[str] = frozenset({"PERSON", "ORG", "GPE", "LOC", "FAC", "NORP", "PRODUCT", "EVENT",
@@ -59,6 +62,14 @@ _KIND_CUES: dict[str, frozenset[str]] = {
     "FAC": frozenset("where in at to from office building visit".split()),
     "ORG": frozenset("company work works worked job team join joined org organization at".split()),
 }
+
+
+def seed_candidates(ref: EntityRef) -> list[EntityCandidate]:
+    """The candidates of `ref` the graph arm starts from, best first (ties by id): the best one,
+    or every one when the ref is ambiguous (best below `AMBIGUOUS_BELOW`). One rule for the arm's
+    seeds and for the relations a query asks of them (`query.relations`)."""
+    cands = sorted(ref.candidates, key=lambda c: (-c.confidence, c.entity_id))
+    return cands if cands and cands[0].confidence < AMBIGUOUS_BELOW else cands[:1]
 
 
 def normalize_entity_id(name: str) -> str:

@@ -19,8 +19,8 @@ from ..types import MemoryType, ParsedQuery, QueryPlan
 from .cues import temporal_mode
 from .relations import asked_relations
 
-__all__ = ["with_store", "skip_unselective", "scope_hub_seeds", "asked_relation_leads", "mask_hub_names", "mask_time_phrase",
-           "MAX_FILTER_SHARE", "MIN_SEED_DAMPING", "ASKED_RELATION_WEIGHT", "filter_share"]
+__all__ = ["with_store", "skip_unselective", "scope_hub_seeds", "asked_relation_leads", "mask_hub_names",
+           "mask_time_phrase", "MAX_FILTER_SHARE", "MIN_SEED_DAMPING", "ASKED_RELATION_WEIGHT", "filter_share"]
 
 #: A filter arm whose filter keeps more than this share of the namespace ranks nearly the memories
 #: dense ranks, by the same cosine: it double-counts dense in the fusion and costs a vector search.
@@ -33,16 +33,15 @@ MAX_FILTER_SHARE = 0.5
 #: ranks the hubs' memories by relevance instead (`scope_hub_seeds`).
 MIN_SEED_DAMPING = 0.5
 #: The graph arm's weight (times its base 0.5) when the query asks a relation a seed has ("who
-#: reports to Sarah?"): only the graph knows who is at the other end, and the people it re-roots at
-#: (`graph_common`, "Asked relations") share no words with the question, so dense and lexical rank
-#: them low. At RRF k = 10, the answer entities' memories need about this much to pass the seed's
-#: own memories, which dense and lexical both rank high because they name the seed. Public LoCoMo
-#: has no explicit relations, so it cannot tune this; the demo's office set it. For "who reports
-#: to Sarah?" (Tom and Lena do), Lena's one memory came 8 / 8 / 8 / 6 / 4 / 2 at weights 1 / 2 / 4
-#: / 6 / 8 / 12 (Tom's "Tom reported a memory leak" is 1st at every weight: BM25 matches
-#: "reported"). 8 is the least weight that puts both reports in the top 5; it is also
-#: `PURE_TIME_WEIGHT`, the other "only this arm knows" weight. "what does Tom work on?" has a
-#: Kestrel memory 5th at 1 to 8 and 3rd at 12.
+#: reports to Sarah?", `query.relations`): only the graph knows who is at the other end, and the
+#: people it re-roots at (`graph_common`, "Asked relations") share no words with the question, so
+#: dense and lexical rank them low and rank the seed's own memories high. Public LoCoMo has no
+#: explicit relations, so it cannot tune this. On the demo's six relation questions ("who reports to
+#: Sarah?", "who does Tom report to?", "what does Priya work on?" ...), answer entities found in the
+#: top 5 (of 8) / rank of the first answer memory, summed over the six, at weights 1 / 2 / 4 / 6 / 8 / 12:
+#: 6 / 16, 6 / 16, 7 / 15, 7 / 15, 8 / 13, 8 / 8. 8 is the least that finds every answer entity
+#: (both of Sarah's reports); 12 ranks them higher still, but six questions of one sample are too
+#: few to push a weight that far. Questions that name no relation in a verb phrase never get it.
 ASKED_RELATION_WEIGHT = 8.0
 
 
@@ -56,13 +55,13 @@ def with_store(plan: QueryPlan, parsed: ParsedQuery, optimizer: bool,
                share: Callable[[frozenset[MemoryType]], float | None], damping: Callable[[str], float] | None,
                matcher: Any) -> QueryPlan:
     """Stage 2b in order, over stage 2's plan. The skip and weight rules run with the optimizer on;
-    how the arms read the query (scoping hubs, masking names and time phrases) runs either way.
+    how the arms read the query (scoping hubs, asked relations, masking names and time phrases) runs
+    either way.
     `matcher` is the namespace's `EntityMatcher` (None when the graph is down)."""
     if optimizer:
         plan = skip_unselective(plan, parsed, share)
     plan = scope_hub_seeds(plan, parsed, damping, getattr(matcher, "surface_forms", None))
-    if optimizer:
-        plan = asked_relation_leads(plan, parsed, getattr(matcher, "relations", None))
+    plan = asked_relation_leads(plan, parsed, getattr(matcher, "relations", None), lead=optimizer)
     return mask_time_phrase(mask_hub_names(plan, parsed, damping), parsed)
 
 
@@ -122,24 +121,25 @@ def scope_hub_seeds(plan: QueryPlan, parsed: ParsedQuery, damping: Callable[[str
 
 
 def asked_relation_leads(plan: QueryPlan, parsed: ParsedQuery,
-                         relations: Callable[[str], tuple[str, ...]] | None) -> QueryPlan:
-    """When the query asks a relation one of its entities has ("who reports to Sarah?" and Sarah has
-    `reports_to` edges), the graph arm leads at `ASKED_RELATION_WEIGHT` and traverses even from a
-    hub (a scope set by `scope_hub_seeds` is dropped: the walk starts at the relation's other end,
-    not at the hub). `relations(entity_id)` gives an entity's relation names
-    (`EntityMatcher.relations`); unknown relations leave the plan as it is. A query with a time
-    window is left alone: the window says which memories, and the graph knows no time."""
-    if relations is None or "graph" not in plan.arms or not parsed.terms or parsed.temporal_window is not None:
+                         relations: Callable[[str], tuple[str, ...]] | None, lead: bool = True) -> QueryPlan:
+    """When the query asks a relation of one of its entities ("who reports to Sarah?" and Sarah has
+    `reports_to` edges; `query.relations` decides, and in which direction), the plan records it for
+    the graph arm, which re-roots its walk there, traversing even from a hub (a scope set by
+    `scope_hub_seeds` is dropped: the walk starts at the relation's other end, not at the hub).
+    With `lead` (the optimizer on) the graph arm also leads at `ASKED_RELATION_WEIGHT`. `relations(entity_id)`
+    gives an entity's relation names (`EntityMatcher.relations`); unknown relations leave the plan
+    as it is. So does a time window: the window says which memories, and the graph knows no time."""
+    if relations is None or "graph" not in plan.arms or parsed.temporal_window is not None:
         return plan
-    terms = frozenset(parsed.terms)
-    asked = sorted({(c.name, r) for ref in parsed.entity_refs for c in ref.candidates
-                    for r in asked_relations(relations(c.entity_id), terms)})
+    asked = asked_relations(parsed.text, parsed.entity_refs, relations)
     if not asked:
         return plan
-    listed = ", ".join(f"{name} {rel}" for name, rel in asked[:4])
-    weight = plan.weight("graph") * ASKED_RELATION_WEIGHT
-    return replace(plan, weights={**plan.weights, "graph": weight}, graph_scope=(), reasons=(
-        *plan.reasons, f"asked_relation_leads: asks a relation ({listed}) -> graph leads at {weight:g}"))
+    names = {c.entity_id: c.name for ref in parsed.entity_refs for c in ref.candidates}
+    listed = ", ".join(f"{names.get(eid, eid)} {rel} {'->' if fwd else '<-'}" for eid, rel, fwd in asked[:4])
+    weight = plan.weight("graph") * (ASKED_RELATION_WEIGHT if lead else 1.0)
+    then = f"graph leads at {weight:g}" if lead else "graph starts at its other end"
+    return replace(plan, weights={**plan.weights, "graph": weight}, graph_scope=(), asked_relations=asked,
+                   reasons=(*plan.reasons, f"asked_relation_leads: asks {listed} -> {then}"))
 
 
 def mask_hub_names(plan: QueryPlan, parsed: ParsedQuery,

@@ -24,7 +24,8 @@ class ArmRequest:
     `vector` the query embedding (computed once, shared by every Qdrant-backed arm); `max_hops`
     the graph depth the optimizer chose; `embed_text` what to embed when it is not the query
     itself (the plan's `embed_text`: the query without hub names); `scope` the entity names
-    whose memories a scoped graph search is limited to (the plan's `graph_scope`).
+    whose memories a scoped graph search is limited to (the plan's `graph_scope`); `asked` the
+    relations the query asks (the plan's `asked_relations`), where the graph walk re-roots.
     """
 
     query: ParsedQuery
@@ -36,6 +37,7 @@ class ArmRequest:
     max_hops: int = 2
     embed_text: str | None = None
     scope: tuple[str, ...] = ()
+    asked: tuple[tuple[str, str, bool], ...] = ()
 
     def without_type_filter(self) -> ArmRequest:
         return replace(self, types=None)

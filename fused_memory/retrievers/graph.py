@@ -10,9 +10,9 @@ multi-hop evidence, but fusion has one weight per arm. So the arm keeps weight 1
 the *score* of every hit found at hop >= 1 by MULTI_HOP_FACTOR (0.8) inside the traversal, before
 hits are ranked, so a 1-hop memory never outranks an equally scored direct mention.
 
-Asked relations: the query's terms go to the traversal, so "who reports to Sarah?" starts from the
-people at the other end of Sarah's `reports_to` edges, and Sarah's own memories come one hop behind
-(`graph_common`, "Asked relations").
+Asked relations: the plan's (`ArmRequest.asked`) go to the traversal, so "who reports to Sarah?"
+starts from the people at the other end of Sarah's `reports_to` edges, and Sarah's own memories come
+one hop behind (`query.relations`, `graph_common`, "Asked relations").
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..errors import BackendError, FusedMemoryError
+from ..query.entities import AMBIGUOUS_BELOW, seed_candidates
 from ..store.graph_common import MAX_HOPS
 from ..store.protocols import GraphStore
 from ..types import EntityRef, Hit
@@ -28,19 +29,13 @@ from .base import ArmRequest
 __all__ = ["GraphRetriever", "MULTI_HOP_FACTOR", "AMBIGUOUS_BELOW", "seeds_from_refs"]
 
 MULTI_HOP_FACTOR = 0.8
-#: A ref whose best candidate is below this fans out from all its candidates (EntityRef.ambiguous).
-AMBIGUOUS_BELOW = 0.7
 
 
 def seeds_from_refs(refs: tuple[EntityRef, ...] | list[EntityRef]) -> list[tuple[str, float]]:
     """(entity id, weight) seeds, each entity once at its highest weight, in a stable order."""
     weights: dict[str, float] = {}
     for ref in refs:
-        cands = sorted(ref.candidates, key=lambda c: (-c.confidence, c.entity_id))
-        if not cands:
-            continue
-        chosen = cands if cands[0].confidence < AMBIGUOUS_BELOW else cands[:1]
-        for c in chosen:
+        for c in seed_candidates(ref):
             w = min(1.0, max(0.0, float(c.confidence)))
             if c.entity_id and w > 0.0:
                 weights[c.entity_id] = max(weights.get(c.entity_id, 0.0), w)
@@ -70,7 +65,7 @@ class GraphRetriever:
         try:
             return self.graph.traverse(request.namespace, seeds, max_hops, request.k, request.query.now,
                                        multi_hop_factor=self.multi_hop_factor, types=request.types,
-                                       asked=frozenset(request.query.terms))
+                                       asked=request.asked)
         except FusedMemoryError:
             raise
         except Exception as exc:  # noqa: BLE001 - a backend bug must not escape as a bare exception

@@ -16,12 +16,14 @@ confidences, not the minimum: a chain of two 0.9 links is weaker evidence than o
 keeps every score in [0, 1]. Relations are followed in both directions ("Tom -reports_to-> Sarah"
 also leads from Sarah to Tom). A memory reached by several paths keeps its best.
 
-Asked relations: when the query names a relation ("who reports to Sarah?", `query.relations`:
-every term of `reports_to` is among the query's `asked` terms) and a seed has edges of it, the answer
+Asked relations: when the plan says the query asks a relation of a seed ("who reports to Sarah?"
+asks Sarah's `reports_to` edges backwards, `query.relations`) and the seed has such edges, the answer
 is at the other end of those edges, not the seed. The walk is re-rooted there: each such neighbour
 starts at hop 0 with the seed's product times the edge factor, and the seed itself is demoted by
 one hop score (HOP_SCORES[1]), as it is one relation away from the answer. Hop levels then count
 from the answer; the pruning bound is unchanged because it only assumes scores fall with depth.
+The seeds' edges of the asked relations are read by name (`TraversalSource.relation_edges`), not
+from the EDGE_CAP best of all their edges, so a hub's many other edges cannot hide them.
 """
 
 from __future__ import annotations
@@ -34,17 +36,17 @@ from datetime import datetime
 from typing import Protocol
 
 from ..query.entities import normalize_entity_id
-from ..query.relations import asks_relation
 from ..types import MAX_NAME_BYTES, MemoryType, require_aware
 from .graph_aliases import (CatalogView, EntityPlan, NewEntity, build_entity, name_parts, name_tokens,
                             person_like, plan_entities)
-from .graph_values import (MAX_KIND_CHARS, RELATION_KINDS, check_name, check_namespace, check_relation,
+from .graph_values import (CO_MENTION_REL, MAX_KIND_CHARS, RELATION_KINDS, check_name, check_namespace, check_relation,
                            clean_mentions, entity_key, epoch_ms, memory_key, quantize_confidence, rel_key, token_key)
 
 __all__ = [
     "HOP_SCORES", "MAX_HOPS", "KIND_PRIORS", "RELATION_KINDS", "EXPIRED_FRESHNESS", "CO_MENTION_REL",
     "CO_MENTION_CAP", "CO_MENTION_SATURATION", "CO_CONF_TABLE", "HUB_MIN_DF", "HUB_SHARE", "HUB_FLOOR",
-    "MENTION_CAP", "EDGE_CAP", "FRONTIER_CAP", "ANSWER_SPREAD", "MAX_KIND_CHARS", "MAX_NAME_BYTES", "check_name", "check_namespace",
+    "MENTION_CAP", "EDGE_CAP", "FRONTIER_CAP", "ANSWER_SPREAD", "MAX_KIND_CHARS", "MAX_NAME_BYTES", "check_name",
+    "check_namespace",
     "normalize_entity_id", "entity_key", "memory_key", "token_key", "rel_key", "co_mention_confidence",
     "hub_damping", "quantize_confidence", "epoch_ms", "person_like", "name_tokens", "name_parts", "check_relation",
     "clean_mentions", "edge_factor", "render_step", "build_entity",
@@ -59,7 +61,6 @@ MAX_HOPS = len(HOP_SCORES) - 1
 KIND_PRIORS: Mapping[str, float] = {"structural": 1.0, "semantic": 0.9, "lifecycle": 1.0}
 #: Freshness of a lifecycle edge whose valid_to has passed ("used to work at Acme").
 EXPIRED_FRESHNESS = 0.3
-CO_MENTION_REL = "co_mentioned"
 #: Co-mention confidence is 1 - 0.5**count (0.5, 0.75, 0.875, 0.9375 ...) capped at 0.95: two names
 #: in one memory are a hint, in five they are a relationship. Capped below 1 so an explicit
 #: structural relation (confidence 1.0) always outranks mere co-occurrence.
@@ -124,13 +125,16 @@ class EdgeView:
 
 
 class TraversalSource(Protocol):
-    """The four reads a traversal makes; group handles are opaque (ids or keys)."""
+    """The reads a traversal makes; group handles are opaque (ids or keys)."""
 
     def memory_count(self) -> int: ...
     def groups_of(self, entity_ids: Sequence[str]) -> dict[str, str]: ...
     def group_info(self, handles: Collection[str]) -> dict[str, GroupInfo]: ...
     def edges(self, handles: Sequence[str], cap: int) -> dict[str, list[EdgeView]]:
         """Per group, at most `cap` edges ordered by (-conf, dst order key, rel, not forward)."""
+        ...
+    def relation_edges(self, handles: Sequence[str], rels: Sequence[str], cap: int) -> dict[str, list[EdgeView]]:
+        """As `edges`, but only explicit relations named in `rels` (no co-mentions)."""
         ...
     def memories(self, handles: Sequence[str], cap: int,
                  types: frozenset[MemoryType] | None) -> dict[str, list[str]]:
@@ -156,14 +160,6 @@ def render_step(e: EdgeView) -> str:
 _State = tuple
 
 
-def _steps(st: _State) -> int:
-    """How many edges the walk has taken (more than its hop level after a re-rooting step)."""
-    n = 0
-    while st[2] is not None:
-        n, st = n + 1, st[1]
-    return n
-
-
 def _detail(st: _State, hop: int, info: Mapping[str, GroupInfo]) -> str:
     """"Sarah Chen <-reports_to- Tom Becker -> memory (hop 0, asked relation)": the walk from its
     seed; a walk with more steps than hops began with a re-rooting step (`_reroot`)."""
@@ -178,7 +174,7 @@ def _detail(st: _State, hop: int, info: Mapping[str, GroupInfo]) -> str:
 def traverse_source(src: TraversalSource, seeds: Sequence[tuple[str, float]], max_hops: int, limit: int,
                     now: datetime, multi_hop_factor: float = 1.0,
                     types: frozenset[MemoryType] | None = None,
-                    asked: frozenset[str] = frozenset()) -> list[tuple[str, float, str]]:
+                    asked: Sequence[tuple[str, str, bool]] = ()) -> list[tuple[str, float, str]]:
     """Best (memory id, score, detail) per memory, best first (ties by memory id), at most `limit`.
 
     Level-synchronous: one `edges` read per hop level (one round trip on a server), best product per
@@ -186,7 +182,7 @@ def traverse_source(src: TraversalSource, seeds: Sequence[tuple[str, float]], ma
     limit-th score held is then a floor: walks below it are not kept, and once it beats what any
     deeper hop could reach (hop score x best product so far) deeper levels are never read. The
     pruning only skips work whose memories could not enter the top `limit`; ties are kept.
-    `asked`: the query's terms, which may name a relation to re-root at (module docstring)."""
+    `asked`: (entity id, relation, forward) the plan says the query asks (module docstring)."""
     now_ms = epoch_ms(require_aware(now, "now"))
     if limit <= 0 or not seeds or now_ms is None:
         return []
@@ -201,20 +197,26 @@ def traverse_source(src: TraversalSource, seeds: Sequence[tuple[str, float]], ma
     if n <= 0:
         return []
     seed_w: dict[str, float] = {}
-    for eid, g in src.groups_of(sorted(weights)).items():
+    group_of = src.groups_of(sorted(weights))
+    for eid, g in group_of.items():
         seed_w[g] = max(seed_w.get(g, 0.0), weights[eid])
     info = dict(src.group_info(list(seed_w)))
     frontier = {g: (w * hub_damping(info[g].df, n), None, None, ("", g)) for g, w in seed_w.items() if g in info}
-    known: dict[str, list[EdgeView]] = {}
-    if asked and frontier:
-        frontier, known = _reroot(src, frontier, info, n, now_ms, asked)
+    wanted: dict[str, set[tuple[str, bool]]] = {}
+    for eid, rel, forward in asked:
+        g = group_of.get(normalize_entity_id(eid))
+        if g in frontier:
+            wanted.setdefault(g, set()).add((str(rel), bool(forward)))
+    if wanted:
+        frontier = _reroot(src, frontier, wanted, info, n, now_ms)
     best: dict[str, tuple[float, int, _State]] = {}
     kth = 0.0  # the limit-th best score held so far: it only rises, so it is a floor for what is left
     for hop in range(max_hops + 1):
         factor = HOP_SCORES[hop] * (multi_hop_factor if hop else 1.0)
+        if hop and factor <= 0:
+            break  # nothing deeper can score
         if hop:
-            frontier = _expand(src, frontier, info, n, now_ms, kth / factor if factor > 0 else math.inf, known)
-            known = {}
+            frontier = _expand(src, frontier, info, n, now_ms, kth, factor)
         cands = sorted(((factor * st[0], hop, info[g].order, g, st) for g, st in frontier.items()
                         if st[0] > 0 and factor * st[0] >= kth), key=lambda c: (-c[0], c[1], c[2]))
         kth = _gather(src, cands, info, limit, types, best, kth)
@@ -226,15 +228,15 @@ def traverse_source(src: TraversalSource, seeds: Sequence[tuple[str, float]], ma
     return [(mid, min(1.0, max(0.0, -s)), _detail(best[mid][2], best[mid][1], info)) for s, mid in ranked]
 
 
-def _reroot(src: TraversalSource, seeds: dict[str, _State], info: dict[str, GroupInfo], n: int, now_ms: int,
-            asked: frozenset[str]) -> tuple[dict[str, _State], dict[str, list[EdgeView]]]:
-    """The hop-0 frontier for a query that names a relation (module docstring), and the seeds'
-    edges it read, so the first expansion does not read them again (one round trip on a server)."""
-    edges = src.edges(sorted(seeds, key=lambda g: info[g].order), EDGE_CAP)
-    hits = [(g, e) for g in seeds for e in edges.get(g, ())
-            if e.dst != g and e.rel != CO_MENTION_REL and asks_relation(e.rel, asked)]
+def _reroot(src: TraversalSource, seeds: dict[str, _State], wanted: Mapping[str, set[tuple[str, bool]]],
+            info: dict[str, GroupInfo], n: int, now_ms: int) -> dict[str, _State]:
+    """The hop-0 frontier for a query that asks a relation of some seeds (module docstring): the
+    ends of their asked edges as answers, those seeds one hop behind, the other seeds as they were."""
+    rels = sorted({rel for asks in wanted.values() for rel, _ in asks})
+    edges = src.relation_edges(sorted(wanted, key=lambda g: info[g].order), rels, EDGE_CAP)
+    hits = [(g, e) for g in wanted for e in edges.get(g, ()) if e.dst != g and (e.rel, e.forward) in wanted[g]]
     if not hits:
-        return seeds, edges
+        return seeds
     fresh = {e.dst for _, e in hits} - info.keys()
     if fresh:
         info.update(src.group_info(sorted(fresh)))
@@ -245,7 +247,7 @@ def _reroot(src: TraversalSource, seeds: dict[str, _State], info: dict[str, Grou
         if gi is not None:
             _offer(out, e.dst, seeds[g][0] * edge_factor(e, now_ms) * hub_damping(gi.df, n), seeds[g], e,
                    (info[g].order, e.rel, not e.forward))
-    return out, edges
+    return out
 
 
 def _offer(states: dict[str, _State], g: str, p: float, parent: _State, e: EdgeView, tie: tuple) -> None:
@@ -256,16 +258,16 @@ def _offer(states: dict[str, _State], g: str, p: float, parent: _State, e: EdgeV
 
 
 def _expand(src: TraversalSource, frontier: Mapping[str, _State], info: dict[str, GroupInfo], n: int,
-            now_ms: int, floor: float, known: Mapping[str, list[EdgeView]]) -> dict[str, _State]:
+            now_ms: int, kth: float, factor: float) -> dict[str, _State]:
     """The next hop level: best walk per group, from the FRONTIER_CAP best groups of this level.
-    Walks whose product falls below `floor` could not reach the top `limit` at this hop or any
-    deeper one, so they are not kept (edges come best confidence first: the rest are skipped).
-    `known` holds edges already read for some groups (by `_reroot`)."""
+    A walk whose score at this hop (`factor` x product) falls below `kth` could not reach the top
+    `limit` here or deeper, so it is not kept (edges come best confidence first: the rest are
+    skipped). Compared as `factor * p < kth`, exactly as candidates are, so a tie is kept (dividing
+    kth by factor rounded up and dropped walks that tie the limit-th score: found by fuzzing)."""
     top = sorted(frontier, key=lambda g: (-frontier[g][0], info[g].order))[:FRONTIER_CAP]
-    top = [g for g in top if frontier[g][0] >= floor]  # no edge can lift a walk: skip hubs' fan-out reads
-    unread = [g for g in top if g not in known]
-    edges = {**(src.edges(unread, EDGE_CAP) if unread else {}), **{g: known[g] for g in top if g in known}}
-    fresh = {e.dst for g, es in edges.items() for e in es if frontier[g][0] * e.conf >= floor} - info.keys()
+    top = [g for g in top if factor * frontier[g][0] >= kth]  # no edge can lift a walk: skip hubs' fan-out reads
+    edges = src.edges(top, EDGE_CAP) if top else {}
+    fresh = {e.dst for g, es in edges.items() for e in es if factor * frontier[g][0] * e.conf >= kth} - info.keys()
     if fresh:
         info.update(src.group_info(sorted(fresh)))
     nxt: dict[str, _State] = {}
@@ -273,13 +275,13 @@ def _expand(src: TraversalSource, frontier: Mapping[str, _State], info: dict[str
         st = frontier[g]
         base = st[0]
         for e in edges.get(g, ()):
-            if base * e.conf < floor:
+            if factor * base * e.conf < kth:
                 break
             gi = info.get(e.dst)
             if gi is None or e.dst == g:
                 continue
             p = base * edge_factor(e, now_ms) * hub_damping(gi.df, n)
-            if p <= 0.0 or p < floor:
+            if p <= 0.0 or factor * p < kth:
                 continue
             _offer(nxt, e.dst, p, st, e, (info[g].order, e.rel, not e.forward))
     return nxt
@@ -300,7 +302,7 @@ def _gather(src: TraversalSource, cands: list, info: Mapping[str, GroupInfo], li
             i += 1
         mems = src.memories(list(dict.fromkeys(c[3] for c in batch)), MENTION_CAP, types)
         for top, h, _order, g, st in batch:
-            spread = ANSWER_SPREAD if _steps(st) > h else 1.0  # an asked relation's answer: see ANSWER_SPREAD
+            spread = ANSWER_SPREAD if h == 0 and st[2] is not None else 1.0  # an answer (`_reroot`)
             for j, mid in enumerate(mems.get(g, ())):
                 score = top * spread ** j
                 cur = best.get(mid)

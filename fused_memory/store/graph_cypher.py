@@ -21,6 +21,7 @@ from collections.abc import Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from itertools import combinations
+from typing import Any
 
 from ..errors import QueryError
 from ..types import Hit, MemoryType
@@ -29,10 +30,11 @@ from .graph_common import (CO_CONF_TABLE, CO_MENTION_REL, CO_MENTION_SATURATION,
                            NewEntity, build_entity, check_name, check_namespace, check_relation, clean_mentions,
                            entity_key, epoch_ms, memory_key, name_parts, name_tokens, normalize_entity_id,
                            plan_entities, quantize_confidence, rel_key, token_key, traverse_source)
-from .graph_cypher_queries import (Q_BUMP, Q_CANON, Q_CO, Q_COUNT, Q_CO_DEL, Q_DEL_MEM, Q_DF, Q_EDGES, Q_FOLD, Q_GDF,
-                                   Q_GROUP_RELS, Q_GROUPS, Q_INFO, Q_KIND, Q_MEMBERS, Q_MEMCOUNT, Q_MEMS, Q_MEMS_RECENT,
-                                   Q_MENTION, Q_MENTIONS_OF, Q_MOVE, Q_NEW_ENT, Q_NEW_MEM, Q_OLD, Q_RECENT_ADD, Q_RECENT_FIX,
-                                   Q_REL, Q_TOKENS, Q_VERSION, RECENT_CAP, APPEND, INDEXES, STATS, UNPEND)
+from .graph_cypher_queries import (Q_ALL_RELS, Q_BUMP, Q_CANON, Q_CO, Q_COUNT, Q_CO_DEL, Q_DEL_MEM, Q_DF, Q_EDGES,
+                                   Q_FOLD, Q_GDF, Q_GROUP_RELS, Q_GROUPS, Q_INFO, Q_KIND, Q_MEMBERS, Q_MEMCOUNT, Q_MEMS,
+                                   Q_MEMS_RECENT, Q_MENTION, Q_MENTIONS_OF, Q_MOVE, Q_NEW_ENT, Q_NEW_MEM, Q_OLD,
+                                   Q_RECENT_ADD, Q_RECENT_FIX, Q_REL, Q_REL_EDGES, Q_TOKENS, Q_VERSION, RECENT_CAP,
+                                   APPEND, INDEXES, STATS, UNPEND)
 from .protocols import Entity, EntityMention, Relation
 
 __all__ = ["CypherGraphStore"]
@@ -71,8 +73,16 @@ class _Catalog:
         return {r["key"]: GroupInfo(r["name"], int(r["df"] or 0), r["key"]) for r in rows}
 
     def edges(self, handles: Sequence[str], cap: int) -> dict[str, list[EdgeView]]:
+        return self._edges(self.w.batch(Q_EDGES, "keys", list(handles), ns=self.ns, co=CO_MENTION_REL, cap=cap))
+
+    def relation_edges(self, handles: Sequence[str], rels: Sequence[str], cap: int) -> dict[str, list[EdgeView]]:
+        return self._edges(self.w.batch(Q_REL_EDGES, "keys", list(handles), ns=self.ns, co=CO_MENTION_REL,
+                                        cap=cap, rels=list(rels)))
+
+    @staticmethod
+    def _edges(rows: Any) -> dict[str, list[EdgeView]]:
         out: dict[str, list[EdgeView]] = {}
-        for r in self.w.batch(Q_EDGES, "keys", list(handles), ns=self.ns, co=CO_MENTION_REL, cap=cap):
+        for r in rows:
             dst, rel, kind, conf, vt, fwd = r["x"]
             out.setdefault(r["src"], []).append(EdgeView(r["src"], dst, rel, kind, float(conf), vt, bool(fwd)))
         return out
@@ -274,10 +284,11 @@ class CypherGraphStore:
     def _groups(self, w: cd.Work, ns: str, canon_keys: Sequence[str] | None) -> list[Entity]:
         if canon_keys is None:
             rows = w.run(Q_MEMBERS.format(cond="true"), ns=ns)
-            rel_rows = w.run(Q_GROUP_RELS.format(cond="true"), ns=ns)
+            rel_rows = [row for r in w.run(Q_ALL_RELS, ns=ns)
+                        for row in ({"canon": r["canon"], "rel": r["rel"]}, {"canon": r["other"], "rel": r["rel"]})]
         else:
             rows = w.batch(Q_MEMBERS.format(cond="e.canon IN $keys"), "keys", list(canon_keys), ns=ns)
-            rel_rows = w.batch(Q_GROUP_RELS.format(cond="e.canon IN $keys"), "keys", list(canon_keys), ns=ns)
+            rel_rows = w.batch(Q_GROUP_RELS, "keys", list(canon_keys), ns=ns)
         rels: dict[str, set[str]] = {}
         for r in rel_rows:
             rels.setdefault(r["canon"], set()).add(r["rel"])
@@ -328,7 +339,8 @@ class CypherGraphStore:
 
     def traverse(self, namespace: str, seeds: Sequence[tuple[str, float]], max_hops: int, limit: int,
                  now: datetime, *, multi_hop_factor: float = 1.0,
-                 types: frozenset[MemoryType] | None = None, asked: frozenset[str] = frozenset()) -> list[Hit]:
+                 types: frozenset[MemoryType] | None = None,
+                 asked: Sequence[tuple[str, str, bool]] = ()) -> list[Hit]:
         ns = _check_ns(namespace)
         if limit <= 0 or not seeds:
             return []

@@ -12,8 +12,9 @@ from .graph_common import MENTION_CAP
 
 __all__ = ["RECENT_CAP", "INDEXES", "Q_CANON", "Q_TOKENS", "Q_NEW_ENT", "Q_KIND", "Q_FOLD", "Q_MOVE", "Q_OLD",
            "Q_DEL_MEM", "Q_NEW_MEM", "Q_MENTION", "Q_CO", "Q_CO_DEL", "Q_DF", "Q_GDF", "Q_REL", "Q_BUMP", "Q_VERSION",
-           "Q_MEMCOUNT", "Q_COUNT", "Q_GROUPS", "Q_INFO", "Q_MEMBERS", "Q_GROUP_RELS", "Q_EDGES", "Q_MEMS", "Q_RECENT_ADD",
-           "Q_RECENT_FIX", "Q_MEMS_RECENT", "Q_MENTIONS_OF", "APPEND", "UNPEND", "STATS"]
+           "Q_MEMCOUNT", "Q_COUNT", "Q_GROUPS", "Q_INFO", "Q_MEMBERS", "Q_GROUP_RELS", "Q_ALL_RELS", "Q_EDGES",
+           "Q_REL_EDGES", "Q_MEMS", "Q_RECENT_ADD", "Q_RECENT_FIX", "Q_MEMS_RECENT", "Q_MENTIONS_OF", "APPEND",
+           "UNPEND", "STATS"]
 
 RECENT_CAP = MENTION_CAP
 # No index on Entity.ns / Memory.ns: given one, FalkorDB's planner scans the whole namespace instead
@@ -60,14 +61,21 @@ Q_COUNT = "MATCH (v:GraphMeta) WHERE v.ns = $ns RETURN v.memories AS n"
 Q_GROUPS = _E + "e.key IN $keys RETURN e.key AS key, e.canon AS canon"
 Q_INFO = _E + "e.key IN $keys RETURN e.key AS key, e.name AS name, e.gdf AS df"
 Q_MEMBERS = _E + "{cond} RETURN e.key AS key, e.id AS id, e.name AS name, e.kind AS kind, e.canon AS canon, e.gdf AS df"
-# The names of the explicit relations each group has with another group, either way (Entity.relations).
-Q_GROUP_RELS = ("MATCH (e:Entity)-[r:REL]-(b:Entity) WHERE e.ns = $ns AND {cond} AND b.ns = $ns "
+# The names of the explicit relations each group has with another group, either way (Entity.relations):
+# of some groups (undirected, from their keys), or of the whole namespace (each edge once, both ends
+# credited by the caller: a third of the undirected match's time on FalkorDB).
+Q_GROUP_RELS = ("MATCH (e:Entity)-[r:REL]-(b:Entity) WHERE e.ns = $ns AND e.canon IN $keys AND b.ns = $ns "
                 "AND b.canon <> e.canon RETURN DISTINCT e.canon AS canon, r.rel AS rel")
-Q_EDGES = ("MATCH (a:Entity)-[r:REL|CO]-(b:Entity) WHERE a.ns = $ns AND a.canon IN $keys AND b.ns = $ns "
-           "WITH a.canon AS src, b.canon AS dst, r, startNode(r) = a AS fwd WHERE dst <> src "
-           "WITH src, dst, fwd, coalesce(r.rel, $co) AS rel, coalesce(r.kind, 'semantic') AS kind, r.conf AS conf, "
-           "r.vt AS vt ORDER BY conf DESC, dst, rel, fwd DESC "
-           "WITH src, collect([dst, rel, kind, conf, vt, fwd])[..$cap] AS es UNWIND es AS x RETURN src, x")
+Q_ALL_RELS = ("MATCH (e:Entity)-[r:REL]->(b:Entity) WHERE e.ns = $ns AND b.canon <> e.canon "
+              "RETURN DISTINCT e.canon AS canon, b.canon AS other, r.rel AS rel")
+_EDGES = ("MATCH (a:Entity)-[r:{types}]-(b:Entity) WHERE a.ns = $ns AND a.canon IN $keys AND b.ns = $ns{cond} "
+          "WITH a.canon AS src, b.canon AS dst, r, startNode(r) = a AS fwd WHERE dst <> src "
+          "WITH src, dst, fwd, coalesce(r.rel, $co) AS rel, coalesce(r.kind, 'semantic') AS kind, r.conf AS conf, "
+          "r.vt AS vt ORDER BY conf DESC, dst, rel, fwd DESC "
+          "WITH src, collect([dst, rel, kind, conf, vt, fwd])[..$cap] AS es UNWIND es AS x RETURN src, x")
+Q_EDGES = _EDGES.format(types="REL|CO", cond="")
+# The edges of the relations a query asks (TraversalSource.relation_edges); $rels is a parameter.
+Q_REL_EDGES = _EDGES.format(types="REL", cond=" AND r.rel IN $rels")
 # Per-group top-k in a subquery: half the server time of sorting and collecting every mention.
 Q_MEMS = ("MATCH (e:Entity) WHERE e.ns = $ns AND e.canon IN $keys CALL {{ WITH e MATCH (m:Memory)-[:MENTIONS]->(e) "
           "{cond}RETURN m ORDER BY m.seq DESC LIMIT $cap }} WITH e.canon AS g, m ORDER BY m.seq DESC "

@@ -322,7 +322,8 @@ class EmbeddedGraphStore:
 
     def traverse(self, namespace: str, seeds: Sequence[tuple[str, float]], max_hops: int, limit: int,
                  now: datetime, *, multi_hop_factor: float = 1.0,
-                 types: frozenset[MemoryType] | None = None, asked: frozenset[str] = frozenset()) -> list[Hit]:
+                 types: frozenset[MemoryType] | None = None,
+                 asked: Sequence[tuple[str, str, bool]] = ()) -> list[Hit]:
         with self._lock:
             sp = self._check(namespace, write=False)
             found = traverse_source(sp, seeds, max_hops, limit, now, multi_hop_factor, types, asked)

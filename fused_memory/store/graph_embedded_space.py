@@ -73,12 +73,19 @@ class NamespaceGraph:
             out[g] = cached[1][:cap]
         return out
 
-    def _group_edges(self, g: str, cap: int) -> tuple[int, list[EdgeView]]:
-        """The group's `cap` best edges, ranked (-conf, neighbour key, rel, backward): sort keys are
-        built for every incident edge, EdgeViews only for the winners (hubs have thousands)."""
+    def relation_edges(self, handles: Sequence[str], rels: Sequence[str], cap: int) -> dict[str, list[EdgeView]]:
+        wanted = frozenset(rels)
+        return {g: self._group_edges(g, cap, wanted)[1] for g in handles}
+
+    def _group_edges(self, g: str, cap: int, rels: frozenset[str] | None = None) -> tuple[int, list[EdgeView]]:
+        """The group's `cap` best edges (only relations named in `rels`, if given), ranked (-conf,
+        neighbour key, rel, backward): sort keys are built for every incident edge, EdgeViews only
+        for the winners (hubs have thousands)."""
         ranked: list[tuple[float, str, str, bool, int, str, tuple[str, ...]]] = []
         for x in self.members.get(g, ()):
             for e in self.adj.get(x, ()):
+                if rels is not None and (e[0] != "r" or e[2] not in rels):
+                    continue
                 if e[0] == "r":
                     conf = self.rel[e[1:]][1]
                     ends = ([(e[3], True)] if x == e[1] else []) + ([(e[1], False)] if x == e[3] else [])

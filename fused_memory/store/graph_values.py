@@ -20,8 +20,11 @@ from .protocols import EntityMention, Relation
 
 __all__ = [
     "RELATION_KINDS", "MAX_KIND_CHARS", "entity_key", "memory_key", "token_key", "rel_key", "quantize_confidence",
-    "epoch_ms", "check_name", "check_namespace", "check_relation", "clean_mentions",
+    "epoch_ms", "check_name", "check_namespace", "check_relation", "clean_mentions", "CO_MENTION_REL",
 ]
+
+#: The label traversal gives co-mention edges; reserved, so no explicit relation can take it.
+CO_MENTION_REL = "co_mentioned"
 
 RELATION_KINDS: tuple[str, ...] = ("structural", "semantic", "lifecycle")
 MAX_KIND_CHARS = 64
@@ -95,6 +98,8 @@ def check_relation(rel: Relation) -> tuple[str, str, str]:
     if not isinstance(rel.rel, str) or not rel.rel.strip():
         raise QueryError("relation label must be a non-empty string")
     check_name(rel.rel, "relation label", entity=False)
+    if rel.rel.strip() == CO_MENTION_REL:
+        raise QueryError(f"relation label {CO_MENTION_REL!r} is reserved for co-mentions; name the relation")
     src, dst = normalize_entity_id(check_name(rel.src, "relation source")), \
         normalize_entity_id(check_name(rel.dst, "relation target"))
     if not src or not dst:

@@ -185,9 +185,11 @@ class GraphStore(Protocol):
         ...
     def traverse(self, namespace: str, seeds: Sequence[tuple[str, float]], max_hops: int,
                  limit: int, now: datetime, *, multi_hop_factor: float = 1.0,
-                 types: frozenset[MemoryType] | None = None, asked: frozenset[str] = frozenset()) -> list[Hit]:
+                 types: frozenset[MemoryType] | None = None,
+                 asked: Sequence[tuple[str, str, bool]] = ()) -> list[Hit]:
         """Memories reachable from the seed entities (entity id, ref confidence), best first.
         `multi_hop_factor` scales hits found at hop >= 1; `types` keeps only those memory types;
-        `asked` is the query's terms: a relation they name re-roots the walk at its other end."""
+        `asked` lists (entity id, relation, forward) the query asks: the walk re-roots at the
+        other end of those edges (`graph_common`, "Asked relations")."""
         ...
     def close(self) -> None: ...

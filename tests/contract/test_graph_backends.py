@@ -342,3 +342,15 @@ def test_dialect_helpers() -> None:
     assert gc.co_mention_confidence(0) == 0 and gc.CO_CONF_TABLE[-1] == 0.95 == gc.co_mention_confidence(9)
     assert gc.hub_damping(10, 11) == 1.0 and gc.hub_damping(50, 1000) == 1.0
     assert gc.hub_damping(500, 1000) == pytest.approx(math.log(2) / math.log(20))
+
+
+def test_a_walk_that_ties_the_limit_th_score_is_kept(make: Factory) -> None:
+    """B's memory (0.6 x 0.42 x 0.5) ties C's (0.126) and wins the tie by id; with limit 2 the
+    pruning divided 0.126 by the hop score 0.6, which rounds up, and dropped it (found by fuzzing)."""
+    g = make()
+    link(g, NS, ("a1", ["A"]), ("b1", ["B"]), ("c1", ["C"]))
+    g.relate(NS, Relation("A", "knows", "B", "structural", 0.5))
+    seeds = [("a", 0.42), ("c", 0.126)]
+    full = [h.memory_id for h in g.traverse(NS, seeds, 3, 1000, NOW)]
+    assert full[:2] == ["a1", "b1"] and full[2] == "c1"
+    assert [h.memory_id for h in g.traverse(NS, seeds, 3, 2, NOW)] == ["a1", "b1"]
