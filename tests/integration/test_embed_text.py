@@ -5,28 +5,20 @@ real MiniLM and BM25, the demo's memories."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from fused_memory.demo_data import DEMO_NAMESPACE, DEMO_NOW, demo_memories
+from fused_memory.demo_data import DEMO_NAMESPACE, DEMO_NOW
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.errors import QueryError
-from fused_memory.store.memory_store import MemoryStore
 
 BADGE = "My employee badge ID is E-47821."
 REASON = "caller_embed_text: the vector arms embed the caller's text, not the query"
 
 
-@pytest.fixture(scope="module")
-def ensemble(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EnsembleMemory]:
-    store = MemoryStore.embedded(Path(tmp_path_factory.mktemp("embed-text")) / "store", ner=False)
-    store.add(demo_memories())
-    ens = EnsembleMemory(store)
-    yield ens
-    ens.close()
-    store.close()
+@pytest.fixture
+def ensemble(demo_ensemble: EnsembleMemory) -> EnsembleMemory:
+    return demo_ensemble  # the demo's memories, shared by the integration tests that only read them
 
 
 def _dense(ens: EnsembleMemory, query: str, **kw: object) -> list[tuple[str, float]]:

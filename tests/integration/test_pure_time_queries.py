@@ -5,14 +5,11 @@ adapters). Real store, real MiniLM embedder, the demo's memories and clock."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from fused_memory.demo_data import DEMO_NAMESPACE, DEMO_NOW, demo_memories
 from fused_memory.ensemble import EnsembleMemory
-from fused_memory.store.memory_store import MemoryStore
 
 QUERIES = [
     "what happened yesterday?", "yesterday", "what did I do yesterday?", "what happened on March 17?",
@@ -21,14 +18,9 @@ QUERIES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def ensemble(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EnsembleMemory]:
-    store = MemoryStore.embedded(Path(tmp_path_factory.mktemp("pure-time")) / "store", ner=False)
-    store.add(demo_memories())
-    ens = EnsembleMemory(store)
-    yield ens
-    ens.close()
-    store.close()
+@pytest.fixture
+def ensemble(demo_ensemble: EnsembleMemory) -> EnsembleMemory:
+    return demo_ensemble  # the demo's memories, shared by the integration tests that only read them
 
 
 @pytest.mark.parametrize("query", QUERIES)

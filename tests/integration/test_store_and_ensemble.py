@@ -3,7 +3,6 @@ reopen, fault isolation and bad input. One suite, identical expectations for bot
 
 from __future__ import annotations
 
-import asyncio
 import time
 from datetime import datetime, timedelta
 

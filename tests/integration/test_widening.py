@@ -6,27 +6,19 @@ rest of the rerun, scored at most the weakest kept hit (fusion weighs scores as 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from fused_memory.demo_data import DEMO_NAMESPACE, DEMO_NOW, demo_memories
 from fused_memory.ensemble import EnsembleMemory
-from fused_memory.store.memory_store import MemoryStore
 from fused_memory.types import MemoryType
 
 ENTITIES = {m.id for m in demo_memories() if m.type is MemoryType.ENTITY}
 
 
-@pytest.fixture(scope="module")
-def ensemble(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EnsembleMemory]:
-    store = MemoryStore.embedded(Path(tmp_path_factory.mktemp("widening")) / "store", ner=False)
-    store.add(demo_memories())
-    ens = EnsembleMemory(store)
-    yield ens
-    ens.close()
-    store.close()
+@pytest.fixture
+def ensemble(demo_ensemble: EnsembleMemory) -> EnsembleMemory:
+    return demo_ensemble  # the demo's memories, shared by the integration tests that only read them
 
 
 @pytest.mark.parametrize("arm, on_type", [
