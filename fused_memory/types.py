@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import numbers
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -15,8 +13,8 @@ from types import MappingProxyType
 from typing import Any
 
 from .errors import InvalidMemory, QueryError
-from .validation import (MAX_NAME_BYTES, check_size, json_safe, require_aware, require_clean, require_storable,
-                         stable_json, thaw, utcnow)
+from .validation import (MAX_NAME_BYTES, check_size, json_safe, memory_id_text, name_or_int, require_aware,
+                         require_clean, require_storable, stable_json, thaw, utcnow)
 
 __all__ = [
     "MemoryType",
@@ -86,24 +84,6 @@ def parse_memory_type(value: MemoryType | str) -> MemoryType:
     raise QueryError(f"unknown memory type {value!r}; expected one of: {allowed}")
 
 
-def memory_id_text(value: object, error: type[Exception] = InvalidMemory) -> str:
-    """A memory id as every store keys it (see `Memory.id`): text as given, an integer or UUID as text."""
-    return _name_or_int(value, "memory id", error)
-
-
-def _name_or_int(value: object, what: str, error: type[Exception] = InvalidMemory) -> str:
-    """A name given as text, or as an integer (numpy's too) or UUID, read as its text, as every store
-    keys it. Anything else would be stored as whatever the payload engine makes of it, or keyed
-    differently by each backend, so it is refused."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        return str(int(value))
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    raise error(f"{what} must be a string (or an integer or UUID), got {type(value).__name__}: {value!r}")
-
-
 @dataclass(frozen=True)
 class Memory:
     """One thing an agent remembers. `id` is derived from namespace and text when not given, so
@@ -153,7 +133,7 @@ class Memory:
             if value is not None:
                 require_storable(value, f"Memory.{name}", InvalidMemory)
         if self.session_id is not None:
-            object.__setattr__(self, "session_id", _name_or_int(self.session_id, "session_id"))
+            object.__setattr__(self, "session_id", name_or_int(self.session_id, "session_id"))
             require_clean(self.session_id, "session_id")
         if self.context is not None:
             if not isinstance(self.context, str):
@@ -180,7 +160,7 @@ class Memory:
             digest = hashlib.sha256(f"{self.namespace}\x1f{self.text}".encode()).hexdigest()[:24]
             object.__setattr__(self, "id", f"m-{digest}")
         else:  # id=0 is the id "0", not "no id"
-            object.__setattr__(self, "id", _name_or_int(self.id, "memory id"))
+            object.__setattr__(self, "id", name_or_int(self.id, "memory id"))
         require_clean(self.id, "memory id")
         check_size(self.id, "memory id")
 
@@ -392,7 +372,8 @@ class Retrieval:
         lines += [f"  why: {r}" for r in self.plan.reasons]
         lines += [f"  skipped {a}: {why}" for a, why in self.plan.skipped.items()]
         lines += [f"  FAILED {f.arm} ({f.kind}): {f.reason}" for f in self.failures]
-        lines += [f"  widened {a}: type filter left too few results, reran on all types" for a in self.widened]
+        lines += [f"  widened {a}: type filter left too few results, filled up from all types (the kept first)"
+                  for a in self.widened]
         lines += [f"  pooled {a}: its filter applied to a broader search's results, no search of its own"
                   for a in self.pooled]
         if self.timings_ms:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
+import uuid
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from types import MappingProxyType
@@ -14,7 +16,7 @@ from typing import Any
 from .errors import InvalidMemory, QueryError
 
 __all__ = ["require_aware", "require_storable", "is_storable", "FIRST_STORABLE", "LAST_STORABLE", "require_clean",
-           "check_size", "json_safe", "thaw", "utcnow", "stable_json", "MAX_NAME_BYTES"]
+           "check_size", "json_safe", "thaw", "utcnow", "stable_json", "MAX_NAME_BYTES", "memory_id_text", "name_or_int"]
 
 
 def require_aware(value: datetime, what: str, error: type[Exception] = QueryError) -> datetime:
@@ -120,3 +122,21 @@ def utcnow() -> datetime:
 
 def stable_json(value: Any) -> str:
     return json.dumps(thaw(value), sort_keys=True, separators=(",", ":"))
+
+
+def memory_id_text(value: object, error: type[Exception] = InvalidMemory) -> str:
+    """A memory id as every store keys it (see `Memory.id`): text as given, an integer or UUID as text."""
+    return name_or_int(value, "memory id", error)
+
+
+def name_or_int(value: object, what: str, error: type[Exception] = InvalidMemory) -> str:
+    """A name given as text, or as an integer (numpy's too) or UUID, read as its text, as every store
+    keys it. Anything else would be stored as whatever the payload engine makes of it, or keyed
+    differently by each backend, so it is refused."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    raise error(f"{what} must be a string (or an integer or UUID), got {type(value).__name__}: {value!r}")
