@@ -77,15 +77,19 @@ def asked_relations(text: str, refs: Sequence[EntityRef],
                     relations: Callable[[str], Sequence[str]]) -> tuple[AskedRelation, ...]:
     """What `text` asks of the entities its `refs` resolve to (the candidates the graph arm seeds
     from: the best one, or all of an ambiguous ref's), given each entity's relation names; sorted."""
-    words = [(m.group(), m.start()) for m in _WORD.finditer(text.lower())]
+    by_ref = [(ref, [(c, rels) for c in seed_candidates(ref) if (rels := relations(c.entity_id))]) for ref in refs]
+    if not any(cands for _, cands in by_ref):
+        return ()  # the common case, and the only one without a relation in the store: no text work
+    lower = text.lower()
+    words = [(m.group(), m.start()) for m in _WORD.finditer(lower)]
     found: set[AskedRelation] = set()
-    for ref in refs:
-        where = re.search(rf"(?<!\w){re.escape(ref.text.lower())}(?!\w)", text.lower()) if ref.text else None
+    for ref, cands in by_ref:
+        where = re.search(rf"(?<!\w){re.escape(ref.text.lower())}(?!\w)", lower) if ref.text and cands else None
         if where is None:
             continue
         ends = {i for i, (_, at) in enumerate(words) if where.start() <= at < where.end()}
-        for cand in seed_candidates(ref):
-            for rel in relations(cand.entity_id):
+        for cand, rels in cands:
+            for rel in rels:
                 for start, after in _phrases(words, relation_words(rel), ends):
                     passive = after < len(words) and words[after][0] == "by"
                     found.add((cand.entity_id, rel, (where.start() < start) != passive))
