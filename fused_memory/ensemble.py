@@ -86,6 +86,14 @@ def check_options(namespace: object, k: object, now: object = None,
     return int(k), frozenset(parse_memory_type(t) for t in listed) if listed else None
 
 
+def _embed_texts(value: object, max_chars: int) -> str | tuple[str, ...]:
+    """A caller's `embed_text`, checked like a query: one text, or several (then a tuple)."""
+    if isinstance(value, str) or not isinstance(value, Sequence) or not value:
+        return check_query_text(value, max_chars, what="embed_text")  # type: ignore[arg-type]
+    texts = tuple(check_query_text(t, max_chars, what="embed_text") for t in value)
+    return texts[0] if len(texts) == 1 else texts
+
+
 class EnsembleMemory:
     """The five arms over one `MemoryStore`, fused by score-weighted RRF.
 
@@ -166,10 +174,11 @@ class EnsembleMemory:
 
     def retrieve(self, query: str, *, namespace: str, k: int = 10, now: datetime | None = None,
                  types: Sequence[MemoryType | str] | None = None, arms: Sequence[str] | None = None,
-                 embed_text: str | None = None) -> Retrieval:
+                 embed_text: str | Sequence[str] | None = None) -> Retrieval:
         """The top `k` memories for `query` in `namespace`, each with its explanation. `embed_text`:
         what the vector arms embed instead of the query (a HyDE answer, LlamaIndex's
-        `custom_embedding_strs`); BM25, entities and time still read `query`."""
+        `custom_embedding_strs`; several texts are embedded one by one and averaged); BM25, entities
+        and time still read `query`."""
         job = self._prepare(query, namespace, k, now, types, arms, embed_text)
         outcomes: dict[str, Any] = {}
         running: list[tuple[_Task, float, cf.Future[Any]]] = []
@@ -190,7 +199,7 @@ class EnsembleMemory:
 
     async def aretrieve(self, query: str, *, namespace: str, k: int = 10, now: datetime | None = None,
                         types: Sequence[MemoryType | str] | None = None, arms: Sequence[str] | None = None,
-                        embed_text: str | None = None) -> Retrieval:
+                        embed_text: str | Sequence[str] | None = None) -> Retrieval:
         """`retrieve` for asyncio: parsing, arms and hydration run off the event loop (planning and
         fusion on the loop's default executor, so hung arms can never hold them up)."""
         loop = asyncio.get_running_loop()
@@ -250,13 +259,14 @@ class EnsembleMemory:
         return self._scoped_graph
 
     def _prepare(self, query: str, namespace: str, k: int, now: datetime | None,
-                 types: Sequence[MemoryType | str] | None, arms: Sequence[str] | None, embed_text: str | None) -> _Job:
+                 types: Sequence[MemoryType | str] | None, arms: Sequence[str] | None,
+                 embed_text: str | Sequence[str] | None) -> _Job:
         started = time.perf_counter()
         if not isinstance(query, str):
             raise QueryError(f"query must be a string, got {type(query).__name__}")
         k, forced = check_options(namespace, k, now, types)
         if embed_text is not None:
-            embed_text = check_query_text(embed_text, self.config.max_query_chars, what="embed_text")
+            embed_text = _embed_texts(embed_text, self.config.max_query_chars)
         if arms is not None:
             unknown = [a for a in arms if a not in ARMS and a not in self._arms]
             if unknown:
@@ -267,9 +277,10 @@ class EnsembleMemory:
                            arms=tuple(dict.fromkeys((*plan.arms, "type"))),
                            skipped={a: why for a, why in plan.skipped.items() if a != "type"},
                            reasons=(*plan.reasons, f"caller forced types {sorted(t.value for t in forced)}"))
-        if embed_text is not None:
+        if embed_text is not None:  # the caller's text replaces what the masking rules would embed
             plan = replace(plan, embed_text=embed_text, reasons=(
-                *plan.reasons, "caller_embed_text: the vector arms embed the caller's text, not the query"))
+                *(r for r in plan.reasons if " -> vector arms embed " not in r),
+                "caller_embed_text: the vector arms embed the caller's text, not the query"))
         if arms is not None:
             plan = replace(plan, arms=tuple(a for a in plan.arms if a in arms),
                            skipped={**plan.skipped, **{a: "not requested by caller"
@@ -277,7 +288,7 @@ class EnsembleMemory:
         depth = max(self.config.depth, k)
         base = ArmRequest(query=parsed, namespace=namespace, k=depth, window=parsed.temporal_window,
                           max_hops=plan.max_hops, embed_text=plan.embed_text, asked=plan.asked_relations)
-        job = _Job(parsed, plan, namespace, k, self._tasks(plan, base), started)
+        job = _Job(parsed, plan, namespace, k, self._tasks(plan, base, forced is not None), started)
         if lookup_failure is not None:
             job.failures.append(lookup_failure)
         job.timings["plan"] = (time.perf_counter() - started) * 1000
@@ -293,7 +304,7 @@ class EnsembleMemory:
             return replace(base, types=hints)
         return base
 
-    def _tasks(self, plan: QueryPlan, base: ArmRequest) -> list[_Task]:
+    def _tasks(self, plan: QueryPlan, base: ArmRequest, forced: bool = False) -> list[_Task]:
         timeouts = self.config.timeouts_s
         tasks: list[_Task] = []
         vector_jobs: list[tuple[str, VectorArm, ArmRequest]] = []
@@ -308,7 +319,7 @@ class EnsembleMemory:
                 vector_jobs.append((name, arm, req))
             else:
                 tasks.append(_Task(name, (name,), float(timeouts.get(name, 2.0)),
-                                   self._single(name, arm, req)))
+                                   self._single(name, arm, req, forced)))
         if vector_jobs:
             # submitted first: the query embedding is the start of the longest path, and onnxruntime
             # releases the GIL while it runs, so BM25 and the graph run inside it. Submitted last, it
@@ -316,22 +327,21 @@ class EnsembleMemory:
             # 100k: 10.62 -> 9.90, 13.27 -> 12.30, 18.40 -> 18.03 ms.
             names = tuple(n for n, _, _ in vector_jobs)
             tasks.insert(0, _Task("vector:" + "+".join(names), names,
-                                  max(float(timeouts.get(n, 2.0)) for n in names), self._batch(vector_jobs)))
+                                  max(float(timeouts.get(n, 2.0)) for n in names), self._batch(vector_jobs, forced)))
         return tasks
 
     def _widen(self, name: str, req: ArmRequest, hits: list[Hit]) -> bool:
         return needs_widening(name, req, hits, self.config.widen_below)
 
-    def _single(self, name: str, arm: Retriever, req: ArmRequest) -> Callable[[], _Outcome]:
+    def _single(self, name: str, arm: Retriever, req: ArmRequest, forced: bool) -> Callable[[], _Outcome]:
         def run() -> _Outcome:
             hits = arm.search(req)
             if self._widen(name, req, hits):
-                return {name: (widened(hits, arm.search(req.without_type_filter()), req.k), "widened")}
+                return {name: (widened(hits, arm.search(req.without_type_filter()), req.k, forced), "widened")}
             return {name: (hits, "")}
         return run
 
-    def _batch(self, jobs: list[tuple[str, VectorArm, ArmRequest]]
-               ) -> Callable[[], _Outcome]:
+    def _batch(self, jobs: list[tuple[str, VectorArm, ArmRequest]], forced: bool) -> Callable[[], _Outcome]:
         def run() -> _Outcome:
             vector = self.store.embed_query(jobs[0][2].text_to_embed())
             reqs = [replace(r, vector=vector) for _, _, r in jobs]
@@ -344,7 +354,7 @@ class EnsembleMemory:
             if redo:
                 again, _ = run_vector_arms(self.store, [(arm, r) for _, arm, r in redo], self.config.pool_min)
                 for (i, _, _), hits in zip(redo, again):
-                    out[jobs[i][0]] = (widened(results[i], hits, reqs[i].k), "widened")
+                    out[jobs[i][0]] = (widened(results[i], hits, reqs[i].k, forced), "widened")
             return out
         return run
 

@@ -258,7 +258,7 @@ class QueryPlan:
     skipped: Mapping[str, str] = field(default_factory=dict)
     #: What the vector arms embed when it is not the query itself: the query without the names of
     #: hub entities (`optimizer.mask_hub_names`). None: the query text.
-    embed_text: str | None = None
+    embed_text: str | tuple[str, ...] | None = None
     #: Entity names, as memories store them, whose memories the graph arm ranks by relevance instead
     #: of traversing from them: set when every seed is a hub (`store_rules.scope_hub_seeds`). Empty:
     #: the graph arm traverses.
@@ -372,8 +372,7 @@ class Retrieval:
         lines += [f"  why: {r}" for r in self.plan.reasons]
         lines += [f"  skipped {a}: {why}" for a, why in self.plan.skipped.items()]
         lines += [f"  FAILED {f.arm} ({f.kind}): {f.reason}" for f in self.failures]
-        lines += [f"  widened {a}: type filter left too few results, filled up from all types (the kept first)"
-                  for a in self.widened]
+        lines += [f"  widened {a}: type filter left too few results, searched all types" for a in self.widened]
         lines += [f"  pooled {a}: its filter applied to a broader search's results, no search of its own"
                   for a in self.pooled]
         if self.timings_ms:

@@ -2,11 +2,17 @@
 the wanted types; when that leaves fewer than `FusionConfig.widen_below` hits, the arm reruns
 without the filter and the ensemble records it (`Retrieval.widened`).
 
-Widening fills the list up; it does not reorder it. The rerun's list used to replace the filtered
-one, and off-type memories then outranked the few the filter kept: with `types=["entity"]` on the
-demo, a fact, a preference and an event led. Now the kept hits come first and the rest of the rerun
-follows, each scored at most the weakest kept hit, because fusion weighs an arm's score as well as
-its rank (`fusion.fuse`); the hit's detail keeps its own score.
+Who chose the filter decides what widening means:
+
+- **The caller** (`types=[...]`): "these types first". The rerun's list used to replace the filtered
+  one, and off-type memories then outranked the few the filter kept: with `types=["entity"]` on the
+  demo, a fact, a preference and an event led. So the kept hits come first and the rest of the rerun
+  fills the list up, each scored at most the weakest kept hit, because fusion weighs an arm's score
+  as well as its rank (`fusion.fuse`); the hit's detail keeps its own score.
+- **The optimizer** (a type read off one word, "prefer", "setting"): a guess, and widening is what
+  rescues the memory stored under another type ("I drink my coffee black" filed as a fact answers
+  "how do I prefer my coffee?"). Capping it at the weakest kept preference buried it 3rd-4th (found
+  by review), so here the rerun's own list, by its own scores, replaces the filtered one.
 """
 
 from __future__ import annotations
@@ -27,9 +33,12 @@ def needs_widening(arm: str, request: ArmRequest, hits: list[Hit], widen_below: 
     return arm in WIDENABLE and request.types is not None and len(hits) < widen_below
 
 
-def widened(narrow: list[Hit], wide: list[Hit], k: int) -> list[Hit]:
-    """The filtered hits first, then the unfiltered search's others, capped at the weakest kept
-    score (see the module docstring), at most `k`."""
+def widened(narrow: list[Hit], wide: list[Hit], k: int, kept_first: bool = True) -> list[Hit]:
+    """With `kept_first` (the caller forced the types): the filtered hits first, then the unfiltered
+    search's others, capped at the weakest kept score, at most `k`. Without (the optimizer guessed
+    them): the unfiltered search as it is. See the module docstring."""
+    if not kept_first:
+        return wide[:k]
     kept = {h.memory_id for h in narrow}
     floor = min((h.score for h in narrow), default=1.0)
     rest = [h if h.score <= floor else replace(h, score=floor, detail=f"off-type, widened (own score {h.score:.2f})")

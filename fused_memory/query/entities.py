@@ -152,9 +152,9 @@ class EntityMatcher:
         e = self._entities.get(entity_id)
         return e.mentions if e is not None else 0
 
-    def relations(self, entity_id: str) -> tuple[str, ...]:
-        """The names of the explicit relations the entity has (() for an unknown id): the optimizer's
-        test for a query that asks one (`store_rules.asked_relation_leads`)."""
+    def relations(self, entity_id: str) -> tuple[tuple[str, bool], ...]:
+        """The explicit relations the entity has, as (name, forward) (() for an unknown id): what a
+        query may ask of it (`query.relations`)."""
         e = self._entities.get(entity_id)
         return e.relations if e is not None else ()
 

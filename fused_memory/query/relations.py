@@ -6,10 +6,11 @@ forwards. Only the graph knows those people, and they share no words with the qu
 arm re-roots its walk at them (`store.graph_common`, "Asked relations") and the optimizer lets it
 lead (`store_rules.asked_relation_leads`). Both read the decision made here, once per query.
 
-A relation is asked when its name, read as words ("reports_to", "reportsTo", "reports-to" ->
-"reports to"), occurs in the query as a verb phrase: the first word by its stem ("reported",
-"reporting"), the rest as written ("to"). No tagger runs on queries, so "as a verb" is read from
-the words around it, conservatively:
+A relation is asked when the query is a wh-question (who, whom, whose, what, which, where) and the
+relation's name, read as words ("reports_to", "reportsTo", "reports-to" -> "reports to"), occurs in
+it as a verb phrase, every word by its stem ("reported to", "reporting to"). A name of stopwords only
+("is", "has", "is_a") names nothing. No tagger runs on queries, so "as a verb" is read from the words
+around it, conservatively:
 
 - not after a determiner or a possessive ("the report to the board", "Sarah's report");
 - a one-word relation ("mentors", "knows") also needs a question word, an auxiliary or the entity
@@ -17,9 +18,13 @@ the words around it, conservatively:
   ("what does Caroline know about pottery?" is not `knows`).
 
 Direction: an entity named before the phrase is its subject (the relation's source), one named after
-it its object; "by" right after the phrase turns that round ("who is managed by Sarah?"). A question
-that names both ends of one relation ("does Lena report to Sarah?") asks whether that edge exists,
-not who is at its other end: nothing is asked then, and the usual walk from both answers it.
+it its object; "by" right after a passive verb turns that round ("who is managed by Sarah?"). An ask
+counts only in a direction the entity has edges in (`Entity.relations` lists them directed). A
+query that names entities on both sides of the phrase ("does Lena report to Sarah?", "which of
+Tom's tickets did Priya work on?") is about those entities, not about who is at the other end:
+nothing is asked then, and the usual walk from both answers it. Noun-like names ("manager_of":
+"who is Tom's manager?") are missed by the determiner and possessive rule; that is the price of not
+firing on "Sarah's quarterly report".
 """
 
 from __future__ import annotations
@@ -28,40 +33,42 @@ import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
-from ..text import stem
+from ..text import STOPWORDS, stem
 from ..types import EntityRef
 from .entities import seed_candidates
 
-__all__ = ["AskedRelation", "relation_words", "asked_relations"]
+__all__ = ["AskedRelation", "DirectedRelation", "relation_words", "asked_relations"]
 
 #: (entity id, relation name, forward): forward when the entity is the relation's source, so the
 #: answers are the targets of its edges of that name; backward, the sources of edges into it.
 AskedRelation = tuple[str, str, bool]
+#: (relation name, forward) of an entity: `Entity.relations`.
+DirectedRelation = tuple[str, bool]
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _SPLIT = re.compile(r"[\s._\-/]+|(?<=[a-z0-9])(?=[A-Z])")
 _DETERMINERS = frozenset("the a an my your his her their our its this that these those every each".split())
 _LEADS = frozenset("who whom whose which what where does do did is was are were will would can could has "
                    "have had".split())
+_WH = frozenset("who whom whose what which where".split())
+_BE = frozenset("is was are were been being be".split())
 _PREPOSITIONS = frozenset("about of for with from to in on at into onto over under after before since "
                           "during like than".split())
 
 
 @lru_cache(maxsize=4096)
 def relation_words(rel: str) -> tuple[str, ...]:
-    """A relation name as lower-case words: "reports_to", "reportsTo", "reports-to" -> ("reports", "to")."""
-    return tuple(w.lower() for w in _SPLIT.split(rel.strip()) if w)
-
-
-def _same(query_word: str, rel_word: str, first: bool) -> bool:
-    return stem(query_word) == stem(rel_word) if first else query_word == rel_word or stem(query_word) == stem(rel_word)
+    """A relation name as lower-case words: "reports_to", "reportsTo", "reports-to" -> ("reports", "to");
+    () when it has no content word ("is_a", "has", "_"): such a name is never asked."""
+    words = tuple(w.lower() for w in _SPLIT.split(rel.strip()) if w)
+    return words if any(w not in STOPWORDS and w not in _LEADS for w in words) else ()
 
 
 def _phrases(words: list[tuple[str, int]], rel: tuple[str, ...], mention_ends: set[int]) -> list[tuple[int, int]]:
-    """(start char, index after the phrase) of each verb-like occurrence of `rel` in `words`."""
-    out = []
-    for i in range(len(words) - len(rel) + 1):
-        if not all(_same(words[i + j][0], w, j == 0) for j, w in enumerate(rel)):
+    """(first, after) word indices of each verb-like occurrence of `rel` in `words`."""
+    out: list[tuple[int, int]] = []
+    for i in range(len(words) - len(rel) + 1 if rel else 0):
+        if not all(stem(words[i + j][0]) == stem(w) for j, w in enumerate(rel)):
             continue
         prev = words[i - 1][0] if i else ""
         if prev in _DETERMINERS or prev.endswith("'s"):
@@ -69,29 +76,51 @@ def _phrases(words: list[tuple[str, int]], rel: tuple[str, ...], mention_ends: s
         after = words[i + len(rel)][0] if i + len(rel) < len(words) else ""
         if len(rel) == 1 and (after in _PREPOSITIONS or not (i == 0 or prev in _LEADS or i - 1 in mention_ends)):
             continue
-        out.append((words[i][1], i + len(rel)))
+        out.append((i, i + len(rel)))
     return out
 
 
 def asked_relations(text: str, refs: Sequence[EntityRef],
-                    relations: Callable[[str], Sequence[str]]) -> tuple[AskedRelation, ...]:
+                    relations: Callable[[str], Sequence[DirectedRelation]]) -> tuple[AskedRelation, ...]:
     """What `text` asks of the entities its `refs` resolve to (the candidates the graph arm seeds
-    from: the best one, or all of an ambiguous ref's), given each entity's relation names; sorted."""
+    from: the best one, or all of an ambiguous ref's), given each entity's directed relations; sorted."""
     by_ref = [(ref, [(c, rels) for c in seed_candidates(ref) if (rels := relations(c.entity_id))]) for ref in refs]
     if not any(cands for _, cands in by_ref):
         return ()  # the common case, and the only one without a relation in the store: no text work
     lower = text.lower()
     words = [(m.group(), m.start()) for m in _WORD.finditer(lower)]
+    if not any(w in _WH for w, _ in words):
+        return ()
+    spans = [(ref, _find(lower, ref.text)) for ref, _ in by_ref]
     found: set[AskedRelation] = set()
-    for ref, cands in by_ref:
-        where = re.search(rf"(?<!\w){re.escape(ref.text.lower())}(?!\w)", lower) if ref.text and cands else None
+    for (ref, cands), (_, where) in zip(by_ref, spans):
         if where is None:
             continue
-        ends = {i for i, (_, at) in enumerate(words) if where.start() <= at < where.end()}
+        ends = {i for i, (_, at) in enumerate(words) if where[0] <= at < where[1]}
         for cand, rels in cands:
-            for rel in rels:
-                for start, after in _phrases(words, relation_words(rel), ends):
-                    passive = after < len(words) and words[after][0] == "by"
-                    found.add((cand.entity_id, rel, (where.start() < start) != passive))
-    both_ends = {rel for _, rel, fwd in found if (rel, not fwd) in {(r, f) for _, r, f in found}}
-    return tuple(sorted(a for a in found if a[1] not in both_ends))
+            for rel in sorted({name for name, _ in rels}):
+                for first, after in _phrases(words, relation_words(rel), ends):
+                    start = words[first][1]
+                    if _both_sides(spans, start):
+                        continue  # about the named entities, not about who is at the other end
+                    forward = (where[0] < start) != _passive(words, first, after)
+                    if (rel, forward) in rels:
+                        found.add((cand.entity_id, rel, forward))
+    return tuple(sorted(found))
+
+
+def _passive(words: list[tuple[str, int]], first: int, after: int) -> bool:
+    """"is mentored by", "was managed by": a participle after a form of "be", then "by"."""
+    return (after < len(words) and words[after][0] == "by" and words[first][0].endswith("ed")
+            and any(w in _BE for w, _ in words[max(0, first - 3):first]))
+
+
+def _find(lower: str, mention: str) -> tuple[int, int] | None:
+    m = re.search(rf"(?<!\w){re.escape(mention.lower())}(?!\w)", lower) if mention else None
+    return (m.start(), m.end()) if m else None
+
+
+def _both_sides(spans: Sequence[tuple[EntityRef, tuple[int, int] | None]], at: int) -> bool:
+    """True when the query names an entity before the phrase at `at` and another after it."""
+    sides = {where[0] < at for _, where in spans if where is not None}
+    return len(sides) == 2

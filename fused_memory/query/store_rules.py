@@ -121,14 +121,16 @@ def scope_hub_seeds(plan: QueryPlan, parsed: ParsedQuery, damping: Callable[[str
 
 
 def asked_relation_leads(plan: QueryPlan, parsed: ParsedQuery,
-                         relations: Callable[[str], tuple[str, ...]] | None, lead: bool = True) -> QueryPlan:
+                         relations: Callable[[str], tuple[tuple[str, bool], ...]] | None,
+                         lead: bool = True) -> QueryPlan:
     """When the query asks a relation of one of its entities ("who reports to Sarah?" and Sarah has
     `reports_to` edges; `query.relations` decides, and in which direction), the plan records it for
     the graph arm, which re-roots its walk there, traversing even from a hub (a scope set by
     `scope_hub_seeds` is dropped: the walk starts at the relation's other end, not at the hub).
-    With `lead` (the optimizer on) the graph arm also leads at `ASKED_RELATION_WEIGHT`. `relations(entity_id)`
-    gives an entity's relation names (`EntityMatcher.relations`); unknown relations leave the plan
-    as it is. So does a time window: the window says which memories, and the graph knows no time."""
+    With `lead` (the optimizer on) the graph arm also leads at `ASKED_RELATION_WEIGHT`.
+    `relations(entity_id)` gives an entity's directed relations (`EntityMatcher.relations`); an ask
+    counts only in a direction the entity has edges in. Unknown relations leave the plan as it is.
+    So does a time window: the window says which memories, and the graph knows no time."""
     if relations is None or "graph" not in plan.arms or parsed.temporal_window is not None:
         return plan
     asked = asked_relations(parsed.text, parsed.entity_refs, relations)

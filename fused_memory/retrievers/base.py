@@ -23,7 +23,8 @@ class ArmRequest:
     `types` is the hard type pre-filter (None = all types); `window` the temporal window;
     `vector` the query embedding (computed once, shared by every Qdrant-backed arm); `max_hops`
     the graph depth the optimizer chose; `embed_text` what to embed when it is not the query
-    itself (the plan's `embed_text`: the query without hub names); `scope` the entity names
+    itself (the plan's `embed_text`: the query without hub names, or the caller's texts, whose
+    embeddings are averaged); `scope` the entity names
     whose memories a scoped graph search is limited to (the plan's `graph_scope`); `asked` the
     relations the query asks (the plan's `asked_relations`), where the graph walk re-roots.
     """
@@ -35,14 +36,14 @@ class ArmRequest:
     types: frozenset[MemoryType] | None = None
     window: TimeWindow | None = None
     max_hops: int = 2
-    embed_text: str | None = None
+    embed_text: str | tuple[str, ...] | None = None
     scope: tuple[str, ...] = ()
     asked: tuple[tuple[str, str, bool], ...] = ()
 
     def without_type_filter(self) -> ArmRequest:
         return replace(self, types=None)
 
-    def text_to_embed(self) -> str:
+    def text_to_embed(self) -> str | tuple[str, ...]:
         return self.embed_text or self.query.text
 
 

@@ -43,7 +43,7 @@ def name_parts(entity_id: str) -> tuple[str, str] | None:
 
 
 def build_entity(gid: str, name: str, kind: str | None, member_names: Sequence[str], df: int,
-                 relations: Collection[str] = ()) -> Entity:
+                 relations: Collection[tuple[str, bool]] = ()) -> Entity:
     """The public view of a group: aliases are the other members' names plus, for a multi-token
     entity labelled PERSON, its first and last name (so the query matcher finds "Sarah" even if no
     memory ever said "Sarah" alone); deduplicated by id, sorted.

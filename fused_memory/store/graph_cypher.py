@@ -285,13 +285,14 @@ class CypherGraphStore:
         if canon_keys is None:
             rows = w.run(Q_MEMBERS.format(cond="true"), ns=ns)
             rel_rows = [row for r in w.run(Q_ALL_RELS, ns=ns)
-                        for row in ({"canon": r["canon"], "rel": r["rel"]}, {"canon": r["other"], "rel": r["rel"]})]
+                        for row in ({"canon": r["canon"], "rel": r["rel"], "fwd": True},
+                                    {"canon": r["other"], "rel": r["rel"], "fwd": False})]
         else:
             rows = w.batch(Q_MEMBERS.format(cond="e.canon IN $keys"), "keys", list(canon_keys), ns=ns)
             rel_rows = w.batch(Q_GROUP_RELS, "keys", list(canon_keys), ns=ns)
-        rels: dict[str, set[str]] = {}
+        rels: dict[str, set[tuple[str, bool]]] = {}
         for r in rel_rows:
-            rels.setdefault(r["canon"], set()).add(r["rel"])
+            rels.setdefault(r["canon"], set()).add((r["rel"], bool(r["fwd"])))
         heads = {r["key"]: r for r in rows if r["key"] == r["canon"]}
         members: dict[str, list[str]] = {}
         for r in rows:

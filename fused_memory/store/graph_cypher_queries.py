@@ -65,7 +65,7 @@ Q_MEMBERS = _E + "{cond} RETURN e.key AS key, e.id AS id, e.name AS name, e.kind
 # of some groups (undirected, from their keys), or of the whole namespace (each edge once, both ends
 # credited by the caller: a third of the undirected match's time on FalkorDB).
 Q_GROUP_RELS = ("MATCH (e:Entity)-[r:REL]-(b:Entity) WHERE e.ns = $ns AND e.canon IN $keys AND b.ns = $ns "
-                "AND b.canon <> e.canon RETURN DISTINCT e.canon AS canon, r.rel AS rel")
+                "AND b.canon <> e.canon RETURN DISTINCT e.canon AS canon, r.rel AS rel, startNode(r) = e AS fwd")
 Q_ALL_RELS = ("MATCH (e:Entity)-[r:REL]->(b:Entity) WHERE e.ns = $ns AND b.canon <> e.canon "
               "RETURN DISTINCT e.canon AS canon, b.canon AS other, r.rel AS rel")
 _EDGES = ("MATCH (a:Entity)-[r:{types}]-(b:Entity) WHERE a.ns = $ns AND a.canon IN $keys AND b.ns = $ns{cond} "

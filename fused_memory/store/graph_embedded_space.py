@@ -187,6 +187,6 @@ class NamespaceGraph:
     def entity(self, g: str) -> Entity:
         name, kind, _ = self.ent[g]
         members = self.members.get(g, ())
-        rels = {e[2] for x in members for e in self.adj.get(x, ()) if e[0] == "r"
-                and not (self.ent[e[1]][2] == g and self.ent[e[3]][2] == g)}  # not within the group
+        rels = {(e[2], self.ent[e[1]][2] == g) for x in members for e in self.adj.get(x, ()) if e[0] == "r"
+                and (self.ent[e[1]][2] == g) != (self.ent[e[3]][2] == g)}  # not within the group
         return build_entity(g, name, kind, [self.ent[x][0] for x in members if x != g], self.df(g), rels)

@@ -98,6 +98,8 @@ def check_relation(rel: Relation) -> tuple[str, str, str]:
     if not isinstance(rel.rel, str) or not rel.rel.strip():
         raise QueryError("relation label must be a non-empty string")
     check_name(rel.rel, "relation label", entity=False)
+    if not any(ch.isalnum() for ch in rel.rel):
+        raise QueryError(f"relation label {rel.rel!r} has no letter or digit; name the relation (e.g. 'reports_to')")
     if rel.rel.strip() == CO_MENTION_REL:
         raise QueryError(f"relation label {CO_MENTION_REL!r} is reserved for co-mentions; name the relation")
     src, dst = normalize_entity_id(check_name(rel.src, "relation source")), \

@@ -367,8 +367,14 @@ class MemoryStore(SharedHandle):
         with self._live():
             return self.vectors.namespaces()
 
-    def embed_query(self, text: str) -> tuple[float, ...]:
-        return tuple(self.embedder.embed_query(text).tolist())
+    def embed_query(self, text: str | Sequence[str]) -> tuple[float, ...]:
+        """The query vector; for several texts (a HyDE answer and the question), the normalized mean
+        of their vectors, as LlamaIndex's vector retrievers aggregate `custom_embedding_strs`."""
+        if isinstance(text, str):
+            return tuple(self.embedder.embed_query(text).tolist())
+        mean = np.mean([self.embedder.embed_query(t) for t in text], axis=0)
+        norm = float(np.linalg.norm(mean))
+        return tuple((mean / norm if norm > 0 else mean).tolist())
 
     def vector_search(self, queries: Sequence[VectorQuery]) -> list[list[ScoredPayload]]:
         with self._live():

@@ -123,15 +123,16 @@ class Entity:
     """A canonical entity of one namespace. `id` is the normalized name; `aliases` are the other
     names that resolve to it (merged and explicit aliases, plus the first and last name of a
     multi-token PERSON); `mentions` counts the memories that mention it (any alias); `relations`
-    names the explicit relations its group has with another, either way, sorted (the optimizer
-    checks whether a query asks one of them, `store_rules.asked_relation_leads`)."""
+    lists the explicit relations its group has with another as (name, forward), forward when the
+    entity is the source, sorted (the optimizer checks whether a query asks one of them, in that
+    direction: `query.relations`)."""
 
     id: str
     name: str
     aliases: tuple[str, ...] = ()
     kind: str | None = None
     mentions: int = 0
-    relations: tuple[str, ...] = ()
+    relations: tuple[tuple[str, bool], ...] = ()
 
 
 @dataclass(frozen=True)

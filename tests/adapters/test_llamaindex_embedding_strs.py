@@ -11,6 +11,7 @@ import llama_index.retrievers.fused_memory as li
 import pytest
 from llama_index.core.schema import QueryBundle
 
+from fused_memory.ensemble import EnsembleMemory
 from fused_memory.store.memory_store import MemoryStore
 
 from ._seed import NOW, NS
@@ -34,14 +35,25 @@ def test_custom_embedding_strs_are_what_dense_embeds(seeded_store: MemoryStore, 
     assert plain_text != BADGE
 
 
-def test_hyde_with_the_original_query_joins_both(seeded_store: MemoryStore) -> None:
-    """`HyDEQueryTransform(include_original=True)` gives [answer, question]: both are embedded."""
-    text, _ = _dense_top(seeded_store, QueryBundle(QUESTION, custom_embedding_strs=[BADGE, QUESTION]))
-    assert text == BADGE
+def test_hyde_with_the_original_query_averages_both(seeded_store: MemoryStore) -> None:
+    """`HyDEQueryTransform(include_original=True)` gives [answer, question]: both are embedded and
+    averaged, so the answer's memory still leads, at a cosine below the answer's alone."""
+    text, both = _dense_top(seeded_store, QueryBundle(QUESTION, custom_embedding_strs=[BADGE, QUESTION]))
+    _, alone = _dense_top(seeded_store, QueryBundle(QUESTION, custom_embedding_strs=[BADGE]))
+    assert text == BADGE and both < alone - 0.05
+    core = EnsembleMemory(seeded_store, optimizer=False)  # the core's average of the two, not one joined text
+    hit = core.retrieve(QUESTION, namespace=NS, now=NOW, k=1, arms=["dense"], embed_text=[BADGE, QUESTION]).hits[0]
+    core.close()
+    assert hit.contributions[0].raw_score == pytest.approx(both, abs=1e-6)
 
 
 def test_a_bundle_that_only_repeats_the_query_changes_nothing(seeded_store: MemoryStore) -> None:
-    r = li.EnsembleMemoryRetriever(seeded_store, namespace=NS, now=NOW, k=3)
-    same = r.retrieve(QueryBundle("what's my badge ID?", custom_embedding_strs=["what's my badge ID?", "  "]))
-    plain = r.retrieve(QueryBundle("what's my badge ID?"))
+    """A bundle whose strings are just the query leaves the core's own choice of what to embed (here
+    the query without its time phrase, `mask_time_phrase`) in place."""
+    r = li.EnsembleMemoryRetriever(seeded_store, namespace=NS, now=NOW, k=5)
+    query = "what did I tell Sarah last week?"
+    same = r.retrieve(QueryBundle(query, custom_embedding_strs=[query, "  "]))
+    plain = r.retrieve(QueryBundle(query))
     assert [(n.node.node_id, n.score) for n in same] == [(n.node.node_id, n.score) for n in plain]
+    forced = r.retrieve(QueryBundle(query, custom_embedding_strs=[query + " "]))  # not equal: it is used
+    assert [n.score for n in forced] != [n.score for n in plain]

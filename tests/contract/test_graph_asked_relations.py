@@ -94,10 +94,13 @@ def test_what_the_seed_does_not_have_changes_nothing(make: Factory) -> None:
         assert scores(g, [("sarah", 1.0)], asked=asked) == plain
 
 
-def test_co_mentioned_is_reserved(make: Factory) -> None:
+def test_co_mentioned_and_labels_without_a_word_are_refused(make: Factory) -> None:
     g = make()
     with pytest.raises(QueryError, match="reserved for co-mentions"):
         g.relate(NS, Relation("Sarah", "co_mentioned", "Tom"))
+    for label in ("_", "-", "/", ".", "__"):  # they name nothing a query could ask
+        with pytest.raises(QueryError, match="no letter or digit"):
+            g.relate(NS, Relation("Sarah", label, "Tom"))
 
 
 def test_a_hubs_other_edges_do_not_hide_the_asked_one(make: Factory) -> None:
@@ -121,7 +124,8 @@ def test_the_graph_arm_asks_what_the_plan_asks(make: Factory) -> None:
 
 
 def test_entities_list_their_relations(make: Factory) -> None:
-    """Entity.relations: explicit relations either way, not co-mentions, not within an alias group."""
+    """Entity.relations: explicit relations as (name, the entity is the source), not co-mentions, not
+    within an alias group."""
     g = make()
     office(g)
     link(g, NS, ("sx", ["Sarah", "Xavier"]))
@@ -129,9 +133,11 @@ def test_entities_list_their_relations(make: Factory) -> None:
     g.relate(NS, Relation("Sally", "is_also", "Sarah", "semantic", 1.0))
     g.relate(NS, Relation("Kestrel", "ownedBy", "Sally", "semantic", 1.0))
     ents = {e.id: e.relations for e in g.entities(NS)}
-    assert ents == {"sarah": ("mentors", "ownedBy", "reports_to"), "tom": ("reports_to", "works_on"),
-                    "lena": ("reports_to",), "kestrel": ("ownedBy", "works_on"), "xavier": ("mentors",)}
-    assert [e.relations for e in g.resolve(NS, "Sally")] == [("mentors", "ownedBy", "reports_to")]
+    sarah = (("mentors", True), ("ownedBy", False), ("reports_to", False))
+    assert ents == {"sarah": sarah, "tom": (("reports_to", True), ("works_on", True)),
+                    "lena": (("reports_to", True),), "kestrel": (("ownedBy", True), ("works_on", False)),
+                    "xavier": (("mentors", False),)}
+    assert [e.relations for e in g.resolve(NS, "Sally")] == [sarah]
     before = g.entities(NS)
     assert make().entities(NS) == before  # the same after a reopen (the factory closes `g`)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
+import numpy as np
 import pytest
 
 from fused_memory.demo_data import DEMO_NAMESPACE, DEMO_NOW
@@ -49,7 +50,29 @@ def test_bm25_still_reads_the_query(ensemble: EnsembleMemory) -> None:
 @pytest.mark.parametrize("bad, says", [
     ("", "embed_text is empty"), ("   ", "embed_text is empty"), (42, "embed_text must be a string"),
     ("x" * 10_001, "embed_text is 10001 characters long"), ("\ud800", "embed_text is not valid Unicode"),
+    ([], "embed_text must be a string"), (["badge", " "], "embed_text is empty"), ([BADGE, 7], "must be a string"),
 ])
 def test_bad_embed_text_is_refused(ensemble: EnsembleMemory, bad: object, says: str) -> None:
     with pytest.raises(QueryError, match=says):
         ensemble.retrieve("badge", namespace=DEMO_NAMESPACE, k=3, now=DEMO_NOW, embed_text=bad)  # type: ignore[arg-type]
+
+
+def test_several_texts_are_embedded_one_by_one_and_averaged(ensemble: EnsembleMemory) -> None:
+    """As LlamaIndex aggregates `custom_embedding_strs`: one embedding per text, normalized mean (a
+    joined text lost the question once a HyDE answer filled MiniLM's 256 tokens: found by review)."""
+    store = ensemble.store
+    question = "how do I get into the building?"
+    a, b = np.array(store.embed_query(BADGE)), np.array(store.embed_query(question))
+    mean = (a + b) / np.linalg.norm(a + b)
+    assert np.allclose(store.embed_query([BADGE, question]), mean, atol=1e-6)
+    both = _dense(ensemble, question, embed_text=[BADGE, question])
+    alone = _dense(ensemble, question, embed_text=BADGE)
+    assert both[0][0] == BADGE and both[0][1] < alone[0][1] - 0.05  # the question pulled it away a little
+    assert _dense(ensemble, question, embed_text=[BADGE]) == alone
+
+
+def test_the_callers_text_replaces_what_the_masking_rules_would_embed(ensemble: EnsembleMemory) -> None:
+    r = ensemble.retrieve("what did I tell Sarah last week?", namespace=DEMO_NAMESPACE, k=3, now=DEMO_NOW,
+                          embed_text=BADGE)
+    assert r.plan.embed_text == BADGE and r.plan.reasons[-1] == REASON
+    assert not any(" -> vector arms embed " in x for x in r.plan.reasons)

@@ -1,17 +1,19 @@
-"""Widening fills a type-filtered list up; it does not reorder it. With `types=["entity"]` the
-demo has 4 entity memories, fewer than `widen_below` (5), so dense and lexical rerun without the
-filter. Before, the rerun's list replaced the filtered one and a fact, a preference and an event
-outranked the entities (found by probing the adapters); now the filtered hits come first, then the
-rest of the rerun, scored at most the weakest kept hit (fusion weighs scores as well as ranks). Real store, real MiniLM and BM25, the demo's memories."""
+"""Widening a filter the caller forced fills the list up; it does not reorder it. With
+`types=["entity"]` the demo has 4 entity memories, fewer than `widen_below` (5), so dense and
+lexical rerun without the filter. Before, the rerun's list replaced the filtered one and a fact, a
+preference and an event outranked the entities (found by probing the adapters); now the filtered
+hits come first, then the rest of the rerun, scored at most the weakest kept hit (fusion weighs
+scores as well as ranks). A filter the optimizer guessed still widens to the rerun's own list, which
+is how a misfiled answer is found. Real store, real MiniLM and BM25."""
 
 from __future__ import annotations
-
 
 import pytest
 
 from fused_memory.demo_data import DEMO_NAMESPACE, DEMO_NOW, demo_memories
 from fused_memory.ensemble import EnsembleMemory
-from fused_memory.types import MemoryType
+from fused_memory.store.memory_store import MemoryStore
+from fused_memory.types import Memory, MemoryType
 
 ENTITIES = {m.id for m in demo_memories() if m.type is MemoryType.ENTITY}
 
@@ -44,3 +46,31 @@ def test_fused_the_entities_lead(ensemble: EnsembleMemory) -> None:
     assert [h.memory.type for h in r.hits[:2]] == [MemoryType.ENTITY, MemoryType.ENTITY]
     off = next(c for h in r.hits[2:] for c in h.contributions if c.arm == "dense")
     assert off.detail is not None and off.detail.startswith("off-type, widened (own score ")
+
+
+MISFILED = [("I prefer dark mode in every editor.", MemoryType.PREFERENCE),
+            ("I prefer async standups over video calls.", MemoryType.PREFERENCE),
+            ("I drink my coffee black, never with sugar or milk.", MemoryType.FACT),
+            ("The office coffee machine is on the third floor.", MemoryType.FACT),
+            ("Our team uses Python for tooling.", MemoryType.FACT),
+            ("The VPN token rotates every 30 days.", MemoryType.FACT),
+            ("Tea is served in the afternoon.", MemoryType.FACT), ("The Berlin office has a rooftop.", MemoryType.FACT)]
+
+
+@pytest.mark.parametrize("query", ["how do I prefer my coffee?", "what is my preferred way to drink coffee?",
+                                   "do I prefer milk in my coffee?"])
+def test_a_guessed_filter_still_rescues_a_misfiled_answer(tmp_path, query: str) -> None:
+    """The optimizer's filter is a guess from one word ("prefer"); widening is what finds the answer
+    filed under another type. Capped at the weakest kept preference, it fell to 3rd-4th (review)."""
+    store = MemoryStore.embedded(tmp_path / "s", ner=False)
+    try:
+        store.add([Memory(t, namespace="n", type=ty, id=f"m{i}") for i, (t, ty) in enumerate(MISFILED)])
+        ens = EnsembleMemory(store)
+        r = ens.retrieve(query, namespace="n", k=5, now=DEMO_NOW)
+        assert r.plan.hard_filter and set(r.widened) == {"dense", "lexical"}
+        assert r.hits[0].memory.text.startswith("I drink my coffee black")
+        dense = next(c for c in r.hits[0].contributions if c.arm == "dense")
+        assert dense.raw_score > 0.5 and dense.detail is None  # its own cosine, not capped
+        ens.close()
+    finally:
+        store.close()

@@ -23,6 +23,12 @@ def test_kept_hits_lead_and_the_rest_is_capped() -> None:
     assert [h.memory_id for h in widened(narrow, wide, 2)] == ["a", "b"]
 
 
+def test_a_guessed_filter_takes_the_rerun_as_it_is() -> None:
+    narrow = [Hit("a", 0.5), Hit("b", 0.3)]
+    wide = [Hit("c", 0.9), Hit("a", 0.8), Hit("d", 0.2)]
+    assert widened(narrow, wide, 2, kept_first=False) == wide[:2]
+
+
 def test_nothing_kept_leaves_the_rerun_as_it_is() -> None:
     wide = [Hit("c", 0.9), Hit("d", 0.2)]
     assert widened([], wide, 5) == wide

@@ -104,13 +104,14 @@ class FusedMemoryRetriever(BaseRetriever):
     def _kwargs(self, query_bundle: QueryBundle) -> dict[str, object]:
         """The core's options, plus what the vector arms embed when the bundle says: a query
         transform such as `HyDEQueryTransform` puts its hypothetical answer in
-        `custom_embedding_strs`, which LlamaIndex's own vector retrievers embed instead of the query
-        (joined here, where they average one embedding per string). A ready `embedding` is not used:
-        it comes from the caller's embedding model, and the memories were embedded with ours."""
+        `custom_embedding_strs`, which LlamaIndex's own vector retrievers embed instead of the query,
+        one embedding per string, averaged; so do ours. (Joined into one text, a long answer pushed
+        the question past MiniLM's 256 tokens: found by review.) A ready `embedding` is not used: it
+        comes from the caller's embedding model, and the memories were embedded with ours."""
         kw = self._options().core_kwargs(self.arm)
         strs = [s for s in (query_bundle.custom_embedding_strs or ()) if isinstance(s, str) and s.strip()]
         if strs and strs != [query_bundle.query_str]:
-            kw["embed_text"] = " ".join(strs)
+            kw["embed_text"] = strs[0] if len(strs) == 1 else strs
         return kw
 
     def __repr__(self) -> str:
