@@ -45,7 +45,7 @@ AskedRelation = tuple[str, str, bool]
 #: (relation name, forward) of an entity: `Entity.relations`.
 DirectedRelation = tuple[str, bool]
 
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")  # any script: a label "berät" is matched by "berät"
 _SPLIT = re.compile(r"[\s._\-/]+|(?<=[a-z0-9])(?=[A-Z])")
 _DETERMINERS = frozenset("the a an my your his her their our its this that these those every each".split())
 _LEADS = frozenset("who whom whose which what where does do did is was are were will would can could has "

@@ -160,14 +160,16 @@ def render_step(e: EdgeView) -> str:
 _State = tuple
 
 
-def _detail(st: _State, hop: int, info: Mapping[str, GroupInfo]) -> str:
+def _detail(st: _State, hop: int, info: Mapping[str, GroupInfo], demoted: Collection[str] = ()) -> str:
     """"Sarah Chen <-reports_to- Tom Becker -> memory (hop 0, asked relation)": the walk from its
-    seed; a walk with more steps than hops began with a re-rooting step (`_reroot`)."""
+    seed; a walk with more steps than hops began with a re-rooting step (`_reroot`); one from a seed
+    `_reroot` put one hop behind its answers says so, as its score does."""
     steps: list[str] = []
     while st[2] is not None:
         steps.append(f"{render_step(st[2])} {info[st[2].dst].name}")
         st = st[1]
-    mark = ", asked relation" if len(steps) > hop else ""
+    mark = ", asked relation" if len(steps) > hop else ", one hop behind the asked relation" \
+        if st[3][1] in demoted else ""
     return f"{' '.join([info[st[3][1]].name, *reversed(steps)])} -> memory (hop {hop}{mark})"
 
 
@@ -207,8 +209,10 @@ def traverse_source(src: TraversalSource, seeds: Sequence[tuple[str, float]], ma
         g = group_of.get(normalize_entity_id(eid))
         if g in frontier:
             wanted.setdefault(g, set()).add((str(rel), bool(forward)))
+    demoted: set[str] = set()
     if wanted:
         frontier = _reroot(src, frontier, wanted, info, n, now_ms)
+        demoted = {g for g in wanted if frontier.get(g, (0.0,))[0] < seed_w.get(g, 0.0) * hub_damping(info[g].df, n)}
     best: dict[str, tuple[float, int, _State]] = {}
     kth = 0.0  # the limit-th best score held so far: it only rises, so it is a floor for what is left
     for hop in range(max_hops + 1):
@@ -225,7 +229,7 @@ def traverse_source(src: TraversalSource, seeds: Sequence[tuple[str, float]], ma
         if len(best) >= limit and kth > bound:
             break  # no deeper walk can reach the top `limit`
     ranked = heapq.nsmallest(limit, [(-v[0], mid) for mid, v in best.items()])
-    return [(mid, min(1.0, max(0.0, -s)), _detail(best[mid][2], best[mid][1], info)) for s, mid in ranked]
+    return [(mid, min(1.0, max(0.0, -s)), _detail(best[mid][2], best[mid][1], info, demoted)) for s, mid in ranked]
 
 
 def _reroot(src: TraversalSource, seeds: dict[str, _State], wanted: Mapping[str, set[tuple[str, bool]]],

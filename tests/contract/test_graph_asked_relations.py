@@ -46,8 +46,8 @@ def test_an_asked_relation_reroots_the_walk(make: Factory) -> None:
     got = details(g, [("sarah", 1.0)], asked=WHO_REPORTS_TO_SARAH)
     assert got["t1"] == "Sarah <-reports_to- Tom -> memory (hop 0, asked relation)"
     assert got["k1"] == "Sarah <-reports_to- Tom -works_on-> Kestrel -> memory (hop 1, asked relation)"
-    assert got["s1"] == "Sarah -> memory (hop 0)"
-    assert got["x1"] == "Sarah -mentors-> Xavier -> memory (hop 1)"
+    assert got["s1"] == "Sarah -> memory (hop 0, one hop behind the asked relation)"  # as scored (x 0.6)
+    assert got["x1"] == "Sarah -mentors-> Xavier -> memory (hop 1, one hop behind the asked relation)"
 
 
 def test_the_direction_asked_is_the_direction_followed(make: Factory) -> None:

@@ -144,3 +144,10 @@ def test_with_the_optimizer_off_the_ask_is_recorded_but_not_weighted() -> None:
     off = asked_relation_leads(plan, parsed, MATCHER.relations, lead=False)
     assert off.asked_relations == ((S, "reports_to", False),) and off.weights == plan.weights
     assert off.reasons[-1] == "asked_relation_leads: asks Sarah Chen reports_to <- -> graph starts at its other end"
+
+
+def test_labels_and_questions_in_any_script() -> None:
+    """Query words were [a-z0-9] only, so a label like "berät" could never be asked."""
+    matcher = EntityMatcher([Entity("jürgen", "Jürgen", (), "PERSON", 2, (("berät", True),))])
+    parsed = parse_query("who does Jürgen berät?", now=NOW, matcher=matcher)
+    assert asked_relations(parsed.text, parsed.entity_refs, matcher.relations) == (("jürgen", "berät", True),)
