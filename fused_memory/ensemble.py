@@ -26,7 +26,7 @@ from .hung_arms import HungArms
 from .hydration import hydrate
 from .query.optimizer import optimize, optimize_off
 from .query.store_rules import filter_share, with_store
-from .query.parse import check_query_text, parse_query
+from .query.parse import check_embed_text, parse_query
 from .retrievers import make_retriever
 from .retrievers.base import ArmRequest, Retriever
 from .retrievers.vector_arms import ScopedGraphRetriever, VectorArm, run_vector_arms
@@ -84,14 +84,6 @@ def check_options(namespace: object, k: object, now: object = None,
         require_aware(now, "now")  # type: ignore[arg-type] - it names what is wrong with any value
     listed = type_list(types)
     return int(k), frozenset(parse_memory_type(t) for t in listed) if listed else None
-
-
-def _embed_texts(value: object, max_chars: int) -> str | tuple[str, ...]:
-    """A caller's `embed_text`, checked like a query: one text, or several (then a tuple)."""
-    if isinstance(value, str) or not isinstance(value, Sequence) or not value:
-        return check_query_text(value, max_chars, what="embed_text")  # type: ignore[arg-type]
-    texts = tuple(check_query_text(t, max_chars, what="embed_text") for t in value)
-    return texts[0] if len(texts) == 1 else texts
 
 
 class EnsembleMemory:
@@ -266,7 +258,7 @@ class EnsembleMemory:
             raise QueryError(f"query must be a string, got {type(query).__name__}")
         k, forced = check_options(namespace, k, now, types)
         if embed_text is not None:
-            embed_text = _embed_texts(embed_text, self.config.max_query_chars)
+            embed_text = check_embed_text(embed_text, self.config.max_query_chars)
         if arms is not None:
             unknown = [a for a in arms if a not in ARMS and a not in self._arms]
             if unknown:

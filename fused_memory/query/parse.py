@@ -19,7 +19,7 @@ from .entities import EntityMatcher, Mention, ner_mentions
 from .cues import ANSWER_TIME, asks_time, has_time_cue
 from .temporal import parse_time
 
-__all__ = ["parse_query", "check_query_text", "DEFAULT_MAX_CHARS"]
+__all__ = ["parse_query", "check_query_text", "check_embed_text", "DEFAULT_MAX_CHARS"]
 
 DEFAULT_MAX_CHARS = 10_000
 
@@ -50,6 +50,21 @@ def check_query_text(text: str, max_chars: int = DEFAULT_MAX_CHARS, what: str = 
     if not q:
         raise QueryError(f"{what} is empty; ask for something (e.g. \"what's my badge ID?\")")
     return q
+
+
+def check_embed_text(value: object, max_chars: int = DEFAULT_MAX_CHARS) -> str | tuple[str, ...]:
+    """A caller's `embed_text`, checked like a query: one text, or several (then a tuple), together
+    no longer than one query may be (each is embedded: a long list would outlive the arm's timeout
+    and hold the next query's embedding up too)."""
+    if isinstance(value, str):
+        return check_query_text(value, max_chars, what="embed_text")
+    if not isinstance(value, (list, tuple)) or not value:
+        raise QueryError(f"embed_text must be a string or a non-empty list of strings, got {value!r:.60}")
+    texts = tuple(check_query_text(t, max_chars, what="embed_text") for t in value)
+    if sum(map(len, texts)) > max_chars:
+        raise QueryError(f"embed_text is {sum(map(len, texts))} characters long in all; the limit is {max_chars} "
+                         "(FusionConfig.max_query_chars)")
+    return texts[0] if len(texts) == 1 else texts
 
 
 def parse_query(text: str, *, now: datetime, matcher: EntityMatcher | None = None, nlp: Any = None,

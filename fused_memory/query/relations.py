@@ -30,7 +30,7 @@ firing on "Sarah's quarterly report".
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
 from ..text import STOPWORDS, stem
@@ -50,7 +50,8 @@ _SPLIT = re.compile(r"[\s._\-/]+|(?<=[a-z0-9])(?=[A-Z])")
 _DETERMINERS = frozenset("the a an my your his her their our its this that these those every each".split())
 _LEADS = frozenset("who whom whose which what where does do did is was are were will would can could has "
                    "have had".split())
-_WH = frozenset("who whom whose what which where".split())
+_WH = frozenset("who whom whose what which where how".split())
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u02bc": "'", "\u2018": "'"})
 _BE = frozenset("is was are were been being be".split())
 _PREPOSITIONS = frozenset("about of for with from to in on at into onto over under after before since "
                           "during like than".split())
@@ -64,11 +65,13 @@ def relation_words(rel: str) -> tuple[str, ...]:
     return words if any(w not in STOPWORDS and w not in _LEADS for w in words) else ()
 
 
-def _phrases(words: list[tuple[str, int]], rel: tuple[str, ...], mention_ends: set[int]) -> list[tuple[int, int]]:
-    """(first, after) word indices of each verb-like occurrence of `rel` in `words`."""
+def _phrases(words: list[tuple[str, int]], stems: Mapping[str, list[int]], rel: tuple[str, ...],
+             mention_ends: set[int]) -> list[tuple[int, int]]:
+    """(first, after) word indices of each verb-like occurrence of `rel` in `words`; `stems` maps a
+    stem to the indices of the words that have it (so a store's many labels cost a lookup each)."""
     out: list[tuple[int, int]] = []
-    for i in range(len(words) - len(rel) + 1 if rel else 0):
-        if not all(stem(words[i + j][0]) == stem(w) for j, w in enumerate(rel)):
+    for i in (stems.get(stem(rel[0]), ()) if rel else ()):
+        if i + len(rel) > len(words) or not all(stem(words[i + j][0]) == stem(w) for j, w in enumerate(rel)):
             continue
         prev = words[i - 1][0] if i else ""
         if prev in _DETERMINERS or prev.endswith("'s"):
@@ -87,19 +90,22 @@ def asked_relations(text: str, refs: Sequence[EntityRef],
     by_ref = [(ref, [(c, rels) for c in seed_candidates(ref) if (rels := relations(c.entity_id))]) for ref in refs]
     if not any(cands for _, cands in by_ref):
         return ()  # the common case, and the only one without a relation in the store: no text work
-    lower = text.lower()
+    lower = text.lower().translate(_APOSTROPHES)  # same length: offsets stay valid
     words = [(m.group(), m.start()) for m in _WORD.finditer(lower)]
-    if not any(w in _WH for w, _ in words):
+    if not any(w.split("'")[0] in _WH for w, _ in words):  # "what's", "who's"
         return ()
-    spans = [(ref, _find(lower, ref.text)) for ref, _ in by_ref]
+    stems: dict[str, list[int]] = {}
+    for i, (w, _) in enumerate(words):
+        stems.setdefault(stem(w), []).append(i)
+    spans = [(ref, _find(lower, ref.text.translate(_APOSTROPHES))) for ref, _ in by_ref]
     found: set[AskedRelation] = set()
     for (ref, cands), (_, where) in zip(by_ref, spans):
-        if where is None:
-            continue
+        if where is None or lower.startswith("'s", where[1]):
+            continue  # not named, or named as an owner: "who reports to Sarah's manager?" is about the manager
         ends = {i for i, (_, at) in enumerate(words) if where[0] <= at < where[1]}
         for cand, rels in cands:
             for rel in sorted({name for name, _ in rels}):
-                for first, after in _phrases(words, relation_words(rel), ends):
+                for first, after in _phrases(words, stems, relation_words(rel), ends):
                     start = words[first][1]
                     if _both_sides(spans, start):
                         continue  # about the named entities, not about who is at the other end

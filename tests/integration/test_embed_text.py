@@ -50,7 +50,9 @@ def test_bm25_still_reads_the_query(ensemble: EnsembleMemory) -> None:
 @pytest.mark.parametrize("bad, says", [
     ("", "embed_text is empty"), ("   ", "embed_text is empty"), (42, "embed_text must be a string"),
     ("x" * 10_001, "embed_text is 10001 characters long"), ("\ud800", "embed_text is not valid Unicode"),
-    ([], "embed_text must be a string"), (["badge", " "], "embed_text is empty"), ([BADGE, 7], "must be a string"),
+    ([], "a non-empty list of strings"), (b"badge", "a non-empty list of strings"),
+    (["badge", " "], "embed_text is empty"), ([BADGE, 7], "must be a string"),
+    (["x" * 6_000, "y" * 6_000], "12000 characters long in all"),
 ])
 def test_bad_embed_text_is_refused(ensemble: EnsembleMemory, bad: object, says: str) -> None:
     with pytest.raises(QueryError, match=says):
