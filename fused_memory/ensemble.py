@@ -195,7 +195,8 @@ class EnsembleMemory:
         """`retrieve` for asyncio: parsing, arms and hydration run off the event loop (planning and
         fusion on the loop's default executor, so hung arms can never hold them up)."""
         loop = asyncio.get_running_loop()
-        job = await loop.run_in_executor(None, lambda: self._prepare(query, namespace, k, now, types, arms, embed_text))
+        job = await loop.run_in_executor(
+            None, lambda: self._prepare(query, namespace, k, now, types, arms, embed_text))
 
         async def run(task: _Task) -> Any:
             if (stuck := self._stuck_reason(task)) is not None:
@@ -319,7 +320,8 @@ class EnsembleMemory:
             # 100k: 10.62 -> 9.90, 13.27 -> 12.30, 18.40 -> 18.03 ms.
             names = tuple(n for n, _, _ in vector_jobs)
             tasks.insert(0, _Task("vector:" + "+".join(names), names,
-                                  max(float(timeouts.get(n, 2.0)) for n in names), self._batch(vector_jobs, forced)))
+                                  max(float(timeouts.get(n, 2.0)) for n in names),
+                                  self._batch(vector_jobs, forced)))
         return tasks
 
     def _widen(self, name: str, req: ArmRequest, hits: list[Hit]) -> bool:

@@ -30,6 +30,7 @@ __all__ = [
     "ArmFailure",
     "Retrieval",
     "ARMS",
+    "AMBIGUOUS_BELOW",
     "parse_memory_type",
     "type_list",
     "memory_id_text",
@@ -216,6 +217,10 @@ class EntityCandidate:
     confidence: float = 1.0
 
 
+#: A ref whose best candidate is below this is ambiguous: the graph arm fans out from every candidate.
+AMBIGUOUS_BELOW = 0.7
+
+
 @dataclass(frozen=True)
 class EntityRef:
     """A mention in the query ("Sarah") and the entities it may resolve to, best first."""
@@ -226,7 +231,7 @@ class EntityRef:
 
     @property
     def ambiguous(self) -> bool:
-        return not self.candidates or self.candidates[0].confidence < 0.7
+        return not self.candidates or self.candidates[0].confidence < AMBIGUOUS_BELOW
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ from typing import Any
 from .errors import InvalidMemory, QueryError
 
 __all__ = ["require_aware", "require_storable", "is_storable", "FIRST_STORABLE", "LAST_STORABLE", "require_clean",
-           "check_size", "json_safe", "thaw", "utcnow", "stable_json", "MAX_NAME_BYTES", "memory_id_text", "name_or_int"]
+           "check_size", "json_safe", "thaw", "utcnow", "stable_json", "MAX_NAME_BYTES", "memory_id_text",
+           "name_or_int"]
 
 
 def require_aware(value: datetime, what: str, error: type[Exception] = QueryError) -> datetime:

@@ -76,8 +76,9 @@ def nearest_rank(x: np.ndarray, q: float) -> np.ndarray:
 def fusion_margins(rows: Mapping[str, Sequence[tuple[str, Mapping[str, float]]]], arms: Sequence[str],
                    metric: str, *, fused: str = "fused") -> dict[str, dict[str, object]]:
     """Per category, and "overall": the best single arm on `metric`, fused minus it, and the
-    interval of that difference (None under `MIN_N` questions). `rows[system]` holds (category, metric row) per scored query, in
-    the same query order for every system (the runner scores every system on every query)."""
+    interval of that difference (None under `MIN_N` questions). `rows[system]` holds (category,
+    metric row) per scored query, in the same query order for every system (the runner scores every
+    system on every query)."""
     if fused not in rows or not arms:
         return {}
     n = len(rows[fused])

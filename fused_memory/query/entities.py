@@ -29,13 +29,10 @@ from typing import Any
 from ..errors import MissingDependency
 from ..store.protocols import Entity
 from ..text import STOPWORDS
-from ..types import EntityCandidate, EntityRef
+from ..types import AMBIGUOUS_BELOW, EntityCandidate, EntityRef
 
 __all__ = ["EntityMatcher", "Mention", "normalize_entity_id", "ner_refs", "ner_mentions", "load_nlp",
            "NER_LABELS", "SPACY_MODELS", "MAX_PHRASE_TOKENS", "AMBIGUOUS_BELOW", "seed_candidates"]
-
-#: A ref whose best candidate is below this is ambiguous: the graph arm fans out from every candidate.
-AMBIGUOUS_BELOW = 0.7
 
 #: spaCy labels worth a graph lookup; dates, numbers and money are not entities for us.
 NER_LABELS: frozenset[str] = frozenset({"PERSON", "ORG", "GPE", "LOC", "FAC", "NORP", "PRODUCT", "EVENT",

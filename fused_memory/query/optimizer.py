@@ -280,7 +280,8 @@ def pure_time_window_decides(b: PlanBuilder, q: ParsedQuery) -> None:
     likeness to "what happened", is skipped. Dense still runs: its similarity to the bare question
     is close to noise, but it orders what follows the window's memories. Not for what was said
     then ("what did I tell you yesterday?", `_SPOKEN`): those memories have no event time."""
-    if _pure_time(b, q) and not _SPOKEN.search(q.text.replace(q.temporal_phrase or "", " ")):
+    rest = q.text.replace(q.temporal_phrase, " ") if q.temporal_phrase else q.text
+    if _pure_time(b, q) and not _SPOKEN.search(rest):
         b.run("temporal", PURE_TIME_WEIGHT)
         if "type" in b.weights:
             b.skip("type", "pure time query: the temporal arm searches the window's events")

@@ -39,8 +39,9 @@ from ..query.entities import normalize_entity_id
 from ..types import MAX_NAME_BYTES, MemoryType, require_aware
 from .graph_aliases import (CatalogView, EntityPlan, NewEntity, build_entity, name_parts, name_tokens,
                             person_like, plan_entities)
-from .graph_values import (CO_MENTION_REL, MAX_KIND_CHARS, RELATION_KINDS, check_name, check_namespace, check_relation,
-                           clean_mentions, entity_key, epoch_ms, memory_key, quantize_confidence, rel_key, token_key)
+from .graph_values import (CO_MENTION_REL, MAX_KIND_CHARS, RELATION_KINDS, check_name, check_namespace,
+                           check_relation, clean_mentions, entity_key, epoch_ms, memory_key, quantize_confidence,
+                           rel_key, token_key)
 
 __all__ = [
     "HOP_SCORES", "MAX_HOPS", "KIND_PRIORS", "RELATION_KINDS", "EXPIRED_FRESHNESS", "CO_MENTION_REL",
@@ -211,8 +212,7 @@ def traverse_source(src: TraversalSource, seeds: Sequence[tuple[str, float]], ma
             wanted.setdefault(g, set()).add((str(rel), bool(forward)))
     demoted: set[str] = set()
     if wanted:
-        frontier = _reroot(src, frontier, wanted, info, n, now_ms)
-        demoted = {g for g in wanted if frontier.get(g, (0.0,))[0] < seed_w.get(g, 0.0) * hub_damping(info[g].df, n)}
+        frontier, demoted = _reroot(src, frontier, wanted, info, n, now_ms)
     best: dict[str, tuple[float, int, _State]] = {}
     kth = 0.0  # the limit-th best score held so far: it only rises, so it is a floor for what is left
     for hop in range(max_hops + 1):
@@ -229,18 +229,20 @@ def traverse_source(src: TraversalSource, seeds: Sequence[tuple[str, float]], ma
         if len(best) >= limit and kth > bound:
             break  # no deeper walk can reach the top `limit`
     ranked = heapq.nsmallest(limit, [(-v[0], mid) for mid, v in best.items()])
-    return [(mid, min(1.0, max(0.0, -s)), _detail(best[mid][2], best[mid][1], info, demoted)) for s, mid in ranked]
+    return [(mid, min(1.0, max(0.0, -s)), _detail(best[mid][2], best[mid][1], info, demoted))
+            for s, mid in ranked]
 
 
 def _reroot(src: TraversalSource, seeds: dict[str, _State], wanted: Mapping[str, set[tuple[str, bool]]],
-            info: dict[str, GroupInfo], n: int, now_ms: int) -> dict[str, _State]:
+            info: dict[str, GroupInfo], n: int, now_ms: int) -> tuple[dict[str, _State], set[str]]:
     """The hop-0 frontier for a query that asks a relation of some seeds (module docstring): the
-    ends of their asked edges as answers, those seeds one hop behind, the other seeds as they were."""
+    ends of their asked edges as answers, those seeds one hop behind, the other seeds as they were;
+    and the seeds put behind."""
     rels = sorted({rel for asks in wanted.values() for rel, _ in asks})
     edges = src.relation_edges(sorted(wanted, key=lambda g: info[g].order), rels, EDGE_CAP)
     hits = [(g, e) for g in wanted for e in edges.get(g, ()) if e.dst != g and (e.rel, e.forward) in wanted[g]]
     if not hits:
-        return seeds
+        return seeds, set()
     fresh = {e.dst for _, e in hits} - info.keys()
     if fresh:
         info.update(src.group_info(sorted(fresh)))
@@ -251,7 +253,7 @@ def _reroot(src: TraversalSource, seeds: dict[str, _State], wanted: Mapping[str,
         if gi is not None:
             _offer(out, e.dst, seeds[g][0] * edge_factor(e, now_ms) * hub_damping(gi.df, n), seeds[g], e,
                    (info[g].order, e.rel, not e.forward))
-    return out
+    return out, asked_from
 
 
 def _offer(states: dict[str, _State], g: str, p: float, parent: _State, e: EdgeView, tie: tuple) -> None:

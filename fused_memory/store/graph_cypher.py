@@ -282,24 +282,23 @@ class CypherGraphStore:
 
     # ------------------------------------------------------------------ reads
     def _groups(self, w: cd.Work, ns: str, canon_keys: Sequence[str] | None) -> list[Entity]:
+        rels: dict[str, set[tuple[str, bool]]] = {}
         if canon_keys is None:
             rows = w.run(Q_MEMBERS.format(cond="true"), ns=ns)
-            rel_rows = [row for r in w.run(Q_ALL_RELS, ns=ns)
-                        for row in ({"canon": r["canon"], "rel": r["rel"], "fwd": True},
-                                    {"canon": r["other"], "rel": r["rel"], "fwd": False})]
+            for r in w.run(Q_ALL_RELS, ns=ns):  # each edge once: its source forwards, its target backwards
+                rels.setdefault(r["canon"], set()).add((r["rel"], True))
+                rels.setdefault(r["other"], set()).add((r["rel"], False))
         else:
             rows = w.batch(Q_MEMBERS.format(cond="e.canon IN $keys"), "keys", list(canon_keys), ns=ns)
-            rel_rows = w.batch(Q_GROUP_RELS, "keys", list(canon_keys), ns=ns)
-        rels: dict[str, set[tuple[str, bool]]] = {}
-        for r in rel_rows:
-            rels.setdefault(r["canon"], set()).add((r["rel"], bool(r["fwd"])))
+            for r in w.batch(Q_GROUP_RELS, "keys", list(canon_keys), ns=ns):
+                rels.setdefault(r["canon"], set()).add((r["rel"], bool(r["fwd"])))
         heads = {r["key"]: r for r in rows if r["key"] == r["canon"]}
         members: dict[str, list[str]] = {}
         for r in rows:
             if r["key"] != r["canon"]:
                 members.setdefault(r["canon"], []).append(r["name"])
-        out = [build_entity(h["id"], h["name"], h["kind"], members.get(k, []), int(h["df"] or 0), rels.get(k, ()))
-               for k, h in heads.items()]
+        out = [build_entity(h["id"], h["name"], h["kind"], members.get(k, []), int(h["df"] or 0),
+                            rels.get(k, ())) for k, h in heads.items()]
         return sorted(out, key=lambda e: e.id)
 
     def entities(self, namespace: str) -> list[Entity]:

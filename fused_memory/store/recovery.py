@@ -58,7 +58,6 @@ def open_backends(store: MemoryStore, want: dict[str, Any]) -> dict[str, Any]:
                     "missing; restore meta.json from a backup or re-ingest into a new store")
             meta = {"layout": LAYOUT_VERSION, "embedder": want, "sessions": {}}
             store.vectors.write_meta(meta)
-        store._meta = dict(meta)
         if store.graph is not None:
             store.graph.open()
         rebuild(store)

@@ -2,9 +2,10 @@
 
 Each class is a thin shell over the core: the ensemble class calls `EnsembleMemory.retrieve` /
 `aretrieve`; a single-arm class calls the same method restricted to its arm (`arms=[arm]`, on an
-ensemble built with `optimizer=False` unless the caller brings one: see `fused_memory.adapter_support.resolve_ensemble`),
-so it gets the core's parsing, per-arm request building and explanations without any of that living
-here. For one arm the fused order is exactly the arm's order.
+ensemble built with `optimizer=False` unless the caller brings one: see
+`fused_memory.adapter_support.resolve_ensemble`), so it gets the core's parsing, per-arm request
+building and explanations without any of that living here. For one arm the fused order is exactly
+the arm's order.
 
 Tracing: every call is one retriever run (LangChain's own), carrying `ls_retriever_name`. Under it
 the adapter reports what the core did as child runs: a `QueryOptimizerChain` chain run whose output

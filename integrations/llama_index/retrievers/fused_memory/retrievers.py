@@ -111,7 +111,7 @@ class FusedMemoryRetriever(BaseRetriever):
         kw = self._options().core_kwargs(self.arm)
         strs = [s for s in (query_bundle.custom_embedding_strs or ()) if isinstance(s, str) and s.strip()]
         if strs and strs != [query_bundle.query_str]:
-            kw["embed_text"] = strs[0] if len(strs) == 1 else strs
+            kw["embed_text"] = strs  # the core reads a list of one as that string
         return kw
 
     def __repr__(self) -> str:
