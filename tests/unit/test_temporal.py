@@ -99,6 +99,20 @@ CASES = [
     ("what changed since we last talked?", "session", "since we last talked", (SESSION_END, NOW)),
     ("since our last conversation", "session", "since our last conversation", (SESSION_END, NOW)),
     ("since last time", "session", "since last time", (SESSION_END, NOW)),
+    # found by probing: dates written with a time or slashes, hours, "back", weekday ranges
+    ("notes from 2024-05-12", "iso_date", "2024-05-12", day(2024, 5, 12)),  # not "from 2024 to the 5th"
+    ("logs from 2024-05-12 09:00", "iso_date", "2024-05-12 09:00", day(2024, 5, 12)),
+    ("2024-05-12T09:00:00Z", "iso_date", "2024-05-12T09:00:00Z", day(2024, 5, 12)),
+    ("on 2024/05/12", "iso_date", "2024/05/12", day(2024, 5, 12)),
+    ("12.05.2024", "numeric_date", "12.05.2024", day(2024, 5, 12)),  # dotted dates are day-first
+    ("5/10/24", "numeric_date", "5/10/24", day(2024, 5, 10)),
+    ("in the last 24 hours", "hours", "in the last 24 hours", (d(2024, 5, 14, 12), NOW)),
+    ("an hour ago", "hours", "an hour ago", (d(2024, 5, 15, 10, 30), d(2024, 5, 15, 11, 30))),
+    ("two weeks back", "n_ago", "two weeks back", (d(2024, 4, 28), d(2024, 5, 4, *EOD))),
+    ("what did we do this May?", "month", "this May", (d(2024, 5, 1), NOW)),
+    ("between Thursday and Saturday", "between", "between Thursday and Saturday",
+     (d(2024, 5, 9), d(2024, 5, 11, *EOD))),
+    ("on Friday", "weekday", "on Friday", day(2024, 5, 10)),
 ]
 
 
@@ -116,6 +130,14 @@ WEAK = [
     "what port is 9077 for?", "port 9077", "set the timeout to 2022", "the budget is 2000", "timeout in 2000 ms",
     "what's in the March folder?", "tell me about March", "March", "the summer dress", "sun exposure",
     "in 9077", "v2.3.1", "E-47821", "call 555-1234", "1/2 cup of sugar", "mark the date", "a few things",
+    # found by probing: modal "may", numbers that are quantities, versions, names with a weekday
+    "this may be wrong but what is my API key?", "this may take a while", "step 3 may fail",
+    "option 2 may work", "the 4 dec places", "I will march 10 miles", "upgrade to Python 3.11.10",
+    "numpy 1.26.4 and django 4.2.11", "version 12.1.24", "retry after 2000 ms", "after 2000 iterations",
+    "limit up to 2000 users", "up to 2048 tokens", "since 2000 rows were deleted", "in 2000 tokens",
+    "between 2000 and 2100 requests per second", "the last year of college",
+    "what was the last month of the project called?", "Sunday school teacher name", "Black Friday deals",
+    "Good Friday", "Friday the 13th movie", "notes on sun exposure",
 ]
 
 
@@ -175,6 +197,26 @@ def test_windows_use_nows_zone() -> None:
     assert m.window.end == datetime(2024, 3, 3, 23, 59, 59, 999999, tzinfo=ny)
     m = parse_time("5/8/2023", now)  # the dateparser path reattaches the zone too
     assert m is not None and m.window.start == datetime(2023, 5, 8, tzinfo=ny)
+
+
+@pytest.mark.parametrize("now,text,window", [
+    # a weekday range read on a Tuesday: the Monday before the Wednesday, not a year back
+    (d(2024, 5, 14, 12), "from Monday to Wednesday", (d(2024, 5, 6), d(2024, 5, 8, *EOD))),
+    (d(2024, 5, 17, 12), "between Thursday and Saturday", (d(2024, 5, 9), d(2024, 5, 11, *EOD))),
+    # relative endpoints in either order: no year is borrowed
+    (d(2024, 5, 14, 12), "between yesterday and 3 days ago", (d(2024, 5, 11), d(2024, 5, 14, 12))),
+])
+def test_ranges_read_backwards_step_by_their_unit(now: datetime, text: str,
+                                                   window: tuple[datetime, datetime]) -> None:
+    m = parse_time(text, now)
+    assert m is not None and (m.window.start, m.window.end) == window
+
+
+def test_two_digit_years_take_the_nearest_century() -> None:
+    """dateparser's past preference read "5/20/24", said on 2024-05-13, as 1924; it is a date to come."""
+    assert parse_time("5/20/24", d(2024, 5, 13)) is None
+    m = parse_time("on 12/25/99", NOW)
+    assert m is not None and m.window.start == d(1999, 12, 25)
 
 
 def test_no_inverted_window_from_reversed_range() -> None:
