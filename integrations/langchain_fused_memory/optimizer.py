@@ -9,6 +9,7 @@ store (or ensemble) and the namespace are fixed at construction.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -45,19 +46,32 @@ class QueryOptimizerChain(RunnableSerializable[str, QueryPlan]):
         self.store, self.ensemble = resolve_ensemble(self.store, self.ensemble)
         return self
 
-    def _plan(self, query: str, run_manager: Any, config: RunnableConfig) -> QueryPlan:
-        ensemble = bound_ensemble(self.store, self.ensemble)
-        configurable = config.get("configurable") or {}
-        opts = CallOptions.of(self.namespace, 1, self.now).override(
-            namespace=configurable.get("namespace"), now=configurable.get("now"))
-        return ensemble.plan(query, namespace=opts.namespace, now=opts.now)[1]
+    def _planner(self, kwargs: dict[str, Any]) -> Callable[[str, Any, RunnableConfig], QueryPlan]:
+        """The plan function for one call: per-call `namespace` / `now` first (as the retrievers
+        take them), then `config["configurable"]`, then the fields. Any other keyword is a mistake
+        (a misspelled `namesapce=` planned against the default namespace) and is refused."""
+        unknown = sorted(set(kwargs) - {"namespace", "now"})
+        if unknown:
+            raise TypeError(f"QueryOptimizerChain got unexpected keyword argument(s) {unknown}; "
+                            "per-call options are namespace and now")
+
+        def plan(query: str, run_manager: Any, config: RunnableConfig) -> QueryPlan:
+            ensemble = bound_ensemble(self.store, self.ensemble)
+            configurable = config.get("configurable") or {}
+            opts = CallOptions.of(self.namespace, 1, self.now).override(
+                namespace=configurable.get("namespace"), now=configurable.get("now")).override(
+                namespace=kwargs.get("namespace"), now=kwargs.get("now"))
+            return ensemble.plan(query, namespace=opts.namespace, now=opts.now)[1]
+        return plan
 
     def invoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> QueryPlan:
-        """Plan `input`; `config["configurable"]` may override `namespace` and `now`."""
-        return self._call_with_config(self._plan, input, config, run_type="chain")
+        """Plan `input`; `namespace=` / `now=` (or `config["configurable"]`) override the fields."""
+        return self._call_with_config(self._planner(kwargs), input, config, run_type="chain")
 
     async def ainvoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> QueryPlan:
         """Parsing is CPU work with no async core path: it runs in the executor, off the event loop."""
+        planner = self._planner(kwargs)
+
         async def plan(query: str, run_manager: Any, config: RunnableConfig) -> QueryPlan:
-            return await run_in_executor(config, self._plan, query, None, config)
+            return await run_in_executor(config, planner, query, None, config)
         return await self._acall_with_config(plan, input, config, run_type="chain")

@@ -1,55 +1,73 @@
 """`memory_tool`: a fused-memory retriever as an agent tool.
 
-Built on LangChain's own `create_retriever_tool` with `response_format="content_and_artifact"`:
-the model sees the memories' text, and the `ToolMessage.artifact` carries the `Document`s with
-their ids, scores and explanations for the program (not the model) to use.
+A `StructuredTool` with `response_format="content_and_artifact"`, built as LangChain's own
+`create_retriever_tool` builds one, with three differences an agent needs from a *memory* tool:
 
-A query the core refuses (empty, over the length limit, a lone surrogate) is the model's mistake,
-so it comes back to the model as an error `ToolMessage` it can correct (`ToolException` with
-`handle_tool_error`), as LlamaIndex's tools do, instead of ending the agent's run. A backend that
-is down still raises: the model cannot fix that, the program must know.
+* the content the model reads gives each memory its type and, for an event, when it happened
+  (`[event, 2026-03-18T17:00:00+00:00] Lunch with Tom`): "when did I...?" is half of what agents ask
+  a memory, and the bare text cannot answer it (the `ToolMessage.artifact` still carries the
+  `Document`s with ids, scores and explanations, for the program);
+* no match is said in words (`NO_MEMORIES`), not as empty content, which some providers refuse
+  and every model reads ambiguously;
+* a query the core refuses (empty, over the length limit, a lone surrogate) and arguments that do
+  not fit the schema are the model's mistakes, so they come back to the model as an error
+  `ToolMessage` it can correct (`handle_tool_error`, `handle_validation_error`), as LlamaIndex's
+  tools do, instead of ending the agent's run. A backend that is down still raises: the model
+  cannot fix that, the program must know.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Sequence
 
+from langchain_core.callbacks import Callbacks  # noqa: TC002 - StructuredTool reads the annotations
+from langchain_core.documents import Document  # noqa: TC002
 from langchain_core.retrievers import BaseRetriever
-from langchain_core.tools import StructuredTool, ToolException, create_retriever_tool
+from langchain_core.tools import StructuredTool, ToolException
+from langchain_core.tools.retriever import RetrieverInput
 
 from fused_memory.adapter_support import DEFAULT_TOOL_DESCRIPTION, DEFAULT_TOOL_NAME
 from fused_memory.errors import QueryError
 
-__all__ = ["memory_tool", "DEFAULT_TOOL_NAME", "DEFAULT_TOOL_DESCRIPTION"]
+__all__ = ["memory_tool", "memory_line", "NO_MEMORIES", "DEFAULT_TOOL_NAME", "DEFAULT_TOOL_DESCRIPTION"]
+
+#: The tool's content when nothing matched.
+NO_MEMORIES = "No memories matched this query."
 
 
-def _sync(func: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(func)  # the signature LangChain inspects (`callbacks`, a config parameter)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except QueryError as exc:
-            raise ToolException(str(exc)) from exc
-    return run
+def memory_line(doc: Document) -> str:
+    """One memory as the model reads it: `[type, event time] text` (the time only for events)."""
+    tag = str(doc.metadata.get("type") or "memory")
+    when = doc.metadata.get("event_at")
+    return f"[{tag}, {when}] {doc.page_content}" if when else f"[{tag}] {doc.page_content}"
 
 
-def _async(func: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-    @functools.wraps(func)
-    async def run(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return await func(*args, **kwargs)
-        except QueryError as exc:
-            raise ToolException(str(exc)) from exc
-    return run
+def _content(docs: Sequence[Document]) -> tuple[str, list[Document]]:
+    return ("\n\n".join(memory_line(d) for d in docs) or NO_MEMORIES), list(docs)
+
+
+def _bad_arguments(error: Exception) -> str:
+    """What the model reads when its call does not fit the schema (LangChain's default is only
+    "Tool input validation error", which does not say how to call the tool)."""
+    return "Call this tool with one argument, query: the text to look up in memory (a non-empty string)."
 
 
 def memory_tool(retriever: BaseRetriever, name: str = DEFAULT_TOOL_NAME,
                 description: str = DEFAULT_TOOL_DESCRIPTION) -> StructuredTool:
-    """A tool whose content is the memories' text and whose artifact is the list of Documents."""
-    tool = create_retriever_tool(retriever, name, description, response_format="content_and_artifact")
-    assert tool.func is not None and tool.coroutine is not None
-    tool.func, tool.coroutine = _sync(tool.func), _async(tool.coroutine)
-    tool.handle_tool_error = True
-    return tool
+    """A tool whose content is the memories, one per paragraph, and whose artifact is the Documents."""
+
+    def search(query: str, callbacks: Callbacks = None) -> tuple[str, list[Document]]:
+        try:
+            return _content(retriever.invoke(query, config={"callbacks": callbacks}))
+        except QueryError as exc:
+            raise ToolException(str(exc)) from exc
+
+    async def asearch(query: str, callbacks: Callbacks = None) -> tuple[str, list[Document]]:
+        try:
+            return _content(await retriever.ainvoke(query, config={"callbacks": callbacks}))
+        except QueryError as exc:
+            raise ToolException(str(exc)) from exc
+
+    return StructuredTool(name=name, description=description, func=search, coroutine=asearch,
+                          args_schema=RetrieverInput, response_format="content_and_artifact",
+                          handle_tool_error=True, handle_validation_error=_bad_arguments)

@@ -18,6 +18,7 @@ from fused_memory.store.memory_store import MemoryStore
 from fused_memory.types import ARMS, Hit, QueryPlan
 from langchain_fused_memory import (DenseMemoryRetriever, EnsembleMemoryRetriever, QueryOptimizerChain,
                                     TemporalMemoryRetriever, memory_tool)
+from langchain_fused_memory.tools import NO_MEMORIES
 
 from ._seed import NOW, NS, OTHER_NS, QUERY
 
@@ -246,6 +247,40 @@ async def test_memory_tool_hands_a_refused_query_back_to_the_model(ensemble_retr
         assert "query" in message.content and message.artifact is None
 
 
+def test_memory_tool_tells_the_model_each_memorys_type_and_event_time(
+        ensemble_retriever: EnsembleMemoryRetriever) -> None:
+    """"When did I...?" is half of what agents ask a memory: an event reaches the model with its time
+    (the bare text used to be all the model saw; the date was only in the artifact)."""
+    tool = memory_tool(ensemble_retriever, "recall", "Search the user's memories.")
+    message = tool.invoke({"type": "tool_call", "id": "c", "name": "recall", "args": {"query": QUERY}})
+    paragraphs = message.content.split("\n\n")
+    assert len(paragraphs) == len(message.artifact) > 0
+    for doc, line in zip(message.artifact, paragraphs):
+        when = doc.metadata["event_at"]
+        head = f"[{doc.metadata['type']}, {when}] " if when else f"[{doc.metadata['type']}] "
+        assert line == head + doc.page_content
+    assert any(d.metadata["event_at"] for d in message.artifact)  # the query asks about last week
+
+
+async def test_memory_tool_says_when_nothing_matched(seeded_store: MemoryStore) -> None:
+    empty = EnsembleMemoryRetriever(store=seeded_store, namespace="nobody-here", now=NOW)
+    tool = memory_tool(empty, "recall", "Search the user's memories.")
+    call = {"type": "tool_call", "id": "c", "name": "recall", "args": {"query": QUERY}}
+    for message in (tool.invoke(call), await tool.ainvoke(call)):
+        assert message.status == "success" and message.content == NO_MEMORIES and message.artifact == []
+
+
+@pytest.mark.parametrize("args", [{}, {"query": None}, {"query": 123}, {"question": QUERY}])
+async def test_memory_tool_hands_malformed_arguments_back_to_the_model(
+        ensemble_retriever: EnsembleMemoryRetriever, args: dict[str, Any]) -> None:
+    """A model that calls the tool with the wrong arguments gets an error it can correct; the
+    ValidationError used to end the agent's run."""
+    tool = memory_tool(ensemble_retriever, "recall", "Search the user's memories.")
+    call = {"type": "tool_call", "id": "c", "name": "recall", "args": args}
+    for message in (tool.invoke(call), await tool.ainvoke(call)):
+        assert isinstance(message, ToolMessage) and message.status == "error" and "query" in message.content
+
+
 def test_memory_tool_runs_the_retriever_under_the_tool_run(ensemble_retriever: EnsembleMemoryRetriever) -> None:
     """The retriever's run stays nested under the tool's, with the tool's function wrapped for its
     errors (LangChain carries the parent run in context variables, so this holds with or without
@@ -271,6 +306,22 @@ def test_query_optimizer_chain(seeded_store: MemoryStore, core: EnsembleMemory,
     assert ensemble_retriever.optimizer.invoke(QUERY) == plan
     assert chain.invoke("badge ID", config={"configurable": {"namespace": OTHER_NS}}) == \
         core.plan("badge ID", namespace=OTHER_NS, now=NOW)[1]
+
+
+async def test_query_optimizer_chain_takes_per_call_options_as_the_retrievers_do(
+        seeded_store: MemoryStore, core: EnsembleMemory) -> None:
+    """`namespace=` / `now=` per call were accepted and dropped (the plan was the default tenant's,
+    at the default time), and a misspelled keyword passed silently."""
+    chain = QueryOptimizerChain(store=seeded_store, namespace=NS, now=NOW)
+    earlier = NOW - timedelta(days=400)
+    want = core.plan(QUERY, namespace=OTHER_NS, now=earlier)[1]
+    assert want != core.plan(QUERY, namespace=NS, now=NOW)[1]
+    assert chain.invoke(QUERY, namespace=OTHER_NS, now=earlier) == want
+    assert await chain.ainvoke(QUERY, namespace=OTHER_NS, now=earlier.isoformat()) == want
+    with pytest.raises(TypeError, match="namesapce"):
+        chain.invoke(QUERY, namesapce=OTHER_NS)
+    with pytest.raises(TypeError, match="namesapce"):
+        await chain.ainvoke(QUERY, namesapce=OTHER_NS)
 
 
 async def test_query_optimizer_chain_async(seeded_store: MemoryStore, core: EnsembleMemory) -> None:
