@@ -136,7 +136,7 @@ def run_bolt(size: int, entities: int, queries: int, hops: int) -> dict[str, Any
     items, rels = build_corpus(size, entities)
     srv = FalkorDBServer().start()
     try:
-        g = CypherGraphStore(srv.uri, database="bench")
+        g = CypherGraphStore(srv.uri)
         g.open()
         ingest_s = ingest(g, items, rels, batch=500)
         stats = dict(g.stats(NS))

