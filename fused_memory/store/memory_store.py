@@ -53,7 +53,7 @@ from .arguments import check_namespace, memory_ids as keyed_ids
 from .codec import from_payload, stored_time, to_payload
 from .protocols import (GraphStore, LexicalDoc, LexicalIndex, Relation, VectorBackend, VectorQuery,
                         VectorRecord, ScoredPayload)
-from .recovery import open_backends, snapshot, undo
+from .recovery import merged_sessions, open_backends, snapshot, undo
 
 if TYPE_CHECKING:
     from ..embeddings import Embedder
@@ -325,7 +325,11 @@ class MemoryStore(SharedHandle):
         at = require_storable(at, "at") if at is not None else utcnow()
         with self._write_lock:
             self._ensure_open()  # under the lock: a first use opens here, a close() before it is seen
-            sessions = dict(self._meta.get("sessions") or {})
+            # merged into what the backend holds now, not the copy read at open(): another process
+            # on the same Qdrant server may have ended its own sessions since (they were lost)
+            with self._live():
+                stored = self.vectors.read_meta() or {}
+            sessions = merged_sessions(stored.get("sessions"), self._meta.get("sessions"))
             known = sessions.get(namespace)  # no default of 0.0: a first end before 1970 is kept as given
             sessions[namespace] = at.timestamp() if known is None else max(float(known), at.timestamp())
             self._meta["sessions"] = sessions

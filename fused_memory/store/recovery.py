@@ -5,6 +5,7 @@ reconcile of the embedded graph from the vector payloads, and the rollback of a 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, EmbeddingMismatch
@@ -15,7 +16,7 @@ from .protocols import EntityMention, LexicalDoc, PayloadWriter, VectorBackend, 
 if TYPE_CHECKING:
     from .memory_store import MemoryStore
 
-__all__ = ["check_meta", "open_backends", "rebuild", "backfill", "snapshot", "undo"]
+__all__ = ["check_meta", "open_backends", "rebuild", "backfill", "snapshot", "undo", "merged_sessions"]
 
 _log = logging.getLogger("fused_memory.store.memory_store")
 
@@ -176,3 +177,14 @@ def undo(store: MemoryStore, batch: list[Memory], before: dict[tuple[str, str], 
         _log.error("add failed (%s) and %s", exc, note)
         if hasattr(exc, "add_note"):
             exc.add_note(note)
+
+
+def merged_sessions(*copies: Mapping[str, Any] | None) -> dict[str, float]:
+    """The latest session end of every namespace over several copies of the meta's `sessions`
+    (what the backend holds now, what this process read at open): a store sharing a Qdrant server
+    with other processes must not write back a copy that has lost their session ends."""
+    out: dict[str, float] = {}
+    for copy in copies:
+        for namespace, ts in (copy or {}).items():
+            out[namespace] = max(out.get(namespace, float(ts)), float(ts))
+    return out

@@ -1,0 +1,40 @@
+"""Two processes serving one Qdrant server: what one records must survive the other's writes.
+
+Stood up as two `QdrantClientBackend`s over one qdrant-client (local mode, the same API as a
+server): against a real server each process has its own client to the same collections, which is
+exactly what sharing the client object reproduces. Found by probing the scale-out path: the
+second instance's `end_session` wrote back the meta it had read at `open()`, erasing the first's.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from qdrant_client import QdrantClient
+
+from fused_memory.embeddings.hashing import HashingEmbedder
+from fused_memory.store.bm25 import BM25Index
+from fused_memory.store.graph_embedded import EmbeddedGraphStore
+from fused_memory.store.memory_store import MemoryStore
+from fused_memory.store.qdrant_server import QdrantClientBackend
+
+NOW = datetime(2024, 5, 15, 12, 0, tzinfo=timezone.utc)
+
+
+def _instance(server: QdrantClient) -> MemoryStore:
+    vectors = QdrantClientBackend(location=":memory:")
+    vectors._client = server  # this process's connection to the shared server
+    return MemoryStore(vectors, BM25Index(), HashingEmbedder(dim=64), EmbeddedGraphStore(None)).open()
+
+
+def test_session_ends_from_two_instances_are_both_kept() -> None:
+    server = QdrantClient(location=":memory:")
+    a, b = _instance(server), _instance(server)
+    a.end_session("alice", at=NOW)
+    b.end_session("bob", at=NOW + timedelta(hours=1))
+    assert b.last_session_end("alice") == NOW  # B merged what the server held
+    fresh = _instance(server)  # a restart, or a third process
+    assert fresh.last_session_end("alice") == NOW
+    assert fresh.last_session_end("bob") == NOW + timedelta(hours=1)
+    a.end_session("alice", at=NOW - timedelta(days=1))  # an older end never moves it back
+    assert _instance(server).last_session_end("alice") == NOW
