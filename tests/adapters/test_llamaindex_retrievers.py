@@ -217,3 +217,46 @@ def hit_metadata_keys(store: MemoryStore) -> list[str]:
     ens.close()
     memory_keys = set(r.hits[0].to_json()["memory"]) | {"memory_id"}
     return [k for k in hit_metadata(r.hits[0], r) if k not in memory_keys]
+
+
+def test_a_one_arm_retrievers_node_score_is_its_own_similarity(seeded_store: MemoryStore) -> None:
+    """`SimilarityPostprocessor(similarity_cutoff=0.5)` dropped every node: a one-arm retriever's
+    node carried the fused score (0.12 for a 0.77 cosine). It now carries the arm's own score; the
+    fused score stays in the metadata, and the ensemble's nodes keep the fused score."""
+    from llama_index.core.postprocessor import SimilarityPostprocessor
+
+    question = "what's my badge ID?"
+    ens = EnsembleMemory(seeded_store)
+    try:
+        want = ens.retrieve(question, namespace=NS, k=5, now=NOW, arms=["dense"])
+    finally:
+        ens.close()
+    nodes = li.DenseMemoryRetriever(seeded_store, namespace=NS, now=NOW, k=5).retrieve(question)
+    cosines = [h.contributions[0].raw_score for h in want.hits]
+    assert [n.score for n in nodes] == pytest.approx(cosines)
+    assert [n.node.metadata["score"] for n in nodes] == pytest.approx([h.score for h in want.hits])
+    kept = SimilarityPostprocessor(similarity_cutoff=0.5).postprocess_nodes(nodes)
+    assert kept and [n.node.node_id for n in kept] == [h.memory.id for h, c in zip(want.hits, cosines) if c >= 0.5]
+    fused = li.EnsembleMemoryRetriever(seeded_store, namespace=NS, now=NOW, k=5).retrieve(question)
+    assert [n.score for n in fused] == pytest.approx([n.node.metadata["score"] for n in fused])
+
+
+def test_re_adding_an_unchanged_memory_keeps_its_hash(tmp_path: Any) -> None:
+    """Re-adding stamps a new `created_at`; the hash (what docstores and ingestion pipelines use to
+    tell a changed document) must stay the memory's."""
+    from fused_memory.embeddings.hashing import HashingEmbedder
+    from fused_memory.types import Memory
+
+    store = MemoryStore.embedded(tmp_path / "s", embedder=HashingEmbedder(dim=64), ner=False)
+    memory = Memory(text="My badge ID is E-47821", namespace="h")
+    try:
+        retriever = li.BM25MemoryRetriever(store, namespace="h", now=NOW)
+        store.add([memory])
+        [first] = retriever.retrieve("badge ID")
+        time.sleep(0.01)
+        store.add([memory])
+        [again] = retriever.retrieve("badge ID")
+        assert again.node.metadata["created_at"] != first.node.metadata["created_at"]
+        assert again.node.hash == first.node.hash
+    finally:
+        store.close()

@@ -23,7 +23,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.store.memory_store import MemoryStore
-from fused_memory.types import MemoryType, Retrieval
+from fused_memory.types import FusedHit, MemoryType, Retrieval
 from fused_memory.adapter_support import (ARM_RETRIEVERS, LLM_HIDDEN_KEYS, RETRIEVAL_KEYS, CallOptions,
                                             bound_ensemble, hit_metadata, resolve_ensemble)
 
@@ -37,7 +37,13 @@ __all__ = [
     "EnsembleMemoryRetriever",
     "MemoryNode",
     "to_nodes",
+    "node_score",
 ]
+
+
+#: Metadata that is not the memory's identity: this retrieval's facts, and when it was written (re-adding
+#: an unchanged memory stamps a new `created_at`; a re-sync must not make every node look changed).
+_NOT_IDENTITY = frozenset((*RETRIEVAL_KEYS, "created_at"))
 
 
 class MemoryNode(TextNode):
@@ -51,13 +57,27 @@ class MemoryNode(TextNode):
 
     @property
     def hash(self) -> str:
-        identity = {key: value for key, value in self.metadata.items() if key not in RETRIEVAL_KEYS}
+        identity = {key: value for key, value in self.metadata.items() if key not in _NOT_IDENTITY}
         text = self.text + json.dumps(identity, sort_keys=True, ensure_ascii=False, default=str)
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def to_nodes(retrieval: Retrieval) -> list[NodeWithScore]:
-    """One `NodeWithScore` per fused hit, in the core's order; node id = memory id, score = fused score.
+def node_score(hit: FusedHit, arm: str | None) -> float:
+    """What `NodeWithScore.score` holds: the fused score for the ensemble; for a one-arm retriever,
+    that arm's own score in [0, 1] (cosine for dense, normalized BM25, hop score...), which is what
+    LlamaIndex's `SimilarityPostprocessor(similarity_cutoff=...)` and users read as similarity.
+    (The fused score of one arm is w * sqrt(s) / (k + rank), 0.1 for a 0.77 cosine: a cutoff of
+    0.5 dropped every node.) The fused score stays in `metadata["score"]`, as on LangChain."""
+    if arm is not None:
+        for c in hit.contributions:
+            if c.arm == arm:
+                return c.raw_score
+    return hit.score
+
+
+def to_nodes(retrieval: Retrieval, arm: str | None = None) -> list[NodeWithScore]:
+    """One `NodeWithScore` per fused hit, in the core's order; node id = memory id, score =
+    `node_score` (fused, or the one arm's own score).
 
     Retrieval bookkeeping (scores, contributions, explain...) and empty fields stay in the metadata
     but out of the text LlamaIndex renders for the LLM and the embedder.
@@ -68,7 +88,7 @@ def to_nodes(retrieval: Retrieval) -> list[NodeWithScore]:
         hidden = [*LLM_HIDDEN_KEYS, *(key for key, value in metadata.items() if value in (None, [], {}))]
         nodes.append(NodeWithScore(node=MemoryNode(id_=h.memory.id, text=h.memory.text, metadata=metadata,
                                                  excluded_llm_metadata_keys=hidden,
-                                                 excluded_embed_metadata_keys=hidden), score=h.score))
+                                                 excluded_embed_metadata_keys=hidden), score=node_score(h, arm)))
     return nodes
 
 
@@ -95,11 +115,11 @@ class FusedMemoryRetriever(BaseRetriever):
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         ensemble = bound_ensemble(self.store, self.ensemble)  # `store` may have been reassigned
-        return to_nodes(ensemble.retrieve(query_bundle.query_str, **self._kwargs(query_bundle)))
+        return to_nodes(ensemble.retrieve(query_bundle.query_str, **self._kwargs(query_bundle)), self.arm)
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         ensemble = bound_ensemble(self.store, self.ensemble)
-        return to_nodes(await ensemble.aretrieve(query_bundle.query_str, **self._kwargs(query_bundle)))
+        return to_nodes(await ensemble.aretrieve(query_bundle.query_str, **self._kwargs(query_bundle)), self.arm)
 
     def _kwargs(self, query_bundle: QueryBundle) -> dict[str, object]:
         """The core's options, plus what the vector arms embed when the bundle says: a query
