@@ -47,9 +47,12 @@ class QueryOptimizerChain(RunnableSerializable[str, QueryPlan]):
         return self
 
     def _planner(self, kwargs: dict[str, Any]) -> Callable[[str, Any, RunnableConfig], QueryPlan]:
-        """The plan function for one call: per-call `namespace` / `now` first (as the retrievers
-        take them), then `config["configurable"]`, then the fields. Any other keyword is a mistake
-        (a misspelled `namesapce=` planned against the default namespace) and is refused."""
+        """The plan function for one call: per-call `namespace` / `now` first, then the fields, as
+        the retrievers take them. Any other keyword is a mistake (a misspelled `namesapce=` planned
+        against the default namespace) and is refused. A bare `config["configurable"]["namespace"]`
+        is not read, as the retrievers do not read it: that dict is shared by every component of a
+        run (a plan for "bob" beside documents of "default" was the result); make the fields
+        configurable instead (`configurable_fields(namespace=ConfigurableField(id=...))`)."""
         unknown = sorted(set(kwargs) - {"namespace", "now"})
         if unknown:
             raise TypeError(f"QueryOptimizerChain got unexpected keyword argument(s) {unknown}; "
@@ -57,15 +60,13 @@ class QueryOptimizerChain(RunnableSerializable[str, QueryPlan]):
 
         def plan(query: str, run_manager: Any, config: RunnableConfig) -> QueryPlan:
             ensemble = bound_ensemble(self.store, self.ensemble)
-            configurable = config.get("configurable") or {}
             opts = CallOptions.of(self.namespace, 1, self.now).override(
-                namespace=configurable.get("namespace"), now=configurable.get("now")).override(
                 namespace=kwargs.get("namespace"), now=kwargs.get("now"))
             return ensemble.plan(query, namespace=opts.namespace, now=opts.now)[1]
         return plan
 
     def invoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> QueryPlan:
-        """Plan `input`; `namespace=` / `now=` (or `config["configurable"]`) override the fields."""
+        """Plan `input`; `namespace=` / `now=` override the fields for this call."""
         return self._call_with_config(self._planner(kwargs), input, config, run_type="chain")
 
     async def ainvoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> QueryPlan:

@@ -11,6 +11,7 @@ from uuid import UUID
 import pytest
 from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
 from langchain_core.messages import ToolMessage
+from langchain_core.runnables import ConfigurableField
 
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.errors import BackendUnavailable, QueryError
@@ -304,7 +305,12 @@ def test_query_optimizer_chain(seeded_store: MemoryStore, core: EnsembleMemory,
     _, root = rec.root()
     assert root["kind"] == "chain" and root["name"] == "QueryOptimizerChain"
     assert ensemble_retriever.optimizer.invoke(QUERY) == plan
+    # a bare configurable key is not read (the retrievers do not read it either: that dict is
+    # shared by the whole run); a configurable field is
     assert chain.invoke("badge ID", config={"configurable": {"namespace": OTHER_NS}}) == \
+        core.plan("badge ID", namespace=NS, now=NOW)[1]
+    tenant = chain.configurable_fields(namespace=ConfigurableField(id="tenant"))
+    assert tenant.invoke("badge ID", config={"configurable": {"tenant": OTHER_NS}}) == \
         core.plan("badge ID", namespace=OTHER_NS, now=NOW)[1]
 
 
