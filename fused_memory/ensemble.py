@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures as cf
+import logging
 import numbers
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -38,6 +39,8 @@ from .types import (ARMS, ArmFailure, FusedHit, Hit, MemoryType, ParsedQuery, Qu
 from .widening import WIDENABLE, needs_widening, widened
 
 __all__ = ["EnsembleMemory", "check_options"]
+
+_log = logging.getLogger(__name__)
 
 _Outcome = dict[str, tuple[list[Hit], str]]
 
@@ -392,5 +395,7 @@ class EnsembleMemory:
                      for rank, (f, memory) in enumerate(kept, start=1))
         job.timings["fuse"] = (time.perf_counter() - t0) * 1000
         job.timings["total"] = (time.perf_counter() - job.started) * 1000
+        if failures:  # an operator must see a failing backend somewhere other than each hit's metadata
+            _log.warning("answered %r without %s", job.namespace, "; ".join(f"{f.arm} ({f.reason})" for f in failures))
         return Retrieval(hits, job.plan, job.parsed, tuple(failures), tuple(how["widened"]),
                          dict(job.timings), tuple(how["pooled"]))

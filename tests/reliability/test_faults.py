@@ -92,15 +92,19 @@ def _check_namespace(result: object, namespace: str = NS) -> None:
 
 # ------------------------------------------------------------------ arms that raise or hang
 @pytest.mark.parametrize("mode", ["sync", "async"])
-async def test_an_arm_that_raises_is_dropped_and_named(store: MemoryStore, mode: str) -> None:
+async def test_an_arm_that_raises_is_dropped_and_named(store: MemoryStore, mode: str,
+                                                       caplog: pytest.LogCaptureFixture) -> None:
     ens = EnsembleMemory(store, arms={"lexical": RaisingArm("lexical", "lexical arm exploded")})
     try:
-        with elapsed() as took:
+        with elapsed() as took, caplog.at_level("WARNING", logger="fused_memory.ensemble"):
             result = (ens.retrieve(QUERY, namespace=NS, k=5, now=NOW) if mode == "sync"
                       else await ens.aretrieve(QUERY, namespace=NS, k=5, now=NOW))
         _check_namespace(result)
         assert _failed(result) == [("lexical", "error")]
         assert "lexical arm exploded" in result.failures[0].reason
+        # logged too: a backend that stays down must show somewhere an operator looks
+        [record] = [r for r in caplog.records if r.name == "fused_memory.ensemble"]
+        assert record.levelname == "WARNING" and "lexical" in record.getMessage() and NS in record.getMessage()
         assert "lexical" not in {c.arm for h in result.hits for c in h.contributions}
         assert took() < deadline(2.0)
     finally:
