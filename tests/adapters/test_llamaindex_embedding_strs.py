@@ -57,3 +57,21 @@ def test_a_bundle_that_only_repeats_the_query_changes_nothing(seeded_store: Memo
     assert [(n.node.node_id, n.score) for n in same] == [(n.node.node_id, n.score) for n in plain]
     forced = r.retrieve(QueryBundle(query, custom_embedding_strs=[query + " "]))  # not equal: it is used
     assert [n.score for n in forced] != [n.score for n in plain]
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_verbose_hyde_answer_is_cut_as_an_embedder_cuts_it(seeded_store: MemoryStore, use_async: bool) -> None:
+    """A 20,000-character hypothetical answer failed the whole retrieval (QueryError: the core holds
+    `embed_text` to the query limit); LlamaIndex's embedders truncate, and MiniLM reads 256 word
+    pieces anyway. Each string is cut to EMBED_CHARS, and strings past the limit are left out."""
+    long_answer = BADGE + " It opens the doors." * 1000
+    many = [long_answer] * 10
+    text, score = _dense_top(seeded_store, QueryBundle(QUESTION, custom_embedding_strs=many), use_async)
+    core = EnsembleMemory(seeded_store, optimizer=False)
+    budget = core.config.max_query_chars
+    cut = [long_answer[:li.retrievers.EMBED_CHARS]] * (budget // li.retrievers.EMBED_CHARS)
+    if budget % li.retrievers.EMBED_CHARS:
+        cut.append(long_answer[:budget % li.retrievers.EMBED_CHARS])
+    hit = core.retrieve(QUESTION, namespace=NS, now=NOW, k=1, arms=["dense"], embed_text=cut).hits[0]
+    core.close()
+    assert text == BADGE and score == pytest.approx(hit.contributions[0].raw_score, abs=1e-6)

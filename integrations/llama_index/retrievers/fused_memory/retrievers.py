@@ -92,6 +92,11 @@ def to_nodes(retrieval: Retrieval, arm: str | None = None) -> list[NodeWithScore
     return nodes
 
 
+#: The most of one `custom_embedding_strs` text that is embedded: MiniLM reads at most 256 wordpieces,
+#: about 1,000-1,500 characters of English, and its tokenizer drops the rest anyway.
+EMBED_CHARS = 3000
+
+
 class FusedMemoryRetriever(BaseRetriever):
     """Shared shell of the six retrievers: which arm (`arm`, None = fused ensemble), the store or
     ensemble, and the call options (`namespace`, `k`, `now`, `types`), plain attributes a caller
@@ -115,21 +120,29 @@ class FusedMemoryRetriever(BaseRetriever):
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         ensemble = bound_ensemble(self.store, self.ensemble)  # `store` may have been reassigned
-        return to_nodes(ensemble.retrieve(query_bundle.query_str, **self._kwargs(query_bundle)), self.arm)
+        return to_nodes(ensemble.retrieve(query_bundle.query_str, **self._kwargs(query_bundle, ensemble)), self.arm)
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         ensemble = bound_ensemble(self.store, self.ensemble)
-        return to_nodes(await ensemble.aretrieve(query_bundle.query_str, **self._kwargs(query_bundle)), self.arm)
+        return to_nodes(await ensemble.aretrieve(query_bundle.query_str, **self._kwargs(query_bundle, ensemble)),
+                        self.arm)
 
-    def _kwargs(self, query_bundle: QueryBundle) -> dict[str, object]:
+    def _kwargs(self, query_bundle: QueryBundle, ensemble: EnsembleMemory) -> dict[str, object]:
         """The core's options, plus what the vector arms embed when the bundle says: a query
         transform such as `HyDEQueryTransform` puts its hypothetical answer in
         `custom_embedding_strs`, which LlamaIndex's own vector retrievers embed instead of the query,
         one embedding per string, averaged; so do ours. (Joined into one text, a long answer pushed
         the question past MiniLM's 256 tokens: found by review.) A ready `embedding` is not used: it
-        comes from the caller's embedding model, and the memories were embedded with ours."""
+        comes from the caller's embedding model, and the memories were embedded with ours.
+        Each string is cut to `EMBED_CHARS` and strings past the query length limit are left out, as
+        LlamaIndex's embedders truncate: a verbose HyDE answer failed the whole retrieval with a
+        QueryError (the core holds a caller's `embed_text` to the query limit)."""
         kw = self._options().core_kwargs(self.arm)
-        strs = [s for s in (query_bundle.custom_embedding_strs or ()) if isinstance(s, str) and s.strip()]
+        budget, strs = ensemble.config.max_query_chars, []
+        for text in (query_bundle.custom_embedding_strs or ()):
+            if isinstance(text, str) and text.strip() and budget > 0:
+                strs.append(text[:min(EMBED_CHARS, budget)])
+                budget -= len(strs[-1])
         if strs and strs != [query_bundle.query_str]:
             kw["embed_text"] = strs  # the core reads a list of one as that string
         return kw
