@@ -36,6 +36,8 @@ _NUMW = (r"(?:\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|elev
 _UNIT = r"(?P<u>day|week|month|year)s?(?!\w)"
 #: A number followed by one of these is a quantity, not a year or a day ("after 2000 ms", "up to 2048
 #: tokens", "march 10 miles"); checked after bare years, range endpoints and month-day dates.
+#: "two weeks back" is "two weeks ago"; "3 days back to back", "back-end", "back and forth" are not.
+_BACK = r"back(?![-\s]*(?:to[-\s]+back|end|and\s+forth)\b)"
 _NOT_A_UNIT = (r"(?!\s*(?:ms|s|secs?|seconds?|mins?|minutes?|hours?|hrs?|px|kb|mb|gb|tb|%|x|k|rpm|items?|rows?"
                r"|records?|users?|bytes?|lines?|words?|people|dollars|euros|usd|eur|tokens?|iterations?|requests?"
                r"|reqs?|calls?|times|steps?|pages?|points?|calories|kcal|miles?|km|kms|kilomet(?:er|re)s?|met(?:er|re)s?"
@@ -118,21 +120,32 @@ def _dateparser_date(span: str, base: datetime) -> date | None:
     return got.date() if got is not None else None
 
 
-#: Words a month name may be followed by when it is the month: "this May I went", "in May, we",
-#: "3 May 2023", "may?". "this may be wrong", "step 3 may fail" and "4 dec places" are not months:
-#: "may" and the abbreviations are also a verb or another word, so they need one of these after them.
-_MONTH_FOLLOWER = re.compile(r"\s*(?:$|[^\w\s]|\d|(?:and|or|to|through|thru|until|till|when|while|during|in|at|on"
-                             r"|of|with|for|before|after|we|i|you|he|she|they|it|my|our|the|did|was|were|is|are"
-                             r"|had|has|last|this|next|so|but|then|that|which)\b)", _I)
-_AMBIGUOUS_MONTHS = frozenset(("may", *(m for m in _MONTHS if m != "may"), "sept"))
+#: What follows the modal "may" and not the month: "this may be wrong", "step 3 may fail", "it may
+#: not work". A month is followed by anything else ("in May Caroline went", "this May?"), and after
+#: "in", "during", "mid", "end of", "the 5th of" it is a month whatever follows (`_STRONG_MONTH`).
+_MODAL_FOLLOWER = re.compile(
+    r"\s+(?:be|been|not|never|have|has|had|take|takes|need|help|seem|sound|look|work|fail|cause|want|also|well"
+    r"|still|just|only|even|already|require|affect|change|happen|come|go|get|make|lead|result|contain|include"
+    r"|break|apply|depend|vary|differ|mean|explain|occur|cost|prove|return|show|use|add|lose|find|become|feel"
+    r"|hurt|delay|slow|crash|stop|start|run|save|remove|turn|end|matter|appear|play|give|keep|let|see|bring"
+    r"|put|ask|try|call|tell|say|know|think|hold|allow|exist|enable|trigger|reduce|increase|improve|impact"
+    r"|create|produce|involve|suggest|indicate|contribute|benefit|interest|surprise|want|wish|like|choose"
+    r"|decide|consider|offer|provide|possibly|actually|really|sometimes|eventually|yet|therefore|thus)\b", _I)
+_STRONG_MONTH = re.compile(r"(?:\b(?:in|during|throughout|early|late|mid|of|since|until|till|from|by)|\d(?:st|nd|rd|th))"
+                           r"[\s-]+(?:the\s+month\s+of\s+)?$", _I)
+#: "dec" is also a decimal ("4 dec places").
+_DEC_FOLLOWER = re.compile(r"\s+(?:places?|digits?|points?|numbers?)\b", _I)
 
 
 def _month_word_ok(m: re.Match[str]) -> bool:
-    """False for a "may" or a three-letter month ("dec", "mar") that reads as another word here."""
+    """False where a "may" is the verb ("this may be wrong", "step 3 may fail") or "dec" a decimal."""
     word = m.group("mon").lower().rstrip(".")
-    if word not in _AMBIGUOUS_MONTHS or m.end("mon") != m.end():  # "May 3", "Aug 15th": a day follows
+    if word not in ("may", "dec") or m.end("mon") != m.end():  # "May 3", "Aug 15th": a day follows
         return True
-    return _MONTH_FOLLOWER.match(m.string, m.end()) is not None
+    if _STRONG_MONTH.search(m.string, 0, m.start("mon")):  # "in May ...", "the 5th of May ..."
+        return True
+    follower = _MODAL_FOLLOWER if word == "may" else _DEC_FOLLOWER
+    return follower.match(m.string, m.end()) is None
 
 
 # ------------------------------------------------------------------ handlers: match -> (start, end) or None
@@ -151,9 +164,11 @@ def _h_day(m: re.Match[str], c: _Ctx) -> _Span | None:
 def _h_numeric(m: re.Match[str], c: _Ctx) -> _Span | None:
     text = m.group(0)
     d = _dateparser_date(text, datetime.combine(c.now.date(), datetime.min.time()))
-    if d is not None and re.search(r"[/.]\d\d$", text):  # "5/20/24": the century nearest now, not the past's
+    if d is not None and re.search(r"[/.]\d\d$", text):
+        # "5/20/24" said in May 2024 is this year's (to come: no window), not 1924 as dateparser's
+        # past preference made it; "1/1/60" is 1960: the latest century up to a year from now
         yy = d.year % 100
-        year = min((cent + yy for cent in (1900, 2000, 2100)), key=lambda y: abs(y - c.now.year))
+        year = max(y for y in (1900 + yy, 2000 + yy, 2100 + yy) if y <= c.now.year + 1 or y == 1900 + yy)
         try:
             d = d.replace(year=year)
         except ValueError:  # Feb 29 of a century's non-leap year
@@ -187,12 +202,12 @@ def _h_quarter(m: re.Match[str], c: _Ctx) -> _Span | None:
 def _h_weekday(m: re.Match[str], c: _Ctx) -> _Span | None:
     """"last Tuesday" on a Wednesday is yesterday (as dateparser reads it); on a Tuesday, a week ago.
     A weekday in a name is no day: "Black Friday", "Sunday school", "Friday the 13th", "on sun exposure"."""
-    if m.group("wd").lower() == "sun":
+    mod = (m.group("mod") or "").lower()
+    if mod == "on" and m.group("wd").lower() == "sun":  # "notes on sun exposure"
         return None
-    if (m.group("mod") or "on").lower() == "on" and (
-            _WEEKDAY_NAME_BEFORE.search(m.string, max(0, m.start() - 12), m.start())
-            or _WEEKDAY_NAME_AFTER.match(m.string, m.end())):
-        return None
+    if not mod and (_WEEKDAY_NAME_BEFORE.search(m.string, max(0, m.start() - 12), m.start())
+                    or _WEEKDAY_NAME_AFTER.match(m.string, m.end())):
+        return None  # "Black Friday", "Sunday school"; "on Friday sales were up" is the day
     delta = (c.now.weekday() - _WEEKDAYS.index(m.group("wd").lower()[:3])) % 7
     if delta == 0 and (m.group("mod") or "").lower() in ("last", "past"):
         delta = 7
@@ -200,7 +215,7 @@ def _h_weekday(m: re.Match[str], c: _Ctx) -> _Span | None:
     return _days(c, d, d)
 
 
-_WEEKDAY_NAME_BEFORE = re.compile(r"\b(?:black|good|cyber|casual|ash|palm|holy|easter|maundy|super)\s+$", _I)
+_WEEKDAY_NAME_BEFORE = re.compile(r"\b(?:[Bb]lack|[Cc]yber|[Aa]sh|[Pp]alm|[Hh]oly|[Ee]aster|[Mm]aundy|Good|Super)\s+$")
 _WEEKDAY_NAME_AFTER = re.compile(r"\s+(?:school|the\s+13th|deals?|sales?|services?|mass|market|prayers?)\b", _I)
 
 
@@ -249,8 +264,11 @@ def _h_n_ago(m: re.Match[str], c: _Ctx) -> _Span | None:
 
 def _h_hours(m: re.Match[str], c: _Ctx) -> _Span | None:
     """"in the last 24 hours" -> [now-24h, now]; "3 hours ago" -> that hour, half an hour each side."""
-    if m.group("ago") is not None:
-        target = c.now - timedelta(hours=min(_count(re.sub(r"^a\s+", "", m.group("ago").lower())), 48_000))
+    ago = m.group("ago")
+    if ago is not None and re.search(r"few|several", ago, _I):  # as "a few days ago": [now-3u, now-1u]
+        return c.now - timedelta(hours=3), c.now - timedelta(hours=1)
+    if ago is not None:
+        target = c.now - timedelta(hours=min(_count(ago), 48_000))
         return target - timedelta(minutes=30), target + timedelta(minutes=30)
     return c.now - timedelta(hours=min(_count(m.group("n")), 48_000)), c.now
 
@@ -281,10 +299,10 @@ _SESSION, _RANGE, _REL, _FUZZY, _ABS = 0, 1, 3, 5, -1
 #: One point in time each: (name, tier, pattern, handler). Used on their own (after the range rules)
 #: and as range endpoints. Separate entries, not one alternation: `re` forbids repeated group names.
 _POINTS: tuple[tuple[str, int, str, _Handler], ...] = (
-    ("few_ago", _REL, rf"(?:a\s+)?(?:few|several)\s+{_UNIT}\s+(?:ago|back)", _h_few_ago),
-    ("n_ago", _REL, rf"(?P<n>{_NUMW})\s+{_UNIT}\s+(?:ago|back)", _h_n_ago),
+    ("few_ago", _REL, rf"(?:a\s+)?(?:few|several)\s+{_UNIT}\s+(?:ago|{_BACK})", _h_few_ago),
+    ("n_ago", _REL, rf"(?P<n>{_NUMW})\s+{_UNIT}\s+(?:ago|{_BACK})", _h_n_ago),
     ("hours", _REL, rf"(?:(?:in|over|during|within)\s+)?(?:the\s+)?(?:past|last|previous)\s+(?:(?P<n>{_NUMW}|few|several)"
-                    rf"\s+)?hours?(?!\s+of\b)|(?P<ago>{_NUMW}|(?:a\s+)?few|several)\s+hours?\s+ago", _h_hours),
+                    rf"\s+)?hours?(?!\s+of\b)|(?<!half\s)(?P<ago>{_NUMW}|(?:a\s+)?few|several)\s+hours?\s+ago", _h_hours),
     ("past_n", _REL, rf"(?:(?:in|over|during|within)\s+)?(?:the\s+)?(?:past|last|previous)\s+"
                      rf"(?:(?P<n>{_NUMW}|few|several)\s+)?{_UNIT}(?!\s+of\b)", _h_past_n),
     ("recently", _FUZZY, r"recently|lately|of\s+late|these\s+days|nowadays|in\s+recent\s+(?:days|weeks|months|times)",

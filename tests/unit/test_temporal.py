@@ -113,6 +113,16 @@ CASES = [
     ("between Thursday and Saturday", "between", "between Thursday and Saturday",
      (d(2024, 5, 9), d(2024, 5, 11, *EOD))),
     ("on Friday", "weekday", "on Friday", day(2024, 5, 10)),
+    # found by review: a month is a month whatever word follows it, unless "may" is the verb
+    ("what did I decide in May about Kestrel?", "month", "in May", (d(2024, 5, 1), NOW)),
+    ("In May Caroline went to the support group", "month", "In May", (d(2024, 5, 1), NOW)),
+    ("last May Jon quit", "month", "last May", (d(2023, 5, 1), d(2023, 5, 31, *EOD))),
+    ("on 3 May Caroline gave a talk", "day_month", "3 May", day(2024, 5, 3)),
+    ("the 5th of jan Tom called", "day_month", "the 5th of jan", day(2024, 1, 5)),
+    ("On Friday sales were up 10%", "weekday", "On Friday", day(2024, 5, 10)),
+    ("last sun", "weekday_abbr", "last sun", day(2024, 5, 12)),
+    ("a few hours ago", "hours", "a few hours ago", (d(2024, 5, 15, 9), d(2024, 5, 15, 11))),
+    ("two years back, I lived in Oslo", "n_ago", "two years back", (d(2021, 11, 15), d(2022, 11, 15, *EOD))),
 ]
 
 
@@ -137,7 +147,8 @@ WEAK = [
     "limit up to 2000 users", "up to 2048 tokens", "since 2000 rows were deleted", "in 2000 tokens",
     "between 2000 and 2100 requests per second", "the last year of college",
     "what was the last month of the project called?", "Sunday school teacher name", "Black Friday deals",
-    "Good Friday", "Friday the 13th movie", "notes on sun exposure",
+    "Good Friday", "Friday the 13th movie", "notes on sun exposure", "it may not work",
+    "I worked 3 days back to back", "5 years back-end experience", "we flew two weeks back and forth",
 ]
 
 
@@ -217,6 +228,10 @@ def test_two_digit_years_take_the_nearest_century() -> None:
     assert parse_time("5/20/24", d(2024, 5, 13)) is None
     m = parse_time("on 12/25/99", NOW)
     assert m is not None and m.window.start == d(1999, 12, 25)
+    m = parse_time("5/10/24", d(2024, 5, 13))  # the same form, in the past: read, so None above is the future
+    assert m is not None and m.window.start == d(2024, 5, 10)
+    m = parse_time("born on 1/1/60", NOW)  # not 2060: past dates are what a memory store holds
+    assert m is not None and m.window.start == d(1960, 1, 1)
 
 
 def test_no_inverted_window_from_reversed_range() -> None:
