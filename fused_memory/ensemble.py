@@ -23,7 +23,7 @@ from .config import FusionConfig
 from .errors import BackendError, BackendUnavailable, QueryError, StoreClosed
 from .fusion import fuse
 from .handles import refuse_pickle
-from .hung_arms import HungArms
+from .hung_arms import FailureLog, HungArms
 from .hydration import hydrate
 from .query.optimizer import optimize, optimize_off
 from .query.store_rules import filter_share, with_store
@@ -109,7 +109,7 @@ class EnsembleMemory:
         self._scoped_graph: ScopedGraphRetriever | None = None
         self._max_workers = max_workers
         self._executor: cf.ThreadPoolExecutor | None = None
-        self._hung = HungArms()
+        self._hung, self._failure_log = HungArms(), FailureLog(_log)
 
     def __copy__(self) -> EnsembleMemory:
         """A new ensemble over the same store, with everything this one was given or set (its
@@ -119,7 +119,7 @@ class EnsembleMemory:
         twin.__dict__.update(self.__dict__)
         twin._arms = {n: self._arms[n] for n in self._custom}  # not a live dict's items: arm() may add
         twin._scoped_graph, twin._executor = None, None
-        twin._hung = HungArms()
+        twin._hung, twin._failure_log = HungArms(), FailureLog(_log)
         return twin
 
     def __deepcopy__(self, memo: dict[int, Any]) -> EnsembleMemory:
@@ -395,7 +395,6 @@ class EnsembleMemory:
                      for rank, (f, memory) in enumerate(kept, start=1))
         job.timings["fuse"] = (time.perf_counter() - t0) * 1000
         job.timings["total"] = (time.perf_counter() - job.started) * 1000
-        if failures:  # an operator must see a failing backend somewhere other than each hit's metadata
-            _log.warning("answered %r without %s", job.namespace, "; ".join(f"{f.arm} ({f.reason})" for f in failures))
+        self._failure_log.report(failures, results)
         return Retrieval(hits, job.plan, job.parsed, tuple(failures), tuple(how["widened"]),
                          dict(job.timings), tuple(how["pooled"]))

@@ -9,11 +9,16 @@ reports a timeout at once. When the hung call finally returns, the arm is back.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import logging
+import math
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-__all__ = ["HungArms"]
+from .types import ArmFailure
+
+__all__ = ["HungArms", "FailureLog"]
 
 
 class HungArms:
@@ -46,3 +51,32 @@ class HungArms:
 
         fut.add_done_callback(release)
         return TimeoutError(f"no answer within {timeout_s:.2f}s")
+
+
+class FailureLog:
+    """Logs the arms a query answered without, so an operator sees a failing backend somewhere other
+    than each hit's metadata. An arm that starts failing is a WARNING; while it keeps failing, one
+    WARNING per `every_s` and DEBUG for the rest (a backend down at production rates would flood
+    the log); an arm that answers again is forgotten, so its next failure warns at once. No tenant
+    (namespace) is logged. One per ensemble, as `HungArms`."""
+
+    def __init__(self, logger: logging.Logger, every_s: float = 60.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._log, self._every_s, self._clock = logger, every_s, clock
+        self._warned: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def report(self, failures: Sequence[ArmFailure], answered: Iterable[str]) -> None:
+        now = self._clock()
+        with self._lock:
+            for arm in answered:
+                self._warned.pop(arm, None)
+            loud = [f for f in failures if now - self._warned.get(f.arm, -math.inf) >= self._every_s]
+            for f in loud:
+                self._warned[f.arm] = now
+        quiet = [f for f in failures if f not in loud]
+        if loud:
+            self._log.warning("answered without %s (while that lasts, at most one warning a minute per arm)",
+                              "; ".join(f"{f.arm} ({f.reason})" for f in loud))
+        if quiet:
+            self._log.debug("answered without %s", "; ".join(f"{f.arm} ({f.reason})" for f in quiet))
