@@ -18,6 +18,7 @@ A `StructuredTool` with `response_format="content_and_artifact"`, built as LangC
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from langchain_core.callbacks import Callbacks  # noqa: TC002 - StructuredTool reads the annotations
@@ -31,15 +32,18 @@ from fused_memory.errors import QueryError
 
 __all__ = ["memory_tool", "memory_line", "NO_MEMORIES", "DEFAULT_TOOL_NAME", "DEFAULT_TOOL_DESCRIPTION"]
 
+_BLANK_LINES = re.compile(r"\n[ \t\r\f\v]*\n+")
 #: The tool's content when nothing matched.
 NO_MEMORIES = "No memories matched this query."
 
 
 def memory_line(doc: Document) -> str:
-    """One memory as the model reads it: `[type, event time] text` (the time only for events)."""
+    """One memory as the model reads it: `[type, event time] text`, the time only for events. Blank
+    lines inside a memory are closed up, since a blank line separates one memory from the next."""
     tag = str(doc.metadata.get("type") or "memory")
-    when = doc.metadata.get("event_at")
-    return f"[{tag}, {when}] {doc.page_content}" if when else f"[{tag}] {doc.page_content}"
+    when = doc.metadata.get("event_at") if tag == "event" else None
+    text = _BLANK_LINES.sub("\n", doc.page_content)
+    return f"[{tag}, {when}] {text}" if when else f"[{tag}] {text}"
 
 
 def _content(docs: Sequence[Document]) -> tuple[str, list[Document]]:

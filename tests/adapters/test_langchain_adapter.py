@@ -257,10 +257,20 @@ def test_memory_tool_tells_the_model_each_memorys_type_and_event_time(
     paragraphs = message.content.split("\n\n")
     assert len(paragraphs) == len(message.artifact) > 0
     for doc, line in zip(message.artifact, paragraphs):
-        when = doc.metadata["event_at"]
+        when = doc.metadata["event_at"] if doc.metadata["type"] == "event" else None
         head = f"[{doc.metadata['type']}, {when}] " if when else f"[{doc.metadata['type']}] "
         assert line == head + doc.page_content
     assert any(d.metadata["event_at"] for d in message.artifact)  # the query asks about last week
+
+
+def test_memory_line_dates_events_only_and_keeps_one_memory_one_paragraph() -> None:
+    from langchain_core.documents import Document
+
+    from langchain_fused_memory.tools import memory_line
+    fact = Document("Badge renewed.\n\nNew number E-1.", metadata={"type": "fact", "event_at": "2025-01-02T00:00:00+00:00"})
+    assert memory_line(fact) == "[fact] Badge renewed.\nNew number E-1."
+    event = Document("Lunch.", metadata={"type": "event", "event_at": "2026-03-18T17:00:00+00:00"})
+    assert memory_line(event) == "[event, 2026-03-18T17:00:00+00:00] Lunch."
 
 
 async def test_memory_tool_says_when_nothing_matched(seeded_store: MemoryStore) -> None:

@@ -55,7 +55,7 @@ def test_a_bundle_that_only_repeats_the_query_changes_nothing(seeded_store: Memo
     same = r.retrieve(QueryBundle(query, custom_embedding_strs=[query, "  "]))
     plain = r.retrieve(QueryBundle(query))
     assert [(n.node.node_id, n.score) for n in same] == [(n.node.node_id, n.score) for n in plain]
-    forced = r.retrieve(QueryBundle(query, custom_embedding_strs=[query + " "]))  # not equal: it is used
+    forced = r.retrieve(QueryBundle(query, custom_embedding_strs=[query + "!"]))  # not equal: it is used
     assert [n.score for n in forced] != [n.score for n in plain]
 
 
@@ -63,15 +63,15 @@ def test_a_bundle_that_only_repeats_the_query_changes_nothing(seeded_store: Memo
 def test_a_verbose_hyde_answer_is_cut_as_an_embedder_cuts_it(seeded_store: MemoryStore, use_async: bool) -> None:
     """A 20,000-character hypothetical answer failed the whole retrieval (QueryError: the core holds
     `embed_text` to the query limit); LlamaIndex's embedders truncate, and MiniLM reads 256 word
-    pieces anyway. Each string is cut to EMBED_CHARS, and strings past the limit are left out."""
+    pieces anyway. Each string is cut to EMBED_CHARS; as many as fit the limit whole are embedded."""
     long_answer = BADGE + " It opens the doors." * 1000
-    many = [long_answer] * 10
+    many = ["   ", "\n"] + [long_answer] * 10  # blank strings are skipped
     text, score = _dense_top(seeded_store, QueryBundle(QUESTION, custom_embedding_strs=many), use_async)
     core = EnsembleMemory(seeded_store, optimizer=False)
-    budget = core.config.max_query_chars
-    cut = [long_answer[:li.retrievers.EMBED_CHARS]] * (budget // li.retrievers.EMBED_CHARS)
-    if budget % li.retrievers.EMBED_CHARS:
-        cut.append(long_answer[:budget % li.retrievers.EMBED_CHARS])
+    fits = core.config.max_query_chars // li.retrievers.EMBED_CHARS  # only whole pieces
+    cut = [long_answer[:li.retrievers.EMBED_CHARS].strip()] * fits
     hit = core.retrieve(QUESTION, namespace=NS, now=NOW, k=1, arms=["dense"], embed_text=cut).hits[0]
     core.close()
     assert text == BADGE and score == pytest.approx(hit.contributions[0].raw_score, abs=1e-6)
+    padded, _ = _dense_top(seeded_store, QueryBundle(QUESTION, custom_embedding_strs=[" " * 3001 + BADGE]), use_async)
+    assert padded == BADGE  # stripped before the cut (it was cut to blanks and refused as empty)

@@ -134,15 +134,13 @@ class FusedMemoryRetriever(BaseRetriever):
         one embedding per string, averaged; so do ours. (Joined into one text, a long answer pushed
         the question past MiniLM's 256 tokens: found by review.) A ready `embedding` is not used: it
         comes from the caller's embedding model, and the memories were embedded with ours.
-        Each string is cut to `EMBED_CHARS` and strings past the query length limit are left out, as
-        LlamaIndex's embedders truncate: a verbose HyDE answer failed the whole retrieval with a
-        QueryError (the core holds a caller's `embed_text` to the query limit)."""
+        Each string is stripped and cut to `EMBED_CHARS`, and only as many as fit the query length
+        limit whole are embedded, as LlamaIndex's embedders truncate: a verbose HyDE answer failed
+        the whole retrieval with a QueryError (the core holds a caller's `embed_text` to that limit)."""
         kw = self._options().core_kwargs(self.arm)
-        budget, strs = ensemble.config.max_query_chars, []
-        for text in (query_bundle.custom_embedding_strs or ()):
-            if isinstance(text, str) and text.strip() and budget > 0:
-                strs.append(text[:min(EMBED_CHARS, budget)])
-                budget -= len(strs[-1])
+        cap = min(EMBED_CHARS, ensemble.config.max_query_chars)
+        texts = (t.strip()[:cap].strip() for t in (query_bundle.custom_embedding_strs or ()) if isinstance(t, str))
+        strs = [t for t in texts if t][:ensemble.config.max_query_chars // cap]
         if strs and strs != [query_bundle.query_str]:
             kw["embed_text"] = strs  # the core reads a list of one as that string
         return kw
