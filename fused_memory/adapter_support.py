@@ -174,10 +174,11 @@ class CallOptions:
            types: Sequence[MemoryType | str] | MemoryType | str | None = None) -> CallOptions:
         return cls(namespace, k, _parse_now(now), type_list(types))
 
-    def checked(self) -> CallOptions:
-        """These options, after the checks the core makes on every call (`check_options`): a
-        retriever's defaults are checked where they are written, not on its first query."""
-        check_options(self.namespace, self.k, self.now, self.types)
+    def checked(self, arm: str | None = None) -> CallOptions:
+        """These options, after the checks the core makes on every call (`check_options`) for a
+        retriever of `arm` (None: the ensemble): its defaults are checked where they are written,
+        not on its first query."""
+        check_options(self.namespace, self.k, self.now, self.types, [arm] if arm else None)
         return self
 
     def override(self, *, namespace: str | None = None, k: int | None = None,

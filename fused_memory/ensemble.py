@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures as cf
 import logging
-import numbers
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -25,17 +24,17 @@ from .fusion import fuse
 from .handles import refuse_pickle
 from .hung_arms import FailureLog, HungArms
 from .hydration import hydrate
+from .options import check_options
 from .query.optimizer import optimize, optimize_off
 from .query.store_rules import filter_share, with_store
 from .query.parse import check_embed_text, parse_query
 from .retrievers import make_retriever
 from .retrievers.base import ArmRequest, Retriever
 from .retrievers.vector_arms import ScopedGraphRetriever, VectorArm, run_vector_arms
-from .store.arguments import check_namespace
 from .store.graph_common import hub_damping
 from .store.memory_store import MemoryStore
-from .types import (ARMS, ArmFailure, FusedHit, Hit, MemoryType, ParsedQuery, QueryPlan, Retrieval,
-                    parse_memory_type, require_aware, type_list, utcnow)
+from .types import (ARMS, ArmFailure, FusedHit, Hit, MemoryType, ParsedQuery, QueryPlan, Retrieval, require_aware,
+                    utcnow)
 from .widening import WIDENABLE, needs_widening, widened
 
 __all__ = ["EnsembleMemory", "check_options"]
@@ -72,21 +71,6 @@ def _raiser(exc: Exception) -> Callable[[], _Outcome]:
     def run() -> _Outcome:
         raise exc
     return run
-
-
-def check_options(namespace: object, k: object, now: object = None,
-                  types: Sequence[MemoryType | str] | MemoryType | str | None = None
-                  ) -> tuple[int, frozenset[MemoryType] | None]:
-    """The checks every retrieve makes on its options; returns k as an int (numpy's integers too)
-    and the forced types. The adapters run it on their defaults at construction, so a bad default
-    fails where it was written instead of on the first query."""
-    if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k <= 0:
-        raise QueryError(f"k must be a positive integer, got {k!r}")
-    check_namespace(namespace)  # type: ignore[arg-type] - it refuses any non-string
-    if now is not None:
-        require_aware(now, "now")  # type: ignore[arg-type] - it names what is wrong with any value
-    listed = type_list(types)
-    return int(k), frozenset(parse_memory_type(t) for t in listed) if listed else None
 
 
 class EnsembleMemory:
@@ -260,7 +244,7 @@ class EnsembleMemory:
         started = time.perf_counter()
         if not isinstance(query, str):
             raise QueryError(f"query must be a string, got {type(query).__name__}")
-        k, forced = check_options(namespace, k, now, types)
+        k, forced = check_options(namespace, k, now, types, arms)
         if embed_text is not None:
             embed_text = check_embed_text(embed_text, self.config.max_query_chars)
         if arms is not None:

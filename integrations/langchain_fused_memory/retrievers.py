@@ -125,7 +125,7 @@ class FusedMemoryRetriever(BaseRetriever):
 
     @model_validator(mode="after")
     def _bind(self) -> FusedMemoryRetriever:
-        CallOptions.of(self.namespace, self.k, self.now, self.types).checked()  # k=0, "opinion", naive now
+        CallOptions.of(self.namespace, self.k, self.now, self.types).checked(self.arm)  # k=0, "opinion", naive now
         store, ensemble = resolve_ensemble(self.store, self.ensemble, self.arm)
         self.store, self.ensemble = store, ensemble
         return self

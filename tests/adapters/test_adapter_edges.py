@@ -199,3 +199,32 @@ def test_configurable_store_searches_the_store_configured(seeded_store: MemorySt
             LCEnsemble(store=other, ensemble=EnsembleMemory(seeded_store), namespace=NS)
     finally:
         other.close()
+
+
+@pytest.mark.parametrize("name", ["GraphMemoryRetriever", "TemporalMemoryRetriever"])
+def test_types_where_no_arm_can_apply_them_is_refused(seeded_store: MemoryStore, name: str) -> None:
+    """The graph and temporal retrievers accepted `types` and ignored it: a user asking the graph for
+    preferences got facts and events (found by the LlamaIndex probe). Refused at construction, per
+    call, and in the core; where an arm can apply it (dense beside graph), it still runs."""
+    import langchain_fused_memory as lc
+    import llama_index.retrievers.fused_memory as li
+
+    with pytest.raises(ValidationError, match="types filters"):
+        getattr(lc, name)(store=seeded_store, namespace=NS, now=NOW, types=["preference"])
+    with pytest.raises(QueryError, match="types filters"):
+        getattr(li, name)(seeded_store, namespace=NS, now=NOW, types=["preference"])
+    with pytest.raises(QueryError, match="types filters"):
+        getattr(lc, name)(store=seeded_store, namespace=NS, now=NOW).invoke("Sarah", types=["preference"])
+    retriever = getattr(li, name)(seeded_store, namespace=NS, now=NOW)
+    retriever.types = ["preference"]  # a plain attribute, checked by the core on the call
+    with pytest.raises(QueryError, match="types filters"):
+        retriever.retrieve("Sarah")
+    ens = EnsembleMemory(seeded_store)
+    try:
+        with pytest.raises(QueryError, match="types filters"):
+            ens.retrieve("Sarah", namespace=NS, now=NOW, arms=["graph", "temporal"], types=["preference"])
+        result = ens.retrieve("what does Sarah prefer?", namespace=NS, now=NOW, arms=["graph", "dense"],
+                              types=["preference"])
+        assert result.hits
+    finally:
+        ens.close()

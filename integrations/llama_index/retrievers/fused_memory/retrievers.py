@@ -112,7 +112,7 @@ class FusedMemoryRetriever(BaseRetriever):
                  callback_manager: CallbackManager | None = None, verbose: bool = False) -> None:
         super().__init__(callback_manager=callback_manager, verbose=verbose)
         self.store, self.ensemble = resolve_ensemble(store, ensemble, self.arm)
-        defaults = CallOptions.of(namespace, k, now, types).checked()
+        defaults = CallOptions.of(namespace, k, now, types).checked(self.arm)
         self.namespace, self.k, self.now, self.types = defaults.namespace, defaults.k, defaults.now, defaults.types
 
     def _options(self) -> CallOptions:

@@ -1,0 +1,35 @@
+"""`check_options`: the checks every retrieve makes on its options, in one place.
+
+The ensemble runs it on every call and the LangChain / LlamaIndex adapters on their defaults at
+construction, so a bad default fails where it was written, with the same message either way.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+
+from .errors import QueryError
+from .store.arguments import check_namespace
+from .types import MemoryType, parse_memory_type, require_aware, type_list
+
+__all__ = ["check_options"]
+
+
+def check_options(namespace: object, k: object, now: object = None,
+                  types: Sequence[MemoryType | str] | MemoryType | str | None = None,
+                  arms: Sequence[str] | None = None) -> tuple[int, frozenset[MemoryType] | None]:
+    """The checks every retrieve makes on its options; returns k as an int (numpy's integers too)
+    and the forced types. The adapters run it on their defaults at construction, so a bad default
+    fails where it was written instead of on the first query. `types` with only the graph and
+    temporal arms is refused: neither can apply it, and it was silently ignored."""
+    if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k <= 0:
+        raise QueryError(f"k must be a positive integer, got {k!r}")
+    check_namespace(namespace)  # type: ignore[arg-type] - it refuses any non-string
+    if now is not None:
+        require_aware(now, "now")  # type: ignore[arg-type] - it names what is wrong with any value
+    listed = type_list(types)
+    if listed and arms is not None and set(arms) <= {"graph", "temporal"}:
+        raise QueryError(f"types filters the dense, lexical and type arms; {' and '.join(arms)} cannot apply it "
+                         "(ask the ensemble, or the type arm, for memories of a type)")
+    return int(k), frozenset(parse_memory_type(t) for t in listed) if listed else None
