@@ -265,6 +265,9 @@ class EnsembleMemory:
             plan = replace(plan, arms=tuple(a for a in plan.arms if a in arms),
                            skipped={**plan.skipped, **{a: "not requested by caller"
                                                        for a in plan.arms if a not in arms}})
+            if forced is not None and not set(plan.arms) & {"dense", "lexical", "type"}:
+                raise QueryError(f"types filters the dense, lexical and type arms; this query runs only "
+                                 f"{list(plan.arms)}, which cannot apply it")
         depth = max(self.config.depth, k)
         base = ArmRequest(query=parsed, namespace=namespace, k=depth, window=parsed.temporal_window,
                           max_hops=plan.max_hops, embed_text=plan.embed_text, asked=plan.asked_relations)

@@ -68,15 +68,20 @@ class FailureLog:
 
     def report(self, failures: Sequence[ArmFailure], answered: Iterable[str]) -> None:
         now = self._clock()
+        failing = {f.arm for f in failures}
         with self._lock:
-            for arm in answered:
+            for arm in set(answered) - failing:  # a hydration failure names an arm that answered
                 self._warned.pop(arm, None)
             loud = [f for f in failures if now - self._warned.get(f.arm, -math.inf) >= self._every_s]
             for f in loud:
                 self._warned[f.arm] = now
         quiet = [f for f in failures if f not in loud]
         if loud:
-            self._log.warning("answered without %s (while that lasts, at most one warning a minute per arm)",
-                              "; ".join(f"{f.arm} ({f.reason})" for f in loud))
+            self._log.warning("arm failures: %s (while they last, at most one warning per arm every %.0f s)",
+                              _listed(loud), self._every_s)
         if quiet:
-            self._log.debug("answered without %s", "; ".join(f"{f.arm} ({f.reason})" for f in quiet))
+            self._log.debug("arm failures: %s", _listed(quiet))
+
+
+def _listed(failures: Sequence[ArmFailure]) -> str:
+    return "; ".join(f"{f.arm} ({f.kind}: {f.reason})" for f in failures)

@@ -29,7 +29,7 @@ def check_options(namespace: object, k: object, now: object = None,
     if now is not None:
         require_aware(now, "now")  # type: ignore[arg-type] - it names what is wrong with any value
     listed = type_list(types)
-    if listed and arms is not None and set(arms) <= {"graph", "temporal"}:
+    if listed and arms and set(arms) <= {"graph", "temporal"}:
         raise QueryError(f"types filters the dense, lexical and type arms; {' and '.join(arms)} cannot apply it "
                          "(ask the ensemble, or the type arm, for memories of a type)")
     return int(k), frozenset(parse_memory_type(t) for t in listed) if listed else None

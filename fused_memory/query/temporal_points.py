@@ -31,7 +31,7 @@ _WD_FULL = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _WD_ABBR = r"(?:mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\.?"
 _DAY = r"(?:3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)?(?!\w)"
 _YEAR = r"(?<!\d)(?:19\d\d|2[01]\d\d)(?!\d)"
-_NUMW = (r"(?:\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+_NUMW = (r"(?:(?<![\d.,])\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
          r"|(?:a\s+)?couple(?:\s+of)?)")
 _UNIT = r"(?P<u>day|week|month|year)s?(?!\w)"
 #: A number followed by one of these is a quantity, not a year or a day ("after 2000 ms", "up to 2048
@@ -120,19 +120,28 @@ def _dateparser_date(span: str, base: datetime) -> date | None:
     return got.date() if got is not None else None
 
 
-#: What follows the modal "may" and not the month: "this may be wrong", "step 3 may fail", "it may
-#: not work". A month is followed by anything else ("in May Caroline went", "this May?"), and after
-#: "in", "during", "mid", "end of", "the 5th of" it is a month whatever follows (`_STRONG_MONTH`).
+#: "may" is a month or the modal verb. After "in", "during", "mid", "early", "of", "last" ("in May
+#: Caroline went", "the 5th of May", "last May there was a fire") it is the month unless a verb or adverb the modal takes follows
+#: (`_MODAL_FOLLOWER`: "checked in may be stale", "waking up early may help"). Anywhere else ("this
+#: may", "step 3 may", "the 3rd may") it is the month only before what a verb cannot be
+#: (`_MONTH_FOLLOWER`: the end, punctuation, a number, a pronoun, a preposition, a capitalized name):
+#: "this May I went", "this May?", "on 3 May Caroline gave a talk"; not "this may fix the bug".
 _MODAL_FOLLOWER = re.compile(
     r"\s+(?:be|been|not|never|have|has|had|take|takes|need|help|seem|sound|look|work|fail|cause|want|also|well"
     r"|still|just|only|even|already|require|affect|change|happen|come|go|get|make|lead|result|contain|include"
     r"|break|apply|depend|vary|differ|mean|explain|occur|cost|prove|return|show|use|add|lose|find|become|feel"
     r"|hurt|delay|slow|crash|stop|start|run|save|remove|turn|end|matter|appear|play|give|keep|let|see|bring"
     r"|put|ask|try|call|tell|say|know|think|hold|allow|exist|enable|trigger|reduce|increase|improve|impact"
-    r"|create|produce|involve|suggest|indicate|contribute|benefit|interest|surprise|want|wish|like|choose"
-    r"|decide|consider|offer|provide|possibly|actually|really|sometimes|eventually|yet|therefore|thus)\b", _I)
-_STRONG_MONTH = re.compile(r"(?:\b(?:in|during|throughout|early|late|mid|of|since|until|till|from|by)|\d(?:st|nd|rd|th))"
-                           r"[\s-]+(?:the\s+month\s+of\s+)?$", _I)
+    r"|create|produce|involve|suggest|indicate|contribute|benefit|interest|surprise|wish|like|choose|fix"
+    r"|decide|consider|offer|provide|possibly|actually|really|sometimes|eventually|yet|therefore|thus|simply"
+    r"|likely|probably|potentially|all|partly|solve|conflict|relate|lower|raise)\b", _I)
+_MONTH_FOLLOWER = re.compile(r"\s*(?:$|[^\w\s]|\d)|\s+(?:and|or|to|through|thru|until|till|when|while|during|in|at"
+                             r"|on|of|with|for|before|after|about|around|back|we|i|you|he|she|they|it|me|us|him|them"
+                             r"|my|our|your|his|her|their|its|the|a|an|did|was|were|is|are|had|has|last|this|next"
+                             r"|every|each|many|most|some|so|but|then|that|which|there|here|everything|everyone"
+                             r"|nothing|something|someone)\b", _I)
+_NAME_NEXT = re.compile(r"\s+[A-Z]")  # case-sensitive: "this May Caroline..."
+_STRONG_MONTH = re.compile(r"\b(?:in|during|throughout|early|late|mid|of|last)[\s-]+(?:the\s+month\s+of\s+)?$", _I)
 #: "dec" is also a decimal ("4 dec places").
 _DEC_FOLLOWER = re.compile(r"\s+(?:places?|digits?|points?|numbers?)\b", _I)
 
@@ -142,10 +151,12 @@ def _month_word_ok(m: re.Match[str]) -> bool:
     word = m.group("mon").lower().rstrip(".")
     if word not in ("may", "dec") or m.end("mon") != m.end():  # "May 3", "Aug 15th": a day follows
         return True
-    if _STRONG_MONTH.search(m.string, 0, m.start("mon")):  # "in May ...", "the 5th of May ..."
-        return True
-    follower = _MODAL_FOLLOWER if word == "may" else _DEC_FOLLOWER
-    return follower.match(m.string, m.end()) is None
+    if word == "dec":
+        return _DEC_FOLLOWER.match(m.string, m.end()) is None
+    if _MODAL_FOLLOWER.match(m.string, m.end()):
+        return False
+    return bool(_STRONG_MONTH.search(m.string, 0, m.start("mon")) or _MONTH_FOLLOWER.match(m.string, m.end())
+                or _NAME_NEXT.match(m.string, m.end()))
 
 
 # ------------------------------------------------------------------ handlers: match -> (start, end) or None
@@ -206,6 +217,7 @@ def _h_weekday(m: re.Match[str], c: _Ctx) -> _Span | None:
     if mod == "on" and m.group("wd").lower() == "sun":  # "notes on sun exposure"
         return None
     if not mod and (_WEEKDAY_NAME_BEFORE.search(m.string, max(0, m.start() - 12), m.start())
+                    or _HOLIDAY.search(m.string, max(0, m.start() - 6), m.end())
                     or _WEEKDAY_NAME_AFTER.match(m.string, m.end())):
         return None  # "Black Friday", "Sunday school"; "on Friday sales were up" is the day
     delta = (c.now.weekday() - _WEEKDAYS.index(m.group("wd").lower()[:3])) % 7
@@ -216,6 +228,8 @@ def _h_weekday(m: re.Match[str], c: _Ctx) -> _Span | None:
 
 
 _WEEKDAY_NAME_BEFORE = re.compile(r"\b(?:[Bb]lack|[Cc]yber|[Aa]sh|[Pp]alm|[Hh]oly|[Ee]aster|[Mm]aundy|Good|Super)\s+$")
+#: Holidays whatever the case ("what did we do on good friday"); "a Good day" needs the capital.
+_HOLIDAY = re.compile(r"\b(?:good\s+friday|super\s+tuesday)\b", _I)
 _WEEKDAY_NAME_AFTER = re.compile(r"\s+(?:school|the\s+13th|deals?|sales?|services?|mass|market|prayers?)\b", _I)
 
 

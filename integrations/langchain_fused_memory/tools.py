@@ -32,7 +32,7 @@ from fused_memory.errors import QueryError
 
 __all__ = ["memory_tool", "memory_line", "NO_MEMORIES", "DEFAULT_TOOL_NAME", "DEFAULT_TOOL_DESCRIPTION"]
 
-_BLANK_LINES = re.compile(r"\n[ \t\r\f\v]*\n+")
+_BLANK_LINES = re.compile(r"\n(?:[ \t\r\f\v]*\n)+")
 #: The tool's content when nothing matched.
 NO_MEMORIES = "No memories matched this query."
 

@@ -223,6 +223,9 @@ def test_types_where_no_arm_can_apply_them_is_refused(seeded_store: MemoryStore,
     try:
         with pytest.raises(QueryError, match="types filters"):
             ens.retrieve("Sarah", namespace=NS, now=NOW, arms=["graph", "temporal"], types=["preference"])
+        with pytest.raises(QueryError, match="runs only"):  # lexical asked, but a pure time query skips it
+            ens.retrieve("what happened last week?", namespace=NS, now=NOW, arms=["lexical", "temporal"],
+                         types=["preference"])
         result = ens.retrieve("what does Sarah prefer?", namespace=NS, now=NOW, arms=["graph", "dense"],
                               types=["preference"])
         assert result.hits

@@ -269,6 +269,8 @@ def test_memory_line_dates_events_only_and_keeps_one_memory_one_paragraph() -> N
     from langchain_fused_memory.tools import memory_line
     fact = Document("Badge renewed.\n\nNew number E-1.", metadata={"type": "fact", "event_at": "2025-01-02T00:00:00+00:00"})
     assert memory_line(fact) == "[fact] Badge renewed.\nNew number E-1."
+    spaced = Document("a\n \n \nb", metadata={"type": "fact"})  # lines of spaces read as blank too
+    assert memory_line(spaced) == "[fact] a\nb"
     event = Document("Lunch.", metadata={"type": "event", "event_at": "2026-03-18T17:00:00+00:00"})
     assert memory_line(event) == "[event, 2026-03-18T17:00:00+00:00] Lunch."
 

@@ -104,7 +104,8 @@ async def test_an_arm_that_raises_is_dropped_and_named(store: MemoryStore, mode:
         assert "lexical arm exploded" in result.failures[0].reason
         # logged too: a backend that stays down must show somewhere an operator looks (no tenant named)
         [record] = [r for r in caplog.records if r.name == "fused_memory.ensemble"]
-        assert record.levelname == "WARNING" and "lexical arm exploded" in record.getMessage()
+        assert record.levelname == "WARNING" and "lexical (error: " in record.getMessage()
+        assert "lexical arm exploded" in record.getMessage()
         assert NS not in record.getMessage()
         assert "lexical" not in {c.arm for h in result.hits for c in h.contributions}
         assert took() < deadline(2.0)

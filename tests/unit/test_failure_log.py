@@ -12,6 +12,7 @@ from fused_memory.types import ArmFailure
 
 DOWN = ArmFailure("graph", "BackendUnavailable: bolt down", "error")
 SLOW = ArmFailure("lexical", "no answer within 2.00s", "timeout")
+UNREAD = ArmFailure("dense", "BackendUnavailable: qdrant down", "hydration")  # dense answered; reads failed
 
 # (time, failures, arms that answered, (level, arm) logged: what an operator sees at each query)
 STEPS = [
@@ -21,6 +22,8 @@ STEPS = [
     (61.0, [DOWN], ["dense", "lexical"], [("WARNING", "graph")]),        # a minute on: warned again
     (62.0, [], ["dense", "graph", "lexical"], []),                       # every arm answers: silence
     (63.0, [DOWN], ["dense"], [("WARNING", "graph")]),                   # fails again after answering
+    (64.0, [UNREAD], ["dense", "graph"], [("WARNING", "dense")]),         # hydration: dense answered
+    (65.0, [UNREAD], ["dense", "graph"], [("DEBUG", "dense")]),           # ... still quiet while it lasts
 ]
 
 
@@ -35,4 +38,4 @@ def test_failure_log_warns_on_change_and_once_a_minute(caplog: pytest.LogCapture
             logged = [(r.levelname, r.getMessage()) for r in caplog.records]
             assert [level for level, _ in logged] == [level for level, _ in levels], at
             for (_, message), (_, arm) in zip(logged, levels):
-                assert message.startswith(f"answered without {arm} (")
+                assert message.startswith(f"arm failures: {arm} (")

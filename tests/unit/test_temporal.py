@@ -117,6 +117,7 @@ CASES = [
     ("what did I decide in May about Kestrel?", "month", "in May", (d(2024, 5, 1), NOW)),
     ("In May Caroline went to the support group", "month", "In May", (d(2024, 5, 1), NOW)),
     ("last May Jon quit", "month", "last May", (d(2023, 5, 1), d(2023, 5, 31, *EOD))),
+    ("this May I went to Paris", "month", "this May", (d(2024, 5, 1), NOW)),
     ("on 3 May Caroline gave a talk", "day_month", "3 May", day(2024, 5, 3)),
     ("the 5th of jan Tom called", "day_month", "the 5th of jan", day(2024, 1, 5)),
     ("On Friday sales were up 10%", "weekday", "On Friday", day(2024, 5, 10)),
@@ -147,7 +148,9 @@ WEAK = [
     "limit up to 2000 users", "up to 2048 tokens", "since 2000 rows were deleted", "in 2000 tokens",
     "between 2000 and 2100 requests per second", "the last year of college",
     "what was the last month of the project called?", "Sunday school teacher name", "Black Friday deals",
-    "Good Friday", "Friday the 13th movie", "notes on sun exposure", "it may not work",
+    "Good Friday", "Friday the 13th movie", "notes on sun exposure", "this may not work",
+    "the 3rd may not fit", "this may fix the login bug", "Arriving late may cost us the deal",
+    "The files I checked in may be stale", "what did we do on good friday", "1.5 hours ago",
     "I worked 3 days back to back", "5 years back-end experience", "we flew two weeks back and forth",
 ]
 
@@ -223,7 +226,7 @@ def test_ranges_read_backwards_step_by_their_unit(now: datetime, text: str,
     assert m is not None and (m.window.start, m.window.end) == window
 
 
-def test_two_digit_years_take_the_nearest_century() -> None:
+def test_a_two_digit_year_is_the_latest_century_up_to_a_year_from_now() -> None:
     """dateparser's past preference read "5/20/24", said on 2024-05-13, as 1924; it is a date to come."""
     assert parse_time("5/20/24", d(2024, 5, 13)) is None
     m = parse_time("on 12/25/99", NOW)

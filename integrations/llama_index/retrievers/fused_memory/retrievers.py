@@ -134,13 +134,16 @@ class FusedMemoryRetriever(BaseRetriever):
         one embedding per string, averaged; so do ours. (Joined into one text, a long answer pushed
         the question past MiniLM's 256 tokens: found by review.) A ready `embedding` is not used: it
         comes from the caller's embedding model, and the memories were embedded with ours.
-        Each string is stripped and cut to `EMBED_CHARS`, and only as many as fit the query length
-        limit whole are embedded, as LlamaIndex's embedders truncate: a verbose HyDE answer failed
+        Each string is stripped and cut to `EMBED_CHARS`, and strings are taken while they fit the
+        query length limit together, as LlamaIndex's embedders truncate: a verbose HyDE answer failed
         the whole retrieval with a QueryError (the core holds a caller's `embed_text` to that limit)."""
         kw = self._options().core_kwargs(self.arm)
-        cap = min(EMBED_CHARS, ensemble.config.max_query_chars)
-        texts = (t.strip()[:cap].strip() for t in (query_bundle.custom_embedding_strs or ()) if isinstance(t, str))
-        strs = [t for t in texts if t][:ensemble.config.max_query_chars // cap]
+        budget = ensemble.config.max_query_chars
+        strs: list[str] = []
+        for text in (query_bundle.custom_embedding_strs or ()):
+            piece = text.strip()[:min(EMBED_CHARS, budget)].strip() if isinstance(text, str) else ""
+            if piece and len(piece) <= budget - sum(map(len, strs)):
+                strs.append(piece)
         if strs and strs != [query_bundle.query_str]:
             kw["embed_text"] = strs  # the core reads a list of one as that string
         return kw
