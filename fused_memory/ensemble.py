@@ -24,7 +24,7 @@ from .fusion import fuse
 from .handles import refuse_pickle
 from .hung_arms import FailureLog, HungArms
 from .hydration import hydrate
-from .options import check_options
+from .options import check_options, check_types_apply
 from .query.optimizer import optimize, optimize_off
 from .query.store_rules import filter_share, with_store
 from .query.parse import check_embed_text, parse_query
@@ -265,9 +265,8 @@ class EnsembleMemory:
             plan = replace(plan, arms=tuple(a for a in plan.arms if a in arms),
                            skipped={**plan.skipped, **{a: "not requested by caller"
                                                        for a in plan.arms if a not in arms}})
-            if forced is not None and not set(plan.arms) & {"dense", "lexical", "type"}:
-                raise QueryError(f"types filters the dense, lexical and type arms; this query runs only "
-                                 f"{list(plan.arms)}, which cannot apply it")
+            if forced is not None:
+                check_types_apply(plan.arms)
         depth = max(self.config.depth, k)
         base = ArmRequest(query=parsed, namespace=namespace, k=depth, window=parsed.temporal_window,
                           max_hops=plan.max_hops, embed_text=plan.embed_text, asked=plan.asked_relations)

@@ -12,8 +12,12 @@ from collections.abc import Sequence
 from .errors import QueryError
 from .store.arguments import check_namespace
 from .types import MemoryType, parse_memory_type, require_aware, type_list
+from .widening import WIDENABLE
 
-__all__ = ["check_options"]
+__all__ = ["check_options", "check_types_apply", "TYPE_ARMS"]
+
+#: The arms that can apply `types`: dense and lexical search inside them, the type arm is the filter.
+TYPE_ARMS = frozenset((*WIDENABLE, "type"))
 
 
 def check_options(namespace: object, k: object, now: object = None,
@@ -29,7 +33,14 @@ def check_options(namespace: object, k: object, now: object = None,
     if now is not None:
         require_aware(now, "now")  # type: ignore[arg-type] - it names what is wrong with any value
     listed = type_list(types)
-    if listed and arms and set(arms) <= {"graph", "temporal"}:
-        raise QueryError(f"types filters the dense, lexical and type arms; {' and '.join(arms)} cannot apply it "
-                         "(ask the ensemble, or the type arm, for memories of a type)")
+    if listed and arms is not None:
+        check_types_apply(arms)
     return int(k), frozenset(parse_memory_type(t) for t in listed) if listed else None
+
+
+def check_types_apply(arms: Sequence[str]) -> None:
+    """Refuse `types` for a query none of whose `arms` can apply it (the graph and temporal arms
+    cannot): it was silently ignored. Checked on the arms asked for and again on the arms planned."""
+    if not set(arms) & TYPE_ARMS:
+        raise QueryError(f"types filters the dense, lexical and type arms; this query runs only {list(arms)}, "
+                         "which cannot apply it (ask the ensemble, or the type arm, for memories of a type)")

@@ -155,7 +155,8 @@ def _month_word_ok(m: re.Match[str]) -> bool:
         return _DEC_FOLLOWER.match(m.string, m.end()) is None
     if _MODAL_FOLLOWER.match(m.string, m.end()):
         return False
-    return bool(_STRONG_MONTH.search(m.string, 0, m.start("mon")) or _MONTH_FOLLOWER.match(m.string, m.end())
+    before = max(0, m.start("mon") - 32)  # the longest strong lead-in ("throughout the month of ") fits
+    return bool(_STRONG_MONTH.search(m.string, before, m.start("mon")) or _MONTH_FOLLOWER.match(m.string, m.end())
                 or _NAME_NEXT.match(m.string, m.end()))
 
 
@@ -310,15 +311,17 @@ _Handler = Callable[[re.Match[str], _Ctx], "_Span | None"]
 #: with an explicit year, else 4.
 _SESSION, _RANGE, _REL, _FUZZY, _ABS = 0, 1, 3, 5, -1
 
+#: "in the past 3", "over the last", "the previous few": the lead-in of a rolling window (unit follows).
+_PAST_N = rf"(?:(?:in|over|during|within)\s+)?(?:the\s+)?(?:past|last|previous)\s+(?:(?P<n>{_NUMW}|few|several)\s+)?"
+
 #: One point in time each: (name, tier, pattern, handler). Used on their own (after the range rules)
 #: and as range endpoints. Separate entries, not one alternation: `re` forbids repeated group names.
 _POINTS: tuple[tuple[str, int, str, _Handler], ...] = (
     ("few_ago", _REL, rf"(?:a\s+)?(?:few|several)\s+{_UNIT}\s+(?:ago|{_BACK})", _h_few_ago),
     ("n_ago", _REL, rf"(?P<n>{_NUMW})\s+{_UNIT}\s+(?:ago|{_BACK})", _h_n_ago),
-    ("hours", _REL, rf"(?:(?:in|over|during|within)\s+)?(?:the\s+)?(?:past|last|previous)\s+(?:(?P<n>{_NUMW}|few|several)"
-                    rf"\s+)?hours?(?!\s+of\b)|(?<!half\s)(?P<ago>{_NUMW}|(?:a\s+)?few|several)\s+hours?\s+ago", _h_hours),
-    ("past_n", _REL, rf"(?:(?:in|over|during|within)\s+)?(?:the\s+)?(?:past|last|previous)\s+"
-                     rf"(?:(?P<n>{_NUMW}|few|several)\s+)?{_UNIT}(?!\s+of\b)", _h_past_n),
+    ("hours", _REL, rf"{_PAST_N}hours?(?!\s+of\b)|(?<!half\s)(?P<ago>{_NUMW}|(?:a\s+)?few|several)\s+hours?\s+ago",
+     _h_hours),
+    ("past_n", _REL, rf"{_PAST_N}{_UNIT}(?!\s+of\b)", _h_past_n),
     ("recently", _FUZZY, r"recently|lately|of\s+late|these\s+days|nowadays|in\s+recent\s+(?:days|weeks|months|times)",
      lambda m, c: (c.now - timedelta(days=c.recent_days), c.now)),
     ("yesterday", _REL, r"yesterday|last\s+night",  # all of yesterday (not only now-24h), up to now

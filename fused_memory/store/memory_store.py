@@ -329,10 +329,8 @@ class MemoryStore(SharedHandle):
             # on the same Qdrant server may have ended its own sessions since (they were lost)
             with self._live():
                 stored = self.vectors.read_meta() or {}
-            sessions = merged_sessions(stored.get("sessions"), self._meta.get("sessions"))
-            known = sessions.get(namespace)  # no default of 0.0: a first end before 1970 is kept as given
-            sessions[namespace] = at.timestamp() if known is None else max(float(known), at.timestamp())
-            self._meta["sessions"] = sessions
+            self._meta["sessions"] = merged_sessions(stored.get("sessions"), self._meta.get("sessions"),
+                                                     {namespace: at.timestamp()})
             self.vectors.write_meta(self._meta)
 
     def _bump(self, namespace: str) -> None:

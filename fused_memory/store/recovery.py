@@ -181,8 +181,9 @@ def undo(store: MemoryStore, batch: list[Memory], before: dict[tuple[str, str], 
 
 def merged_sessions(*copies: Mapping[str, Any] | None) -> dict[str, float]:
     """The latest session end of every namespace over several copies of the meta's `sessions`
-    (what the backend holds now, what this process read at open): a store sharing a Qdrant server
-    with other processes must not write back a copy that has lost their session ends."""
+    (what the backend holds now, what this process read at open, the end being recorded): a store
+    sharing a Qdrant server with other processes must not write back a copy that has lost their
+    session ends. No default of 0.0: a first end before 1970 is kept as given."""
     out: dict[str, float] = {}
     for copy in copies:
         for namespace, ts in (copy or {}).items():

@@ -138,12 +138,13 @@ class FusedMemoryRetriever(BaseRetriever):
         query length limit together, as LlamaIndex's embedders truncate: a verbose HyDE answer failed
         the whole retrieval with a QueryError (the core holds a caller's `embed_text` to that limit)."""
         kw = self._options().core_kwargs(self.arm)
-        budget = ensemble.config.max_query_chars
-        strs: list[str] = []
+        left, strs = ensemble.config.max_query_chars, []
+        cap = min(EMBED_CHARS, left)
         for text in (query_bundle.custom_embedding_strs or ()):
-            piece = text.strip()[:min(EMBED_CHARS, budget)].strip() if isinstance(text, str) else ""
-            if piece and len(piece) <= budget - sum(map(len, strs)):
+            piece = text.strip()[:cap].strip() if isinstance(text, str) else ""
+            if piece and len(piece) <= left:
                 strs.append(piece)
+                left -= len(piece)
         if strs and strs != [query_bundle.query_str]:
             kw["embed_text"] = strs  # the core reads a list of one as that string
         return kw
