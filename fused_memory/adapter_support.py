@@ -220,13 +220,16 @@ def hit_metadata(hit: FusedHit, retrieval: Retrieval) -> dict[str, Any]:
 
     The memory's fields come first (type, ISO `event_at`, entities...), the caller's own memory
     metadata under `metadata`, then the retrieval facts: score, rank, arms, per-arm contributions,
-    the explain string and the skipped / failed / widened arms.
+    the explain string and the skipped / failed / widened arms. The caller's own keys are also
+    copied to the top level, where LangChain document prompts ("{source}") and LlamaIndex
+    postprocessors look for them; where one is named like a key above, ours keeps the name and the
+    caller's value stays under `metadata`.
     """
     data = hit.to_json()
     memory = dict(data["memory"])
     memory_id = memory.pop("id")
     memory.pop("text")
-    return {
+    out = {
         "memory_id": memory_id,
         **memory,
         "score": data["score"],
@@ -236,6 +239,9 @@ def hit_metadata(hit: FusedHit, retrieval: Retrieval) -> dict[str, Any]:
         "explain": data["explain"],
         **_retrieval_info(retrieval),
     }
+    for key, value in (memory.get("metadata") or {}).items():
+        out.setdefault(key, value)
+    return out
 
 
 @dataclass(frozen=True)

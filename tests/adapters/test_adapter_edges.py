@@ -231,3 +231,21 @@ def test_types_where_no_arm_can_apply_them_is_refused(seeded_store: MemoryStore,
         assert result.hits
     finally:
         ens.close()
+
+
+def test_the_callers_metadata_is_top_level_in_both_adapters(store: MemoryStore) -> None:
+    """A LangChain document prompt reads `{source}` from `Document.metadata`, and LlamaIndex
+    postprocessors read node metadata by key; the caller's keys used to be only under
+    `metadata["metadata"]`. A key named like one of ours keeps ours; the caller's value is still
+    under `metadata`."""
+    from fused_memory.types import Memory
+
+    store.add(Memory(id="m1", text="the deploy key rotates every Friday", namespace="meta",
+                     metadata={"source": "slack#ops", "score": "caller's", "tags": ["ops"]}))
+    doc = LCEnsemble(store=store, namespace="meta", now=NOW).invoke("deploy key")[0]
+    node = LIEnsemble(store, namespace="meta", now=NOW).retrieve("deploy key")[0].node
+    for metadata in (doc.metadata, node.metadata):
+        assert metadata["source"] == "slack#ops" and metadata["tags"] == ["ops"]
+        assert isinstance(metadata["score"], float)
+        assert metadata["metadata"] == {"source": "slack#ops", "score": "caller's", "tags": ["ops"]}
+    assert "source: slack#ops" in node.get_content(metadata_mode="llm")
