@@ -46,7 +46,11 @@ class TemporalMatch:
 
 
 def _h_between(m: re.Match[str], c: _Ctx) -> _Span | None:
-    a_text, b_text = m.group("a"), m.group("b")
+    if m.group("a0"):  # "between 1 and 5 May", "from 2 to 4 weeks ago": A borrows the rest of B
+        b_text = m.group("b0")
+        a_text = _LEAD_NUMBER.sub(lambda n: _LEAD_NUMBER.match(m.group("a0")).group("num"), b_text, count=1)  # type: ignore[union-attr]
+    else:
+        a_text, b_text = m.group("a"), m.group("b")
     a = _point(a_text, c)
     if a is None:
         return None
@@ -99,6 +103,12 @@ def _h_open(m: re.Match[str], c: _Ctx) -> _Span | None:
 
 
 _B = rf"(?P<b>{_POINT}|\d{{1,2}}(?:st|nd|rd|th)?(?![-/.]\d))"
+#: A bare number before a point that starts with one ("1" of "between 1 and 5 May"): it takes B's
+#: month, year or unit, so "from 2 to 4 weeks ago" spans both, where B alone would be read.
+_LEAD_NUMBER = re.compile(r"(?:the\s+)?(?P<num>\d{1,2}(?:st|nd|rd|th)?)(?!\w)", _I)
+_A0 = rf"(?P<a0>(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?)"
+_B0 = rf"(?P<b0>(?=(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?\s){_POINT})"
+_TO = r"(?:to|until|till|through|thru|-|–)"
 _RULE_TABLE: tuple[tuple[str, int, str, _Handler], ...] = (
     ("session", _SESSION, r"since\s+(?:(?:we|i|you)\s+(?:last\s+)?(?:talked|spoke|spoken|chatted|met|talk|speak|chat)"
                 r"(?:\s+last)?|(?:our|my|the|your)\s+last\s+(?:conversation|chat|session|talk|call|meeting)"
@@ -111,8 +121,9 @@ _RULE_TABLE: tuple[tuple[str, int, str, _Handler], ...] = (
      lambda m, c: None),  # future: matched (and masked) so no other rule reads it, but no window
     ("n_before", _RANGE, rf"(?:(?P<n>{_NUMW})|(?P<the>the))\s+{_UNIT}\s+(?P<dir>before|after)\s+(?P<a>{_POINT})",
      _h_n_before),
-    ("between", _RANGE, rf"between\s+(?P<a>{_POINT})\s+(?:and|&)\s+{_B}{_NOT_A_UNIT}", _h_between),
-    ("from_to", _RANGE, rf"from\s+(?P<a>{_POINT})\s*(?:to|until|till|through|thru|-|–)\s*{_B}{_NOT_A_UNIT}",
+    ("between", _RANGE, rf"between\s+(?:(?P<a>{_POINT})\s+(?:and|&)\s+{_B}|{_A0}\s+(?:and|&)\s+{_B0}){_NOT_A_UNIT}",
+     _h_between),
+    ("from_to", _RANGE, rf"from\s+(?:(?P<a>{_POINT})\s*{_TO}\s*{_B}|{_A0}\s*{_TO}\s*{_B0}){_NOT_A_UNIT}",
      _h_between),
     ("since", _RANGE, rf"(?P<k>since)\s+(?P<a>{_POINT}){_NOT_A_UNIT}", _h_open),
     ("after", _RANGE, rf"(?P<k>after)\s+(?P<a>{_POINT}){_NOT_A_UNIT}", _h_open),

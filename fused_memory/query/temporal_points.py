@@ -1,4 +1,4 @@
-"""Single points in time for the temporal parser: the calendar, the point rules and their handlers.
+"""Single points in time for the temporal parser: the point rules and their handlers.
 
 Split from `temporal.py`, which holds the range rules, the rule table's order and `parse_time`:
 a point ("March 15th", "last Tuesday", "3 days ago") is read here, both on its own and as the
@@ -12,28 +12,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import lru_cache
 
 from dateutil.relativedelta import relativedelta
 
+from .temporal_calendar import (_I, _MONTH_ANY, _MONTH_FULL, _US, _YEAR, _at, _calendar_unit, _Ctx, _days,
+                                _month_num, _recent, _Span, _span_months)
+
 __all__ = ["_SESSION", "_RANGE", "_ABS", "_Ctx", "_Handler", "_I", "_MONTH_ANY", "_MONTH_FULL", "_NOT_A_UNIT",
            "_NUMW", "_POINT", "_POINTS", "_Span", "_UNIT", "_US", "_WD_ABBR", "_WD_FULL", "_YEAR", "_around",
            "_count", "_days", "_h_month", "_h_year", "_int", "_point", "_shift"]
 
-_I = re.IGNORECASE
-_US = timedelta(microseconds=1)
-_MONTH_FULL = r"(?:january|february|march|april|may|june|july|august|september|october|november|december)"
-_MONTH_ANY = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-              r"|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
 _WD_FULL = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _WD_ABBR = r"(?:mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\.?"
 _DAY = r"(?:3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)?(?!\w)"
-_YEAR = r"(?<!\d)(?:19\d\d|2[01]\d\d)(?!\d)"
 _NUMW = (r"(?:(?<![\d.,])\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
          r"|(?:a\s+)?couple(?:\s+of)?)")
 _UNIT = r"(?P<u>day|week|month|year)s?(?!\w)"
+_UNIT_F = r"(?P<u>day|week|fortnight|month|year)s?(?!\w)"  # "a fortnight ago", "the past fortnight"
 #: A number followed by one of these is a quantity, not a year or a day ("after 2000 ms", "up to 2048
 #: tokens", "march 10 miles"); checked after bare years, range endpoints and month-day dates.
 #: "two weeks back" is "two weeks ago"; "3 days back to back", "back-end", "back and forth" are not.
@@ -45,49 +42,9 @@ _NOT_A_UNIT = (r"(?!\s*(?:ms|s|secs?|seconds?|mins?|minutes?|hours?|hrs?|px|kb|m
                r"|docs?|entries|events?|nodes?|edges?|samples?|epochs?|batches|qps|rps|ops)\b)")
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
             "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
-_ORDINAL_Q = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
+_ORDINAL_Q = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "last": 4}  # "the last quarter of 2023"
 _WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _SEASONS = {"spring": (3, 3), "summer": (6, 3), "fall": (9, 3), "autumn": (9, 3), "winter": (12, 3)}
-
-_Span = tuple[datetime, datetime]
-
-
-@dataclass(frozen=True)
-class _Ctx:
-    now: datetime
-    last_session_end: datetime | None
-    recent_days: int
-    few_months: tuple[int, int]
-
-
-# ------------------------------------------------------------------ calendar helpers
-def _at(c: _Ctx, d: date) -> datetime:
-    """Midnight of `d` in now's zone (pytz zones need localize, zoneinfo/fixed offsets do not)."""
-    naive = datetime(d.year, d.month, d.day)
-    localize = getattr(c.now.tzinfo, "localize", None)
-    return localize(naive) if localize else naive.replace(tzinfo=c.now.tzinfo)
-
-
-def _days(c: _Ctx, first: date, last: date) -> _Span:
-    return _at(c, first), _at(c, last + timedelta(days=1)) - _US
-
-
-def _recent(c: _Ctx, month: int, day: int = 1) -> date | None:
-    """The latest month/day on or before today (prefer the past; Feb 29 looks back to a leap year)."""
-    today = c.now.date()
-    for y in range(today.year, today.year - 9, -1):
-        try:
-            d = date(y, month, day)
-        except ValueError:
-            continue
-        if d <= today:
-            return d
-    return None
-
-
-def _month_num(word: str) -> int:
-    return _MONTHS.index(word.lower().rstrip(".")[:3]) + 1
 
 
 def _int(text: str) -> int:
@@ -102,6 +59,8 @@ def _count(word: str | None) -> int:
 
 
 def _shift(unit: str, n: int) -> relativedelta:
+    if unit == "fortnight":
+        return relativedelta(weeks=2 * min(n, 100))
     return relativedelta(**{unit + "s": min(n, 2000 if unit == "day" else 200)})  # huge N: stay in range
 
 
@@ -258,6 +217,30 @@ def _h_season(m: re.Match[str], c: _Ctx) -> _Span | None:
     return _span_months(c, start, length)
 
 
+def _h_unit_part(m: re.Match[str], c: _Ctx) -> _Span | None:
+    """"the end of last month", "the start of this year", "last quarter": the whole calendar unit, as
+    "early March" is all of March: a part of a unit is too vague to cut finer, and a window a little
+    wide only costs rank, while one that misses the day loses the memory."""
+    which = (m.group("which") or "this").lower()
+    return _calendar_unit(c, m.group("u").lower(), 1 if which in ("last", "previous", "past") else 0)
+
+
+def _h_week_of(m: re.Match[str], c: _Ctx) -> _Span | None:
+    """"the first week of March" -> March 1-7; "the last week of April" -> its last seven days."""
+    if not m.group("y") and not _month_word_ok(m):
+        return None  # "the first week of may be hard"
+    mon = _month_num(m.group("mon"))
+    first = date(int(m.group("y")), mon, 1) if m.group("y") else _recent(c, mon)
+    if first is None:
+        return None
+    nth = m.group("nth").lower()
+    if nth == "last":
+        last = first + relativedelta(months=1, days=-1)
+        return _days(c, last - timedelta(days=6), last)
+    start = first + timedelta(days=7 * (_ORDINAL_Q[nth] - 1))
+    return _days(c, start, start + timedelta(days=6))
+
+
 def _h_this_unit(m: re.Match[str], c: _Ctx) -> _Span | None:
     t = c.now.date()
     start = {"day": t, "week": t - timedelta(days=t.weekday()), "month": t.replace(day=1),
@@ -297,12 +280,8 @@ def _around(c: _Ctx, target: datetime, unit: str) -> _Span:
     """"3 days ago" is that calendar day; weeks/months/years ago get half a unit's slack each side."""
     if unit == "day":
         return _days(c, target.date(), target.date())
-    half = {"week": relativedelta(days=3), "month": relativedelta(days=15), "year": relativedelta(months=6)}[unit]
+    half = {"week": relativedelta(days=3), "fortnight": relativedelta(days=3), "month": relativedelta(days=15), "year": relativedelta(months=6)}[unit]
     return _days(c, (target - half).date(), (target + half).date())
-
-
-def _span_months(c: _Ctx, first: date, months: int) -> _Span:
-    return _days(c, first, first + relativedelta(months=months, days=-1))
 
 
 _Handler = Callable[[re.Match[str], _Ctx], "_Span | None"]
@@ -317,11 +296,19 @@ _PAST_N = rf"(?:(?:in|over|during|within)\s+)?(?:the\s+)?(?:past|last|previous)\
 #: One point in time each: (name, tier, pattern, handler). Used on their own (after the range rules)
 #: and as range endpoints. Separate entries, not one alternation: `re` forbids repeated group names.
 _POINTS: tuple[tuple[str, int, str, _Handler], ...] = (
+    # calendar units first: "the end of last month" is not the rolling "last month" inside it
+    ("unit_part", _REL, r"(?:the\s+)?(?:end|start|beginning|middle)\s+of\s+(?:the\s+)?"
+                        r"(?:(?P<which>last|previous|past|this|current)\s+)?(?P<u>week|month|quarter|year)(?!\s+of\b)",
+     _h_unit_part),
+    ("quarter_rel", _REL, r"(?P<which>last|previous|past|this|current)\s+(?P<u>quarter)(?!\s+of\b)", _h_unit_part),
+    ("week_of", _ABS, rf"(?:the\s+)?(?P<nth>first|second|third|fourth|last|1st|2nd|3rd|4th)\s+week\s+of\s+"
+                      rf"(?:the\s+month\s+of\s+)?(?P<mon>{_MONTH_ANY})(?!\w)(?:\s*,?\s*(?P<y>{_YEAR}))?", _h_week_of),
     ("few_ago", _REL, rf"(?:a\s+)?(?:few|several)\s+{_UNIT}\s+(?:ago|{_BACK})", _h_few_ago),
-    ("n_ago", _REL, rf"(?P<n>{_NUMW})\s+{_UNIT}\s+(?:ago|{_BACK})", _h_n_ago),
+    ("n_ago", _REL, rf"(?P<n>{_NUMW})\s+{_UNIT_F}\s+(?:ago|{_BACK})", _h_n_ago),
     ("hours", _REL, rf"{_PAST_N}hours?(?!\s+of\b)|(?<!half\s)(?P<ago>{_NUMW}|(?:a\s+)?few|several)\s+hours?\s+ago",
      _h_hours),
-    ("past_n", _REL, rf"{_PAST_N}{_UNIT}(?!\s+of\b)", _h_past_n),
+    ("half_hour", _REL, r"half\s+an\s+hour\s+ago", lambda m, c: (c.now - timedelta(hours=1), c.now)),
+    ("past_n", _REL, rf"{_PAST_N}{_UNIT_F}(?!\s+of\b)", _h_past_n),
     ("recently", _FUZZY, r"recently|lately|of\s+late|these\s+days|nowadays|in\s+recent\s+(?:days|weeks|months|times)",
      lambda m, c: (c.now - timedelta(days=c.recent_days), c.now)),
     ("yesterday", _REL, r"yesterday|last\s+night",  # all of yesterday (not only now-24h), up to now
@@ -334,7 +321,7 @@ _POINTS: tuple[tuple[str, int, str, _Handler], ...] = (
     ("weekday_abbr", _REL, rf"(?P<mod>last|this|on)\s+(?P<wd>{_WD_ABBR})", _h_weekday),
     ("season", _ABS, rf"(?:(?P<mod>last|this|past|in\s+the|during\s+the|over\s+the)\s+)?"
                      rf"(?P<s>spring|summer|fall|autumn|winter)(?:\s+(?:of\s+)?(?P<y>{_YEAR}))?", _h_season),
-    ("quarter", _ABS, rf"(?:q(?P<q>[1-4])|the\s+(?P<qo>first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter)"
+    ("quarter", _ABS, rf"(?:q(?P<q>[1-4])|the\s+(?P<qo>first|second|third|fourth|last|1st|2nd|3rd|4th)\s+quarter)"
                       rf"(?:\s+(?:of\s+)?(?P<y>{_YEAR}))?", _h_quarter),
     ("iso_date", _ABS, r"(?P<y>\d{4})[-/](?P<mon>\d{1,2})[-/](?P<d>\d{1,2})(?!\d)"
                       r"(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:z|[+-]\d\d:?\d\d)?(?!\w))?", _h_day),
@@ -347,7 +334,11 @@ _POINTS: tuple[tuple[str, int, str, _Handler], ...] = (
 )
 #: Too weak alone (a bare month, a lone number): accepted only as range endpoints ("since March").
 _ENDPOINT_ONLY = ((re.compile(rf"(?P<mon>{_MONTH_FULL})", _I), _h_month), (re.compile(rf"(?P<y>{_YEAR})"), _h_year))
-_POINT_FULL = tuple((re.compile(p, _I), h) for _, _, p, h in _POINTS) + _ENDPOINT_ONLY
+#: Alone, "yesterday" runs up to now (a late-night memory may be stamped today); as an endpoint it is
+#: the day itself: "until yesterday" ends at yesterday's midnight, not now.
+_ENDPOINT_FIRST = ((re.compile(r"yesterday|last\s+night", _I),
+                    lambda m, c: _days(c, c.now.date() - timedelta(days=1), c.now.date() - timedelta(days=1))),)
+_POINT_FULL = _ENDPOINT_FIRST + tuple((re.compile(p, _I), h) for _, _, p, h in _POINTS) + _ENDPOINT_ONLY
 _POINT = "(?:" + "|".join(re.sub(r"\(\?P<\w+>", "(?:", p) for _, _, p, _ in _POINTS) + f"|{_MONTH_FULL}|{_YEAR})"
 
 

@@ -124,6 +124,32 @@ CASES = [
     ("last sun", "weekday_abbr", "last sun", day(2024, 5, 12)),
     ("a few hours ago", "hours", "a few hours ago", (d(2024, 5, 15, 9), d(2024, 5, 15, 11))),
     ("two years back, I lived in Oslo", "n_ago", "two years back", (d(2021, 11, 15), d(2022, 11, 15, *EOD))),
+    # session 23: a bare first day borrows the rest of the second point
+    ("notes between 1 and 5 May", "between", "between 1 and 5 May", (d(2024, 5, 1), d(2024, 5, 5, *EOD))),
+    ("between the 1st and the 5th of May", "between", "between the 1st and the 5th of May",
+     (d(2024, 5, 1), d(2024, 5, 5, *EOD))),
+    ("from 1 to 5 May", "from_to", "from 1 to 5 May", (d(2024, 5, 1), d(2024, 5, 5, *EOD))),
+    ("from 1-5 May 2023", "from_to", "from 1-5 May 2023", (d(2023, 5, 1), d(2023, 5, 5, *EOD))),
+    ("between 3 and 5 days ago", "between", "between 3 and 5 days ago", (d(2024, 5, 10), d(2024, 5, 12, *EOD))),
+    ("from 2 to 4 weeks ago", "from_to", "from 2 to 4 weeks ago", (d(2024, 4, 14), d(2024, 5, 4, *EOD))),
+    # session 23: "until yesterday" ends with yesterday, not now
+    ("what did I say until yesterday", "until", "until yesterday", (OPEN_START, d(2024, 5, 14, *EOD))),
+    # session 23: calendar units; a part of one ("the end of") is the whole unit, as "early March" is
+    ("the end of last month", "unit_part", "the end of last month", (d(2024, 4, 1), d(2024, 4, 30, *EOD))),
+    ("at the start of last week", "unit_part", "the start of last week", (d(2024, 5, 6), d(2024, 5, 12, *EOD))),
+    ("the beginning of the month", "unit_part", "the beginning of the month", (d(2024, 5, 1), NOW)),
+    ("end of last year", "unit_part", "end of last year", (d(2023, 1, 1), d(2023, 12, 31, *EOD))),
+    ("what did we ship last quarter?", "quarter_rel", "last quarter", (d(2024, 1, 1), d(2024, 3, 31, *EOD))),
+    ("this quarter", "quarter_rel", "this quarter", (d(2024, 4, 1), NOW)),
+    ("since last quarter", "since", "since last quarter", (d(2024, 1, 1), NOW)),
+    ("the last quarter of 2023", "quarter", "the last quarter of 2023", (d(2023, 10, 1), d(2023, 12, 31, *EOD))),
+    ("the first week of March", "week_of", "the first week of March", (d(2024, 3, 1), d(2024, 3, 7, *EOD))),
+    ("in the second week of November", "week_of", "the second week of November",
+     (d(2023, 11, 8), d(2023, 11, 14, *EOD))),
+    ("the last week of April 2023", "week_of", "the last week of April 2023", (d(2023, 4, 24), d(2023, 4, 30, *EOD))),
+    ("a fortnight ago", "n_ago", "a fortnight ago", (d(2024, 4, 28), d(2024, 5, 4, *EOD))),
+    ("over the past fortnight", "past_n", "over the past fortnight", (d(2024, 5, 1, 12), NOW)),
+    ("half an hour ago", "half_hour", "half an hour ago", (d(2024, 5, 15, 11), NOW)),
 ]
 
 
@@ -152,6 +178,8 @@ WEAK = [
     "the 3rd may not fit", "this may fix the login bug", "Arriving late may cost us the deal",
     "The files I checked in may be stale", "what did we do on good friday", "1.5 hours ago",
     "I worked 3 days back to back", "5 years back-end experience", "we flew two weeks back and forth",
+    # session 23: numbers before a quantity, the modal after "week of"
+    "between 10 and 20 ms", "from 2 to 5 requests", "the first week of may be the hardest",
 ]
 
 
@@ -218,7 +246,8 @@ def test_windows_use_nows_zone() -> None:
     (d(2024, 5, 14, 12), "from Monday to Wednesday", (d(2024, 5, 6), d(2024, 5, 8, *EOD))),
     (d(2024, 5, 17, 12), "between Thursday and Saturday", (d(2024, 5, 9), d(2024, 5, 11, *EOD))),
     # relative endpoints in either order: no year is borrowed
-    (d(2024, 5, 14, 12), "between yesterday and 3 days ago", (d(2024, 5, 11), d(2024, 5, 14, 12))),
+    # (as an endpoint "yesterday" is the day itself, so the range ends at yesterday's midnight)
+    (d(2024, 5, 14, 12), "between yesterday and 3 days ago", (d(2024, 5, 11), d(2024, 5, 13, *EOD))),
 ])
 def test_ranges_read_backwards_step_by_their_unit(now: datetime, text: str,
                                                    window: tuple[datetime, datetime]) -> None:
