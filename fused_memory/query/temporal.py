@@ -26,9 +26,9 @@ from dateutil.relativedelta import relativedelta
 
 from ..errors import QueryError
 from ..types import TimeWindow, require_aware
-from .temporal_points import (_ABS, _I, _MONTH_ANY, _MONTH_FULL, _NOT_A_UNIT, _NUMW, _POINT, _POINTS, _RANGE,
-                              _SESSION, _UNIT, _US, _WD_ABBR, _WD_FULL, _YEAR, _around, _count, _Ctx, _days,
-                              _h_month, _h_year, _Handler, _int, _point, _shift, _Span)
+from .temporal_points import (_ABS, _DEC_FOLLOWER, _I, _MODAL_FOLLOWER, _MONTH_ANY, _MONTH_FULL, _NOT_A_UNIT, _NUMW,
+                              _POINT, _POINTS, _RANGE, _SESSION, _UNIT, _US, _WD_ABBR, _WD_FULL, _YEAR, _around, _count,
+                              _Ctx, _days, _h_month, _h_year, _Handler, _int, _point, _shift, _Span)
 
 __all__ = ["TemporalMatch", "parse_time", "RULE_NAMES", "TIME_PATTERNS", "OPEN_START"]
 
@@ -46,11 +46,11 @@ class TemporalMatch:
 
 
 def _h_between(m: re.Match[str], c: _Ctx) -> _Span | None:
-    if m.group("a0"):  # "between 1 and 5 May", "from 2 to 4 weeks ago": A borrows the rest of B
-        b_text = m.group("b0")
-        a_text = _LEAD_NUMBER.sub(lambda n: _LEAD_NUMBER.match(m.group("a0")).group("num"), b_text, count=1)  # type: ignore[union-attr]
-    else:
-        a_text, b_text = m.group("a"), m.group("b")
+    if not _endpoints_are_times(m):
+        return None
+    if m.group("a0"):
+        return _borrowed(m.group("a0"), m.group("b0"), c)
+    a_text, b_text = m.group("a"), m.group("b")
     a = _point(a_text, c)
     if a is None:
         return None
@@ -73,6 +73,41 @@ def _h_between(m: re.Match[str], c: _Ctx) -> _Span | None:
         back += 1
         a = _point(a_text, replace(c, now=c.now - step * back)) or a
     return (min(a[0], b[0]), max(a[1], b[1])) if b else None  # "between June and May" is still a window
+
+
+def _borrowed(a0: str, b_text: str, c: _Ctx) -> _Span | None:
+    """"between 1 and 5 May", "from 2 to 4 weeks ago": the bare first number takes the rest of the
+    second point. A day is in the second point's month, or the month before when it is later ("from
+    the 28th to the 3rd of March"); a first day that is no date ("from 31 to 5 June", "between the
+    1st and 12 days ago") leaves the second point, as it was read alone."""
+    b = _point(b_text, c)
+    if b is None:
+        return None
+    num = _LEAD_NUMBER.match(a0).group("num")  # type: ignore[union-attr]
+    if _YEARLY_WORD.search(b_text):
+        end = b[0].date()
+        for month_start in (end.replace(day=1), end.replace(day=1) - relativedelta(months=1)):
+            with suppress(ValueError):
+                first = month_start.replace(day=_int(num))
+                if first <= end:
+                    return _days(c, first, end)
+        return b
+    a = _point(_LEAD_NUMBER.sub(num, b_text, count=1), c)
+    return (min(a[0], b[0]), max(a[1], b[1])) if a is not None else b
+
+
+def _endpoints_are_times(m: re.Match[str]) -> bool:
+    """An endpoint read alone loses what follows it: "from 2 to 3 may cause issues" ends in the verb
+    "may", "from 1 to 3 dec places" in a decimal. Checked here against the query's own text."""
+    for group in ("a", "b", "b0"):
+        text = m.group(group)
+        if not text:
+            continue
+        last = text.rstrip(".").rsplit(None, 1)[-1].lower()
+        follower = _MODAL_FOLLOWER if last == "may" else _DEC_FOLLOWER if last == "dec" else None
+        if follower is not None and follower.match(m.string, m.end(group)):
+            return False
+    return True
 
 
 _WEEKDAY_WORD = re.compile(rf"(?<!\w)(?:{_WD_FULL}|{_WD_ABBR})(?!\w)", _I)
@@ -102,7 +137,7 @@ def _h_open(m: re.Match[str], c: _Ctx) -> _Span | None:
     return min(OPEN_START, end), end
 
 
-_B = rf"(?P<b>{_POINT}|\d{{1,2}}(?:st|nd|rd|th)?(?![-/.]\d))"
+_B = rf"(?P<b>{_POINT}|\d{{1,2}}(?:st|nd|rd|th)?(?![-/.]\d)|now|the\s+present)"  # "... and now": up to now
 #: A bare number before a point that starts with one ("1" of "between 1 and 5 May"): it takes B's
 #: month, year or unit, so "from 2 to 4 weeks ago" spans both, where B alone would be read.
 _LEAD_NUMBER = re.compile(r"(?:the\s+)?(?P<num>\d{1,2}(?:st|nd|rd|th)?)(?!\w)", _I)

@@ -20,7 +20,8 @@ from dateutil.relativedelta import relativedelta
 from .temporal_calendar import (_I, _MONTH_ANY, _MONTH_FULL, _US, _YEAR, _at, _calendar_unit, _Ctx, _days,
                                 _month_num, _recent, _Span, _span_months)
 
-__all__ = ["_SESSION", "_RANGE", "_ABS", "_Ctx", "_Handler", "_I", "_MONTH_ANY", "_MONTH_FULL", "_NOT_A_UNIT",
+__all__ = ["_SESSION", "_RANGE", "_ABS", "_Ctx", "_DEC_FOLLOWER", "_Handler", "_I", "_MODAL_FOLLOWER", "_MONTH_ANY",
+           "_MONTH_FULL", "_NOT_A_UNIT",
            "_NUMW", "_POINT", "_POINTS", "_Span", "_UNIT", "_US", "_WD_ABBR", "_WD_FULL", "_YEAR", "_around",
            "_count", "_days", "_h_month", "_h_year", "_int", "_point", "_shift"]
 
@@ -42,7 +43,7 @@ _NOT_A_UNIT = (r"(?!\s*(?:ms|s|secs?|seconds?|mins?|minutes?|hours?|hrs?|px|kb|m
                r"|docs?|entries|events?|nodes?|edges?|samples?|epochs?|batches|qps|rps|ops)\b)")
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
             "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
-_ORDINAL_Q = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "last": 4}  # "the last quarter of 2023"
+_ORDINAL_Q = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
 _WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _SEASONS = {"spring": (3, 3), "summer": (6, 3), "fall": (9, 3), "autumn": (9, 3), "winter": (12, 3)}
 
@@ -165,7 +166,10 @@ def _h_year(m: re.Match[str], c: _Ctx) -> _Span | None:
 
 
 def _h_quarter(m: re.Match[str], c: _Ctx) -> _Span | None:
-    q = int(m.group("q")) if m.group("q") else _ORDINAL_Q[m.group("qo").lower()]
+    qo = (m.group("qo") or "").lower()
+    if qo == "last" and not m.group("y"):
+        return None  # "the last quarter of the game"; "the last quarter of 2023" is Q4
+    q = int(m.group("q")) if m.group("q") else 4 if qo == "last" else _ORDINAL_Q[qo]
     y = int(m.group("y")) if m.group("y") else c.now.year - (c.now.month < 3 * q - 2)  # latest begun
     return _span_months(c, date(y, 3 * q - 2, 1), 3)
 
@@ -220,25 +224,34 @@ def _h_season(m: re.Match[str], c: _Ctx) -> _Span | None:
 def _h_unit_part(m: re.Match[str], c: _Ctx) -> _Span | None:
     """"the end of last month", "the start of this year", "last quarter": the whole calendar unit, as
     "early March" is all of March: a part of a unit is too vague to cut finer, and a window a little
-    wide only costs rank, while one that misses the day loses the memory."""
-    which = (m.group("which") or "this").lower()
-    return _calendar_unit(c, m.group("u").lower(), 1 if which in ("last", "previous", "past") else 0)
+    wide only costs rank, while one that misses the day loses the memory. "over the last quarter"
+    and "the past quarter" are a duration, as "the past month" is: the rolling three months."""
+    which = (m.groupdict().get("which") or "this").lower()
+    if m.groupdict().get("over") or which == "past":
+        return c.now - relativedelta(months=3), c.now
+    return _calendar_unit(c, m.group("u").lower(), 1 if which in ("last", "previous") else 0)
 
 
 def _h_week_of(m: re.Match[str], c: _Ctx) -> _Span | None:
     """"the first week of March" -> March 1-7; "the last week of April" -> its last seven days."""
     if not m.group("y") and not _month_word_ok(m):
         return None  # "the first week of may be hard"
-    mon = _month_num(m.group("mon"))
+    mon, nth = _month_num(m.group("mon")), m.group("nth").lower()
     first = date(int(m.group("y")), mon, 1) if m.group("y") else _recent(c, mon)
     if first is None:
         return None
-    nth = m.group("nth").lower()
-    if nth == "last":
-        last = first + relativedelta(months=1, days=-1)
-        return _days(c, last - timedelta(days=6), last)
-    start = first + timedelta(days=7 * (_ORDINAL_Q[nth] - 1))
-    return _days(c, start, start + timedelta(days=6))
+
+    def week(first: date) -> tuple[date, date]:
+        if nth == "last":
+            last = first + relativedelta(months=1, days=-1)
+            return last - timedelta(days=6), last
+        start = first + timedelta(days=7 * (_ORDINAL_Q[nth] - 1))
+        return start, start + timedelta(days=6)
+
+    start, end = week(first)
+    if not m.group("y") and start > c.now.date():  # said on March 5, "the second week of March" is last year's
+        start, end = week(first.replace(year=first.year - 1))
+    return _days(c, start, end)
 
 
 def _h_this_unit(m: re.Match[str], c: _Ctx) -> _Span | None:
@@ -293,14 +306,23 @@ _SESSION, _RANGE, _REL, _FUZZY, _ABS = 0, 1, 3, 5, -1
 #: "in the past 3", "over the last", "the previous few": the lead-in of a rolling window (unit follows).
 _PAST_N = rf"(?:(?:in|over|during|within)\s+)?(?:the\s+)?(?:past|last|previous)\s+(?:(?P<n>{_NUMW}|few|several)\s+)?"
 
+#: "the end of", "at the start of the": a part of a calendar unit (read as the whole unit).
+_PART_OF = r"(?:the\s+)?(?:end|start|beginning|middle)\s+of\s+(?:the\s+)?"
+#: What may not follow a unit for it to be one: "the month before last", "the year 2023", "the
+#: quarter of the game" are other phrases.
+_UNIT_END = r"(?!\s+(?:of|before|after)\b)(?!\s*,?\s*\d)"
+
 #: One point in time each: (name, tier, pattern, handler). Used on their own (after the range rules)
 #: and as range endpoints. Separate entries, not one alternation: `re` forbids repeated group names.
 _POINTS: tuple[tuple[str, int, str, _Handler], ...] = (
     # calendar units first: "the end of last month" is not the rolling "last month" inside it
-    ("unit_part", _REL, r"(?:the\s+)?(?:end|start|beginning|middle)\s+of\s+(?:the\s+)?"
-                        r"(?:(?P<which>last|previous|past|this|current)\s+)?(?P<u>week|month|quarter|year)(?!\s+of\b)",
+    ("unit_part", _REL, rf"{_PART_OF}(?P<which>last|previous|this|current)\s+(?P<u>week|month|quarter|year){_UNIT_END}",
      _h_unit_part),
-    ("quarter_rel", _REL, r"(?P<which>last|previous|past|this|current)\s+(?P<u>quarter)(?!\s+of\b)", _h_unit_part),
+    # "the end of the month", with no "last" or "this": vaguer than any date, so a date in the query wins
+    ("unit_part_this", _FUZZY, rf"{_PART_OF}(?P<u>week|month|quarter|year){_UNIT_END}", _h_unit_part),
+    ("quarter_rel", _REL, rf"(?P<over>(?:over|within|during)\s+the\s+)?(?P<which>last|previous|past|this|current)"
+                          rf"\s+(?P<u>quarter){_UNIT_END}(?!\s+(?:miles?|notes?|inch(?:es)?|hours?|pounds?|cents?)\b)",
+     _h_unit_part),
     ("week_of", _ABS, rf"(?:the\s+)?(?P<nth>first|second|third|fourth|last|1st|2nd|3rd|4th)\s+week\s+of\s+"
                       rf"(?:the\s+month\s+of\s+)?(?P<mon>{_MONTH_ANY})(?!\w)(?:\s*,?\s*(?P<y>{_YEAR}))?", _h_week_of),
     ("few_ago", _REL, rf"(?:a\s+)?(?:few|several)\s+{_UNIT}\s+(?:ago|{_BACK})", _h_few_ago),
@@ -337,7 +359,8 @@ _ENDPOINT_ONLY = ((re.compile(rf"(?P<mon>{_MONTH_FULL})", _I), _h_month), (re.co
 #: Alone, "yesterday" runs up to now (a late-night memory may be stamped today); as an endpoint it is
 #: the day itself: "until yesterday" ends at yesterday's midnight, not now.
 _ENDPOINT_FIRST = ((re.compile(r"yesterday|last\s+night", _I),
-                    lambda m, c: _days(c, c.now.date() - timedelta(days=1), c.now.date() - timedelta(days=1))),)
+                    lambda m, c: _days(c, c.now.date() - timedelta(days=1), c.now.date() - timedelta(days=1))),
+                   (re.compile(r"now|the\s+present", _I), lambda m, c: (c.now, c.now)))  # "between May and now"
 _POINT_FULL = _ENDPOINT_FIRST + tuple((re.compile(p, _I), h) for _, _, p, h in _POINTS) + _ENDPOINT_ONLY
 _POINT = "(?:" + "|".join(re.sub(r"\(\?P<\w+>", "(?:", p) for _, _, p, _ in _POINTS) + f"|{_MONTH_FULL}|{_YEAR})"
 

@@ -137,7 +137,7 @@ CASES = [
     # session 23: calendar units; a part of one ("the end of") is the whole unit, as "early March" is
     ("the end of last month", "unit_part", "the end of last month", (d(2024, 4, 1), d(2024, 4, 30, *EOD))),
     ("at the start of last week", "unit_part", "the start of last week", (d(2024, 5, 6), d(2024, 5, 12, *EOD))),
-    ("the beginning of the month", "unit_part", "the beginning of the month", (d(2024, 5, 1), NOW)),
+    ("the beginning of the month", "unit_part_this", "the beginning of the month", (d(2024, 5, 1), NOW)),
     ("end of last year", "unit_part", "end of last year", (d(2023, 1, 1), d(2023, 12, 31, *EOD))),
     ("what did we ship last quarter?", "quarter_rel", "last quarter", (d(2024, 1, 1), d(2024, 3, 31, *EOD))),
     ("this quarter", "quarter_rel", "this quarter", (d(2024, 4, 1), NOW)),
@@ -150,6 +150,15 @@ CASES = [
     ("a fortnight ago", "n_ago", "a fortnight ago", (d(2024, 4, 28), d(2024, 5, 4, *EOD))),
     ("over the past fortnight", "past_n", "over the past fortnight", (d(2024, 5, 1, 12), NOW)),
     ("half an hour ago", "half_hour", "half an hour ago", (d(2024, 5, 15, 11), NOW)),
+    # found by review of the above: durations, "now" as an endpoint, a range across a month's end
+    ("over the last quarter", "quarter_rel", "over the last quarter", (d(2024, 2, 15, 12), NOW)),
+    ("in the past quarter", "quarter_rel", "past quarter", (d(2024, 2, 15, 12), NOW)),
+    ("between the end of last month and now", "between", "between the end of last month and now",
+     (d(2024, 4, 1), NOW)),
+    ("from the 28th to the 3rd of March", "from_to", "from the 28th to the 3rd of March",
+     (d(2024, 2, 28), d(2024, 3, 3, *EOD))),
+    ("from 31 to 5 May", "from_to", "from 31 to 5 May", day(2024, 5, 5)),  # no April 31st: May 5, as read alone
+    ("the start of the year 2023", "year", "the year 2023", (d(2023, 1, 1), d(2023, 12, 31, *EOD))),
 ]
 
 
@@ -180,6 +189,8 @@ WEAK = [
     "I worked 3 days back to back", "5 years back-end experience", "we flew two weeks back and forth",
     # session 23: numbers before a quantity, the modal after "week of"
     "between 10 and 20 ms", "from 2 to 5 requests", "the first week of may be the hardest",
+    "from 2 to 3 may cause issues", "between 2 and 3 may also work", "the ratio from 1 to 3 dec places",
+    "He ran the last quarter mile", "the last quarter of the game", "the end of the month before last",
 ]
 
 
@@ -211,6 +222,18 @@ def test_specific_beats_vague() -> None:
     assert m is not None and m.window.start == d(2022, 1, 23)
     m = parse_time("the cake she made recently in May 2022", NOW)
     assert m is not None and m.rule == "month_year"
+    # "the end of the month" with no "last" or "this" is vaguer than any date (found by review)
+    m = parse_time("what did John say at the end of the month in April?", NOW)
+    assert m is not None and m.rule == "month" and m.window.start == d(2024, 4, 1)
+    m = parse_time("by the end of the week I had finished the report on May 3", NOW)
+    assert m is not None and m.window.start == d(2024, 5, 3)
+
+
+def test_a_week_of_this_month_not_yet_begun_is_last_years() -> None:
+    m = parse_time("the second week of March", d(2024, 3, 5, 12))
+    assert m is not None and (m.window.start, m.window.end) == (d(2023, 3, 8), d(2023, 3, 14, *EOD))
+    m = parse_time("the first week of March", d(2024, 3, 5, 12))
+    assert m is not None and (m.window.start, m.window.end) == (d(2024, 3, 1), d(2024, 3, 5, 12))
 
 
 def test_configurable_fuzzy_windows() -> None:
