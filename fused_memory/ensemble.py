@@ -256,7 +256,8 @@ class EnsembleMemory:
             plan = replace(plan, type_hints=forced, hard_filter=True,
                            arms=tuple(dict.fromkeys((*plan.arms, "type"))),
                            skipped={a: why for a, why in plan.skipped.items() if a != "type"},
-                           reasons=(*plan.reasons, f"caller forced types {sorted(t.value for t in forced)}"))
+                           reasons=(*plan.reasons, f"caller forced types {sorted(t.value for t in forced)} -> type runs "
+                                                    "(whatever a rule above said) and those types rank first"))
         if embed_text is not None:  # the caller's text replaces what the masking rules would embed
             plan = replace(plan, embed_text=embed_text, reasons=(
                 *(r for r in plan.reasons if " -> vector arms embed " not in r),

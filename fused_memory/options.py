@@ -14,10 +14,12 @@ from .store.arguments import check_namespace
 from .types import MemoryType, parse_memory_type, require_aware, type_list
 from .widening import WIDENABLE
 
-__all__ = ["check_options", "check_types_apply", "TYPE_ARMS"]
+__all__ = ["check_options", "check_types_apply", "MAX_K", "TYPE_ARMS"]
 
 #: The arms that can apply `types`: dense and lexical search inside them, the type arm is the filter.
 TYPE_ARMS = frozenset((*WIDENABLE, "type"))
+#: More results than any agent reads; past it a k is a mistake (and 2**64 broke the engines' ints).
+MAX_K = 10_000
 
 
 def check_options(namespace: object, k: object, now: object = None,
@@ -29,6 +31,8 @@ def check_options(namespace: object, k: object, now: object = None,
     temporal arms is refused: neither can apply it, and it was silently ignored."""
     if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k <= 0:
         raise QueryError(f"k must be a positive integer, got {k!r}")
+    if k > MAX_K:  # 2**64 made the vector engine's int conversion fail inside the arms
+        raise QueryError(f"k must be at most {MAX_K}, got {k!r}")
     check_namespace(namespace)  # type: ignore[arg-type] - it refuses any non-string
     if now is not None:
         require_aware(now, "now")  # type: ignore[arg-type] - it names what is wrong with any value

@@ -83,7 +83,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     ks = parse_int_list(args.k, "--k")
     arms = parse_arms(args.arms)
-    _check_outputs(args)
+    _check_outputs(args, inputs={"--memories": args.memories, "--queries": args.queries})
     config = _fusion_config(args)
     if args.store is not None:
         _require_fresh_store(args.store)
@@ -112,14 +112,24 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return _emit(args, lambda: format_bench(results), results, lambda png: plot_bench(results, png))
 
 
-def _check_outputs(args: argparse.Namespace) -> None:
-    """Fail before the long part, not after it: matplotlib present, output paths writable."""
+def _check_outputs(args: argparse.Namespace, inputs: dict[str, str] | None = None) -> None:
+    """Fail before the long part, not after it: matplotlib present, output paths writable, and no
+    output written over an input or over the other output (`--json Q.jsonl` replaced the queries)."""
+    import os
+
     from .report import check_output, require_matplotlib
 
     if args.plot:
         require_matplotlib()
     check_output(args.json, "--json")
     check_output(args.plot, "--plot", plot=True)
+    seen: dict[str, str] = {os.path.realpath(p): flag for flag, p in (inputs or {}).items()}
+    for flag, target in (("--json", args.json), ("--plot", args.plot)):
+        if target and target != "-":
+            real = os.path.realpath(target)
+            if real in seen:
+                raise ConfigurationError(f"{flag} {target} is also {seen[real]}; write the output somewhere else")
+            seen[real] = flag
 
 
 def _require_fresh_store(path: str) -> None:
@@ -138,7 +148,7 @@ def _progress(args: argparse.Namespace, to_stderr: Callable[[str], None]) -> Cal
     return (lambda _m: None) if args.quiet else to_stderr
 
 
-def _emit(args: argparse.Namespace, table: Callable[[], str], data: Any, plot: Callable[[str], None]) -> int:
+def _emit(args: argparse.Namespace, table: Callable[[], str], data: Any, plot: Callable[[str], str]) -> int:
     """The table on stdout (unless the JSON goes there), then `--json` and `--plot` if asked."""
     from .report import write_json
 
@@ -146,8 +156,10 @@ def _emit(args: argparse.Namespace, table: Callable[[], str], data: Any, plot: C
         print(table())
     if args.json:
         write_json(data, args.json)
+        if args.json != "-":
+            print(terminal_safe(f"fused-memory: wrote {args.json}"), file=sys.stderr)
     if args.plot:
-        plot(args.plot)
+        print(terminal_safe(f"fused-memory: wrote {plot(args.plot)}"), file=sys.stderr)
     return 0
 
 
@@ -184,11 +196,12 @@ def add_commands(subparsers: Any) -> None:
         description="Synthetic realistic memories at each size: ingest throughput (and its overhead over "
                     "the embedder alone), RSS, per-arm and ensemble p50/p99, fan-out ratios, optimizer on "
                     "vs off, and the lexical arm vs plain rank-bm25, all measured side by side in one run.")
-    b.add_argument("--n", default="1000,10000,100000", help="corpus sizes, comma-separated")
+    b.add_argument("--n", default="1000,10000,100000", help="corpus sizes, comma-separated (default 1000,10000,100000: "
+                                                           "the 100k size takes minutes)")
     b.add_argument("--json", metavar="OUT", help="write the JSON results here ('-' for stdout)")
     b.add_argument("--plot", metavar="PNG", help="latency vs n (needs matplotlib)")
     b.add_argument("--queries", type=int, default=200, help="mixed queries per size (default 200)")
     b.add_argument("--simple-queries", type=int, default=100, help="plain queries for optimizer on/off")
-    b.add_argument("--seed", type=int, default=7)
+    b.add_argument("--seed", type=int, default=7, help="seed of the synthetic memories and queries (default 7)")
     b.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     b.set_defaults(fn=cmd_bench)

@@ -145,10 +145,15 @@ def required_str(row: dict[str, Any], key: str, where: str) -> str:
     return str(value)
 
 
-def optional_str(row: dict[str, Any], key: str) -> str | None:
-    """A field that may be missing or empty (None), else its text."""
+def optional_str(row: dict[str, Any], key: str, where: str) -> str | None:
+    """A field that may be missing or empty (None), else its text; a list, object or boolean is
+    refused as `required_str` refuses it (its text, "['a']" or "True", is not what was meant)."""
     value = row.get(key)
-    return None if value is None or value == "" else str(value)
+    if value is None or value == "":
+        return None
+    if isinstance(value, (dict, list, bool)):
+        raise EvalDataError(f"{where}: {key!r} must be a string, got {type(value).__name__}")
+    return str(value)
 
 
 def load_memories(path: str | Path) -> tuple[EvalMemory, ...]:
@@ -162,8 +167,8 @@ def load_memories(path: str | Path) -> tuple[EvalMemory, ...]:
             id=required_str(row, "id", where),
             conversation_id=required_str(row, "conversation_id", where),
             text=required_str(row, "text", where),
-            session_id=optional_str(row, "session_id"),
-            speaker=optional_str(row, "speaker"),
+            session_id=optional_str(row, "session_id", where),
+            speaker=optional_str(row, "speaker", where),
             event_at=parse_time(row.get("event_at"), f"{where}: event_at"),
         )
         try:
@@ -197,16 +202,14 @@ def load_queries(path: str | Path) -> tuple[EvalQuery, ...]:
         if not isinstance(gold, list) or not all(isinstance(g, (str, int)) and not isinstance(g, bool)
                                                  for g in gold):
             raise EvalDataError(f"{where}: 'gold_ids' must be a list of ids")
-        category = row.get("category")
-        if isinstance(category, (dict, list)):
-            raise EvalDataError(f"{where}: 'category' must be a string, got {type(category).__name__}")
+        category = optional_str(row, "category", where)
         if str(category).strip().lower() == RESERVED_CATEGORY:
             raise EvalDataError(f"{where}: category {category!r} is reserved for the report's overall column")
         out.append(EvalQuery(
             id=required_str(row, "id", where),
             conversation_id=required_str(row, "conversation_id", where),
             question=required_str(row, "question", where),
-            category=str(category) if category not in (None, "") else "uncategorized",
+            category=category or "uncategorized",
             gold_ids=tuple(dict.fromkeys(str(g) for g in gold)),
             now=parse_time(row.get("now"), f"{where}: now"),
         ))

@@ -8,6 +8,7 @@ traceback, and never a cost for users who only want numbers.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -153,18 +154,22 @@ def write_json(data: Mapping[str, Any], target: str) -> None:
 def check_output(target: str | None, flag: str, *, plot: bool = False) -> None:
     """Refuse an output path that cannot be written *before* a run of minutes, not after it with
     the results lost: a directory, a parent that cannot be created or written, or (for a plot) a
-    format matplotlib cannot save. Creates missing parent directories, as writing would."""
+    format matplotlib cannot save. Nothing is created here: missing parent directories are made
+    when the results are written, so a run that fails leaves no empty folders behind."""
     if not target or (target == "-" and not plot):
         return
     if target == "-":
         raise ConfigurationError(f"{flag} -: a plot is an image file, not text for stdout; give a file name "
                                  "such as results.png")
     path = Path(target)
-    if path.is_dir():
+    if path.is_dir() or target.endswith(("/", os.sep)):
         raise ConfigurationError(f"{flag} {target}: is a directory; give a file name")
+    existing = next(p for p in (path.absolute(), *path.absolute().parents) if p.exists())
+    if existing != path.absolute() and not existing.is_dir():
+        raise ConfigurationError(f"{flag} {target}: {existing} is a file, not a directory")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".fused-memory-check-"):
+        with tempfile.NamedTemporaryFile(dir=existing if existing != path.absolute() else path.parent,
+                                         prefix=".fused-memory-check-"):
             pass
     except OSError as exc:
         raise ConfigurationError(f"{flag} {target}: cannot write there ({exc.strerror or exc})") from None
@@ -188,7 +193,7 @@ def require_matplotlib() -> Any:
     return plt
 
 
-def plot_eval(report: EvalReport, path: str, *, include_ablations: bool = False) -> None:
+def plot_eval(report: EvalReport, path: str, *, include_ablations: bool = False) -> str:
     """Grouped bars, category x system, one panel per metric (fused and single arms by default)."""
     plt = require_matplotlib()
     systems = [s.name for s in report.systems if include_ablations or s.kind != "ablation"]
@@ -211,10 +216,10 @@ def plot_eval(report: EvalReport, path: str, *, include_ablations: bool = False)
     fig.legend(handles, labels, ncol=min(6, len(systems)), fontsize=8, loc="upper center",
                bbox_to_anchor=(0.5, 0.965))
     fig.tight_layout(rect=(0, 0, 1, 0.93))
-    _save(fig, plt, path)
+    return _save(fig, plt, path)
 
 
-def plot_bench(results: Mapping[str, Mapping[str, Any]], path: str) -> None:
+def plot_bench(results: Mapping[str, Mapping[str, Any]], path: str) -> str:
     """Latency vs n (log-log): p50 solid, p99 dashed, one colour per system."""
     plt = require_matplotlib()
     sizes = sorted(results, key=int)
@@ -236,13 +241,16 @@ def plot_bench(results: Mapping[str, Mapping[str, Any]], path: str) -> None:
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
-    _save(fig, plt, path)
+    return _save(fig, plt, path)
 
 
-def _save(fig: Any, plt: Any, path: str) -> None:
+def _save(fig: Any, plt: Any, path: str) -> str:
+    """Save and say where: a name without an extension gets ".png", as matplotlib would add it."""
+    path = path if Path(path).suffix else path + ".png"
     try:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(path, dpi=110)
+        return path
     except (OSError, ValueError) as exc:  # ValueError: a format matplotlib does not know
         raise ConfigurationError(f"cannot write the plot {path}: {exc}") from None
     finally:

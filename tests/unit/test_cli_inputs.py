@@ -1,0 +1,91 @@
+"""What `fused-memory ingest`, `query` and `demo` refuse, and what they say: each case was found by
+probing the CLI as a new user. A refusal is one line naming the flag or file:line, exit 2, and
+nothing created or changed on disk."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fused_memory import cli
+from fused_memory.cli import main
+from fused_memory.options import MAX_K
+
+
+def _write(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("rows", "message"), [
+    ([{"id": "d1", "text": "first"}, {"id": "d1", "text": "second"}],
+     "ing.jsonl:2: duplicate id 'd1' in namespace 'default' (first at line 1)"),  # it kept only "second"
+    ([{"text": "hi", "namespace": {"a": 1}}], "ing.jsonl:1: 'namespace' must be a string, got dict"),
+    ([{"text": "hi", "session_id": ["a"]}], "ing.jsonl:1: 'session_id' must be a string, got list"),
+    ([{"text": "hi", "id": True}], "ing.jsonl:1: 'id' must be a string, got bool"),
+    ([{"text": "hi", "entities": {"Sarah": 1}}], "ing.jsonl:1: 'entities' must be a list of names, got dict"),
+])
+def test_ingest_refuses_rows_it_would_misread(tmp_path: Path, capsys: pytest.CaptureFixture, rows: list,
+                                              message: str) -> None:
+    f = _write(tmp_path / "ing.jsonl", rows)
+    assert main(["ingest", str(f), "--path", str(tmp_path / "store")]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "store").exists()
+
+
+def test_ingest_names_the_flag_that_is_wrong(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    f = _write(tmp_path / "ing.jsonl", [{"text": "hi"}])
+    assert main(["ingest", str(f), "--path", str(tmp_path / "store"), "--namespace", ""]) == 2
+    assert "--namespace '': namespace must be a non-empty string" in capsys.readouterr().err  # it blamed line 1
+    with pytest.raises(SystemExit) as exit_:
+        main(["ingest", str(f), "--context-turns", "-1"])
+    assert exit_.value.code == 2 and "--context-turns: must be an integer >= 0" in capsys.readouterr().err
+    (tmp_path / "afile").write_text("not a store")
+    assert main(["ingest", str(f), "--path", str(tmp_path / "afile")]) == 2
+    assert "--path" in capsys.readouterr().err and (tmp_path / "afile").read_text() == "not a store"
+
+
+def test_query_on_a_path_with_no_store_says_so_and_creates_none(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A mistyped --path used to create an empty store there and print nothing, exit 0."""
+    assert main(["query", "badge", "--path", str(tmp_path / "typo")]) == 2
+    assert "no store there" in capsys.readouterr().err and not (tmp_path / "typo").exists()
+
+
+@pytest.mark.slow
+def test_query_says_which_namespaces_hold_memories(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    store = str(tmp_path / "store")
+    f = _write(tmp_path / "ing.jsonl", [{"text": "my badge id is E-47821", "conversation_id": "conv-1"}])
+    assert main(["ingest", str(f), "--path", store]) == 0
+    assert "(namespace 'conv-1')" in capsys.readouterr().out
+    assert main(["query", "badge", "--path", store]) == 0
+    assert "namespace 'default' at " in capsys.readouterr().err  # ... holds no memories; it holds 'conv-1'
+    assert main(["query", "badge", "--path", store, "--k", str(2 ** 64)]) == 2  # it ran with dense failing
+    assert f"k must be at most {MAX_K}" in capsys.readouterr().err
+
+
+def test_demo_checks_k_before_ingesting(capsys: pytest.CaptureFixture) -> None:
+    assert main(["demo", "--k", "0"]) == 2
+    captured = capsys.readouterr()
+    assert "k must be a positive integer" in captured.err and "ingested" not in captured.out
+
+
+def test_eval_refuses_to_write_over_its_input(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """`--json Q.jsonl` replaced the queries with the report."""
+    m = _write(tmp_path / "m.jsonl", [{"id": "a", "conversation_id": "c", "text": "chess on Fridays"}])
+    q = _write(tmp_path / "q.jsonl", [{"id": "q", "conversation_id": "c", "question": "chess?", "gold_ids": ["a"]}])
+    before = q.read_text()
+    assert main(["eval", "--memories", str(m), "--queries", str(q), "--json", str(q)]) == 2
+    assert "--json" in capsys.readouterr().err and q.read_text() == before
+    out = str(tmp_path / "same.png")
+    assert main(["eval", "--memories", str(m), "--queries", str(q), "--json", out, "--plot", out]) == 2
+
+
+def test_an_interrupt_is_one_line_not_a_traceback(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    def interrupted(args: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "cmd_demo", interrupted)
+    assert main(["demo"]) == 130
+    assert "interrupted" in capsys.readouterr().err
