@@ -85,10 +85,10 @@ def _borrowed(a0: str, b_text: str, c: _Ctx) -> _Span | None:
         return None
     num = _LEAD_NUMBER.match(a0).group("num")  # type: ignore[union-attr]
     if _YEARLY_WORD.search(b_text):
-        end = b[0].date()
+        end, day = b[0].date(), _int(num) if num[0].isdigit() else _count(num)
         for month_start in (end.replace(day=1), end.replace(day=1) - relativedelta(months=1)):
             with suppress(ValueError):
-                first = month_start.replace(day=_int(num))
+                first = month_start.replace(day=day)
                 if first <= end:
                     return _days(c, first, end)
         return b
@@ -140,9 +140,10 @@ def _h_open(m: re.Match[str], c: _Ctx) -> _Span | None:
 _B = rf"(?P<b>{_POINT}|\d{{1,2}}(?:st|nd|rd|th)?(?![-/.]\d)|now|the\s+present)"  # "... and now": up to now
 #: A bare number before a point that starts with one ("1" of "between 1 and 5 May"): it takes B's
 #: month, year or unit, so "from 2 to 4 weeks ago" spans both, where B alone would be read.
-_LEAD_NUMBER = re.compile(r"(?:the\s+)?(?P<num>\d{1,2}(?:st|nd|rd|th)?)(?!\w)", _I)
-_A0 = rf"(?P<a0>(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?)"
-_B0 = rf"(?P<b0>(?=(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?\s){_POINT})"
+_BARE = r"(?:\d{1,2}(?:st|nd|rd|th)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+_LEAD_NUMBER = re.compile(rf"(?:the\s+)?(?P<num>{_BARE})(?!\w)", _I)
+_A0 = rf"(?P<a0>(?:the\s+)?{_BARE})"
+_B0 = rf"(?P<b0>(?=(?:the\s+)?{_BARE}\s){_POINT})"
 _TO = r"(?:to|until|till|through|thru|-|–)"
 _RULE_TABLE: tuple[tuple[str, int, str, _Handler], ...] = (
     ("session", _SESSION, r"since\s+(?:(?:we|i|you)\s+(?:last\s+)?(?:talked|spoke|spoken|chatted|met|talk|speak|chat)"

@@ -22,7 +22,7 @@ MATCHER = EntityMatcher([Entity("sarah chen", "Sarah Chen", ("Sarah",), "PERSON"
                          Entity("may", "May", (), "PERSON", 1)])
 
 #: Words the rules react to, so generated text exercises them far more often than random text would.
-VOCAB = ("between and from to since before after until till last this next past previous few several a an couple "
+VOCAB = ("between and from to since before after until till last this next past previous few several a an couple one two "
          "of ago day days week weeks month months year years weekend May March june Feb Sept 2022 1999 2150 9077 "
          "15th 3rd 31 32 0 999 Q3 Q5 the on in during early late yesterday today tomorrow Tuesday tue sat summer "
          "winter recently lately we talked last time our conversation 5/8/2023 13/45/2023 2023-02-30 2023-13-01 "

@@ -132,6 +132,8 @@ CASES = [
     ("from 1-5 May 2023", "from_to", "from 1-5 May 2023", (d(2023, 5, 1), d(2023, 5, 5, *EOD))),
     ("between 3 and 5 days ago", "between", "between 3 and 5 days ago", (d(2024, 5, 10), d(2024, 5, 12, *EOD))),
     ("from 2 to 4 weeks ago", "from_to", "from 2 to 4 weeks ago", (d(2024, 4, 14), d(2024, 5, 4, *EOD))),
+    ("between two and three days ago", "between", "between two and three days ago",
+     (d(2024, 5, 12), d(2024, 5, 13, *EOD))),
     # session 23: "until yesterday" ends with yesterday, not now
     ("what did I say until yesterday", "until", "until yesterday", (OPEN_START, d(2024, 5, 14, *EOD))),
     # session 23: calendar units; a part of one ("the end of") is the whole unit, as "early March" is
