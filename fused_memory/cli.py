@@ -122,9 +122,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     with MemoryStore.embedded(args.path) as store:
         stored = store.add(memories, show_progress=True if len(memories) > 200 else None)
     spaces = sorted({m.namespace for m in stored})
-    print(terminal_safe(f"ingested {len(stored)} memories into {args.path} "
-                        f"(namespace{'s' if len(spaces) > 1 else ''} {', '.join(map(repr, spaces[:10]))}"
-                        f"{', ...' if len(spaces) > 10 else ''})"))
+    named = (f" (namespace{'s' if len(spaces) > 1 else ''} {', '.join(map(repr, spaces[:10]))}"
+             f"{', ...' if len(spaces) > 10 else ''})") if spaces else ""
+    print(terminal_safe(f"ingested {len(stored)} memories into {args.path}{named}"))
     return 0
 
 
