@@ -57,22 +57,24 @@ class FusionConfig:
     pool_min: int = 30
 
     def __post_init__(self) -> None:
-        if not isinstance(self.k, int) or self.k < 0:
-            raise ConfigurationError(f"RRF k must be an integer >= 0, got {self.k!r}")
-        if self.depth < 1:
-            raise ConfigurationError("depth must be >= 1")
-        if self.widen_below < 0:
-            raise ConfigurationError("widen_below must be >= 0")
-        if not isinstance(self.pool_min, int) or self.pool_min < 0:
-            raise ConfigurationError(f"pool_min must be an integer >= 0, got {self.pool_min!r}")
+        for name, minimum in (("k", 0), ("depth", 1), ("widen_below", 0), ("max_query_chars", 1), ("pool_min", 0)):
+            value = getattr(self, name)  # "5", 1.5 and True were taken, then failed inside a query
+            if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+                raise ConfigurationError(f"{name} must be an integer >= {minimum}, got {value!r}")
         for name, table in (("weights", self.weights), ("timeouts_s", self.timeouts_s)):
+            if not isinstance(table, Mapping):
+                raise ConfigurationError(f"{name} must be a mapping of arm name to number, got {table!r}")
             unknown = set(table) - set(ARMS)
             if unknown:
                 raise ConfigurationError(f"unknown arm(s) in {name}: {sorted(unknown)}; arms are {ARMS}")
             for arm, v in table.items():
-                if not (float(v) >= 0.0):
-                    raise ConfigurationError(f"{name}[{arm}] must be >= 0, got {v!r}")
-                if name == "weights" and not math.isfinite(float(v)):  # an infinite timeout means "wait"
+                try:
+                    number = float(v) if not isinstance(v, (bool, str)) else math.nan
+                except (TypeError, ValueError):
+                    number = math.nan
+                if not (number >= 0.0):
+                    raise ConfigurationError(f"{name}[{arm}] must be a number >= 0, got {v!r}")
+                if name == "weights" and not math.isfinite(number):  # an infinite timeout means "wait"
                     raise ConfigurationError(f"weights[{arm}] must be a finite number, got {v!r}")
         merged_w = {**DEFAULT_WEIGHTS, **{a: float(v) for a, v in self.weights.items()}}
         merged_t = {**DEFAULT_TIMEOUTS_S, **{a: float(v) for a, v in self.timeouts_s.items()}}

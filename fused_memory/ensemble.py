@@ -14,16 +14,18 @@ import concurrent.futures as cf
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from .config import FusionConfig
-from .errors import BackendError, BackendUnavailable, QueryError, StoreClosed
+from .errors import BackendUnavailable, ConfigurationError, QueryError, StoreClosed
+from .fanout import Job, Outcome, Task, checked, raiser
 from .fusion import fuse
 from .handles import refuse_pickle
 from .hung_arms import FailureLog, HungArms
 from .hydration import hydrate
+from .lookup import EntityLookup, wait_s
 from .options import check_options, check_types_apply
 from .query.optimizer import optimize, optimize_off
 from .query.store_rules import filter_share, with_store
@@ -41,38 +43,6 @@ __all__ = ["EnsembleMemory", "check_options"]
 
 _log = logging.getLogger(__name__)
 
-_Outcome = dict[str, tuple[list[Hit], str]]
-
-
-@dataclass
-class _Task:
-    """One unit of fan-out: runs one or more arms, returns {arm: (hits, how)}; `how` is "" for a
-    plain answer, "widened" (type filter dropped, rerun) or "pooled" (read off a broader search)."""
-
-    label: str
-    arms: tuple[str, ...]
-    timeout_s: float
-    fn: Callable[[], _Outcome]
-
-
-@dataclass
-class _Job:
-    parsed: ParsedQuery
-    plan: QueryPlan
-    namespace: str
-    k: int
-    tasks: list[_Task]
-    started: float
-    timings: dict[str, float] = field(default_factory=dict)
-    failures: list[ArmFailure] = field(default_factory=list)
-
-
-def _raiser(exc: Exception) -> Callable[[], _Outcome]:
-    def run() -> _Outcome:
-        raise exc
-    return run
-
-
 class EnsembleMemory:
     """The five arms over one `MemoryStore`, fused by score-weighted RRF.
 
@@ -84,6 +54,11 @@ class EnsembleMemory:
     def __init__(self, store: MemoryStore, config: FusionConfig | None = None, *, optimizer: bool = True,
                  arms: Mapping[str, Retriever] | None = None, max_workers: int = 8,
                  clock: Callable[[], datetime] = utcnow) -> None:
+        if not hasattr(store, "entity_matcher") or not isinstance(config, (FusionConfig, type(None))):
+            raise ConfigurationError(f"EnsembleMemory(store, config) takes a MemoryStore and a FusionConfig, "
+                                     f"got {type(store).__name__} and {type(config).__name__}")
+        if not isinstance(max_workers, int) or max_workers < 1:
+            raise ConfigurationError(f"max_workers must be an integer >= 1, got {max_workers!r}")
         self.store = store
         self.config = config or FusionConfig()
         self.optimizer = optimizer
@@ -93,7 +68,7 @@ class EnsembleMemory:
         self._scoped_graph: ScopedGraphRetriever | None = None
         self._max_workers = max_workers
         self._executor: cf.ThreadPoolExecutor | None = None
-        self._hung, self._failure_log = HungArms(), FailureLog(_log)
+        self._hung, self._failure_log, self._lookup = HungArms(), FailureLog(_log), EntityLookup()
 
     def __copy__(self) -> EnsembleMemory:
         """A new ensemble over the same store, with everything this one was given or set (its
@@ -103,7 +78,7 @@ class EnsembleMemory:
         twin.__dict__.update(self.__dict__)
         twin._arms = {n: self._arms[n] for n in self._custom}  # not a live dict's items: arm() may add
         twin._scoped_graph, twin._executor = None, None
-        twin._hung, twin._failure_log = HungArms(), FailureLog(_log)
+        twin._hung, twin._failure_log, twin._lookup = HungArms(), FailureLog(_log), EntityLookup()
         return twin
 
     def __deepcopy__(self, memo: dict[int, Any]) -> EnsembleMemory:
@@ -123,11 +98,8 @@ class EnsembleMemory:
         """Parse and optimize. The entity lookup needs the graph backend; if that is down, the query
         goes on without known entities and the graph arm is reported failed, not the whole query."""
         now = self._now(now)
-        failure: ArmFailure | None = None
-        try:
-            matcher = self.store.entity_matcher(namespace)
-        except BackendError as exc:
-            matcher, failure = None, ArmFailure("graph", f"entity lookup failed: {exc}")
+        matcher, failure = self._lookup(self.store, namespace, self._submit_fn,
+                                        float(self.config.timeouts_s.get("graph", 2.0)))
         parsed = parse_query(query, now=now, matcher=matcher,
                              last_session_end=self.store.last_session_end(namespace),
                              max_chars=self.config.max_query_chars)
@@ -160,7 +132,7 @@ class EnsembleMemory:
         and time still read `query`."""
         job = self._prepare(query, namespace, k, now, types, arms, embed_text)
         outcomes: dict[str, Any] = {}
-        running: list[tuple[_Task, float, cf.Future[Any]]] = []
+        running: list[tuple[Task, float, cf.Future[Any]]] = []
         for task in job.tasks:
             if (stuck := self._stuck_reason(task)) is not None:
                 outcomes[task.label] = stuck
@@ -169,7 +141,7 @@ class EnsembleMemory:
         for task, t0, fut in running:
             remaining = task.timeout_s - (time.perf_counter() - t0)
             try:
-                outcomes[task.label] = fut.result(timeout=max(0.0, remaining))
+                outcomes[task.label] = fut.result(timeout=wait_s(remaining))
             except cf.TimeoutError:
                 outcomes[task.label] = self._timed_out(task, fut)
             except Exception as exc:  # noqa: BLE001 - fault isolation is the point
@@ -185,7 +157,7 @@ class EnsembleMemory:
         job = await loop.run_in_executor(
             None, lambda: self._prepare(query, namespace, k, now, types, arms, embed_text))
 
-        async def run(task: _Task) -> Any:
+        async def run(task: Task) -> Any:
             if (stuck := self._stuck_reason(task)) is not None:
                 return stuck
             fut = self._submit(task)
@@ -201,18 +173,26 @@ class EnsembleMemory:
         return await loop.run_in_executor(None, self._finish, job, outcomes)
 
     # ------------------------------------------------------------------ hung arms (`hung_arms`)
-    def _submit(self, task: _Task) -> cf.Future[Any]:
-        return self._pool().submit(self._timed, task)
+    def _submit(self, task: Task) -> cf.Future[Any]:
+        return self._submit_fn(self._timed, task)
 
-    def _stuck_reason(self, task: _Task) -> TimeoutError | None:
+    def _submit_fn(self, fn: Callable[..., Any], *args: Any) -> cf.Future[Any]:
+        try:
+            return self._pool().submit(fn, *args)
+        except RuntimeError:  # close() shut this pool down after _pool() handed it out: use a new one
+            self._executor = None
+            return self._pool().submit(fn, *args)
+
+    def _stuck_reason(self, task: Task) -> TimeoutError | None:
         return self._hung.reason(task.arms, task.timeout_s)
 
-    def _timed_out(self, task: _Task, fut: cf.Future[Any]) -> TimeoutError:
+    def _timed_out(self, task: Task, fut: cf.Future[Any]) -> TimeoutError:
         return self._hung.timed_out(task.arms, task.timeout_s, fut)
 
     def close(self) -> None:
         if self._executor is not None:
-            self._executor.shutdown(wait=False, cancel_futures=True)
+            # queries already running finish on the old pool; the next query starts a new one
+            self._executor.shutdown(wait=False)
             self._executor = None
 
     # ------------------------------------------------------------------ shared steps
@@ -240,7 +220,7 @@ class EnsembleMemory:
 
     def _prepare(self, query: str, namespace: str, k: int, now: datetime | None,
                  types: Sequence[MemoryType | str] | None, arms: Sequence[str] | None,
-                 embed_text: str | Sequence[str] | None) -> _Job:
+                 embed_text: str | Sequence[str] | None) -> Job:
         started = time.perf_counter()
         if not isinstance(query, str):
             raise QueryError(f"query must be a string, got {type(query).__name__}")
@@ -262,6 +242,8 @@ class EnsembleMemory:
             plan = replace(plan, embed_text=embed_text, reasons=(
                 *(r for r in plan.reasons if " -> vector arms embed " not in r),
                 "caller_embed_text: the vector arms embed the caller's text, not the query"))
+        if extra := tuple(n for n in self._custom if n not in ARMS):  # the rules know only the five arms
+            plan = replace(plan, arms=(*plan.arms, *extra), reasons=(*plan.reasons, f"custom arms {list(extra)} -> run"))
         if arms is not None:
             plan = replace(plan, arms=tuple(a for a in plan.arms if a in arms),
                            skipped={**plan.skipped, **{a: "not requested by caller"
@@ -271,7 +253,7 @@ class EnsembleMemory:
         depth = max(self.config.depth, k)
         base = ArmRequest(query=parsed, namespace=namespace, k=depth, window=parsed.temporal_window,
                           max_hops=plan.max_hops, embed_text=plan.embed_text, asked=plan.asked_relations)
-        job = _Job(parsed, plan, namespace, k, self._tasks(plan, base, forced is not None), started)
+        job = Job(parsed, plan, namespace, k, self._tasks(plan, base, forced is not None), started)
         if lookup_failure is not None:
             job.failures.append(lookup_failure)
         job.timings["plan"] = (time.perf_counter() - started) * 1000
@@ -287,21 +269,21 @@ class EnsembleMemory:
             return replace(base, types=hints)
         return base
 
-    def _tasks(self, plan: QueryPlan, base: ArmRequest, forced: bool = False) -> list[_Task]:
+    def _tasks(self, plan: QueryPlan, base: ArmRequest, forced: bool = False) -> list[Task]:
         timeouts = self.config.timeouts_s
-        tasks: list[_Task] = []
+        tasks: list[Task] = []
         vector_jobs: list[tuple[str, VectorArm, ArmRequest]] = []
         for name in plan.arms:
             req = self._request_for(name, plan, base)
             try:
                 arm = self._scoped_arm(name, req) or self.arm(name)
             except Exception as exc:  # noqa: BLE001 - an arm that cannot even be built is a failed arm
-                tasks.append(_Task(name, (name,), 1.0, _raiser(exc)))
+                tasks.append(Task(name, (name,), 1.0, raiser(exc)))
                 continue
             if isinstance(arm, VectorArm):
                 vector_jobs.append((name, arm, req))
             else:
-                tasks.append(_Task(name, (name,), float(timeouts.get(name, 2.0)),
+                tasks.append(Task(name, (name,), float(timeouts.get(name, 2.0)),
                                    self._single(name, arm, req, forced)))
         if vector_jobs:
             # submitted first: the query embedding is the start of the longest path, and onnxruntime
@@ -309,7 +291,7 @@ class EnsembleMemory:
             # waited ~2 ms for the GIL until they were done. Alternating A/B, ensemble p50 at 1k / 10k /
             # 100k: 10.62 -> 9.90, 13.27 -> 12.30, 18.40 -> 18.03 ms.
             names = tuple(n for n, _, _ in vector_jobs)
-            tasks.insert(0, _Task("vector:" + "+".join(names), names,
+            tasks.insert(0, Task("vector:" + "+".join(names), names,
                                   max(float(timeouts.get(n, 2.0)) for n in names),
                                   self._batch(vector_jobs, forced)))
         return tasks
@@ -317,16 +299,17 @@ class EnsembleMemory:
     def _widen(self, name: str, req: ArmRequest, hits: list[Hit]) -> bool:
         return needs_widening(name, req, hits, self.config.widen_below)
 
-    def _single(self, name: str, arm: Retriever, req: ArmRequest, forced: bool) -> Callable[[], _Outcome]:
-        def run() -> _Outcome:
-            hits = arm.search(req)
+    def _single(self, name: str, arm: Retriever, req: ArmRequest, forced: bool) -> Callable[[], Outcome]:
+        def run() -> Outcome:
+            hits = checked(name, arm.search(req))
             if self._widen(name, req, hits):
-                return {name: (widened(hits, arm.search(req.without_type_filter()), req.k, forced), "widened")}
+                again = checked(name, arm.search(req.without_type_filter()))
+                return {name: (widened(hits, again, req.k, forced), "widened")}
             return {name: (hits, "")}
         return run
 
-    def _batch(self, jobs: list[tuple[str, VectorArm, ArmRequest]], forced: bool) -> Callable[[], _Outcome]:
-        def run() -> _Outcome:
+    def _batch(self, jobs: list[tuple[str, VectorArm, ArmRequest]], forced: bool) -> Callable[[], Outcome]:
+        def run() -> Outcome:
             vector = self.store.embed_query(jobs[0][2].text_to_embed())
             reqs = [replace(r, vector=vector) for _, _, r in jobs]
             results, pooled = run_vector_arms(self.store, [(arm, r) for (_, arm, _), r in zip(jobs, reqs)],
@@ -343,12 +326,12 @@ class EnsembleMemory:
         return run
 
     @staticmethod
-    def _timed(task: _Task) -> tuple[_Outcome, float]:
+    def _timed(task: Task) -> tuple[Outcome, float]:
         t0 = time.perf_counter()
         result = task.fn()
         return result, (time.perf_counter() - t0) * 1000
 
-    def _finish(self, job: _Job, outcomes: Mapping[str, Any]) -> Retrieval:
+    def _finish(self, job: Job, outcomes: Mapping[str, Any]) -> Retrieval:
         t0 = time.perf_counter()
         results: dict[str, list[Hit]] = {}
         failures: list[ArmFailure] = list(job.failures)

@@ -106,6 +106,9 @@ class CypherGraphStore:
     `timeout_s` bounds connecting, so a dead server fails fast with `BackendUnavailable`."""
 
     name = "cypher"
+    #: Reads go over the network and can hang (the driver has no read timeout): the ensemble bounds
+    #: its planning-time entity lookup by the graph arm's timeout (`fused_memory.lookup`).
+    remote = True
 
     def __init__(self, uri: str, auth: tuple[str, str] | None = None, database: str | None = None,
                  dialect: str | None = None, *, timeout_s: float = 2.0) -> None:

@@ -133,3 +133,42 @@ def test_a_hung_server_is_dropped_by_the_arm_timeout(server: FalkorDBServer, tmp
         if server.proc is not None:
             server.proc.send_signal(signal.SIGCONT)
         store.close()
+
+
+def test_a_hung_server_does_not_hold_up_planning_after_a_write(server: FalkorDBServer, tmp_path: Path) -> None:
+    """A write makes the next query re-read the namespace's entities while planning, before any arm
+    runs; on a hung server that read blocked `retrieve` with no timeout and nothing reported (found
+    by probing the API). It is now bounded by the graph arm's timeout, one read in flight at a time."""
+    import threading
+
+    from fused_memory.config import FusionConfig
+    from fused_memory.embeddings import HashingEmbedder
+    from fused_memory.ensemble import EnsembleMemory
+    from fused_memory.store.memory_store import MemoryStore
+    from fused_memory.types import Memory
+
+    server.start()
+    store = MemoryStore.connect(qdrant_location=str(tmp_path / "q"), neo4j_uri=server.uri,
+                                embedder=HashingEmbedder(dim=64), ner=False)
+    store.open()
+    assert server.proc is not None
+    answers: list[object] = []
+    try:
+        store.add([Memory(text="Sarah Chen leads the Kestrel project", namespace="hung2",
+                          entities=("Sarah Chen", "Kestrel"))])
+        ens = EnsembleMemory(store, FusionConfig(timeouts_s={"graph": 0.5}))
+        assert not ens.retrieve("what is Sarah Chen working on?", namespace="hung2", k=5, now=NOW).failures
+        store.add([Memory(text="Kestrel ships in June", namespace="hung2", entities=("Kestrel",))])
+        server.proc.send_signal(signal.SIGSTOP)
+        for _ in range(2):  # the second query finds the first one's read still in flight
+            worker = threading.Thread(target=lambda: answers.append(
+                ens.retrieve("what is Sarah Chen working on?", namespace="hung2", k=5, now=NOW)), daemon=True)
+            worker.start()
+            worker.join(timeout=20)
+            assert not worker.is_alive(), "retrieve blocked on the hung server"
+        for hung in answers:
+            assert hung.hits and ("graph", "timeout") in [(f.arm, f.kind) for f in hung.failures]  # type: ignore[attr-defined]
+    finally:
+        if server.proc is not None:
+            server.proc.send_signal(signal.SIGCONT)
+        store.close()

@@ -1,0 +1,99 @@
+"""The ensemble's own inputs: custom arms, configuration and construction. Each case was found by
+probing the Python API: a custom arm under a new name never ran, one returning something other than
+hits failed the whole query in fusion, an infinite timeout (which FusionConfig allows: "wait") broke
+the sync path only, and bad settings were accepted and failed inside the first query."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _support import NOW, embedded
+
+from fused_memory.config import FusionConfig
+from fused_memory.ensemble import EnsembleMemory
+from fused_memory.errors import ConfigurationError
+from fused_memory.store.memory_store import MemoryStore
+from fused_memory.types import Hit, Memory
+
+NS = "custom"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[MemoryStore]:
+    s = embedded(tmp_path / "store").open()
+    s.add([Memory(text="badge ID is 47821", namespace=NS, id="m-badge"),
+           Memory(text="I prefer dark mode in every editor", namespace=NS, id="m-pref"),
+           Memory(text="the Kestrel launch slipped to June", namespace=NS, id="m-slip")])
+    yield s
+    s.close()
+
+
+class Pinned:
+    """A caller's arm: always answers one memory (as a business-rules or recency arm might)."""
+
+    def __init__(self, answer: Any) -> None:
+        self.answer = answer
+
+    def search(self, request: object) -> Any:
+        return self.answer
+
+
+def test_a_custom_arm_under_a_new_name_runs_and_is_explained(store: MemoryStore) -> None:
+    ens = EnsembleMemory(store, arms={"pinned": Pinned([Hit("m-pref", 1.0)])})
+    try:
+        result = ens.retrieve("badge", namespace=NS, k=3, now=NOW)
+        assert "pinned" in result.plan.arms and not result.failures
+        pref = next(h for h in result.hits if h.memory.id == "m-pref")
+        assert "pinned" in [c.arm for c in pref.contributions]
+        assert ens.retrieve("badge", namespace=NS, k=3, now=NOW, arms=["pinned"]).ids() == ["m-pref"]
+    finally:
+        ens.close()
+
+
+@pytest.mark.parametrize("answer", [None, [1, 2], ["m-pref"], "m-pref"])
+async def test_a_custom_arm_that_answers_garbage_fails_alone(store: MemoryStore, answer: Any) -> None:
+    ens = EnsembleMemory(store, arms={"lexical": Pinned(answer)})
+    try:
+        for result in (ens.retrieve("badge 47821", namespace=NS, k=3, now=NOW),
+                       await ens.aretrieve("badge 47821", namespace=NS, k=3, now=NOW)):
+            assert [(f.arm, f.kind) for f in result.failures] == [("lexical", "error")]
+            assert "not a list of Hit" in result.failures[0].reason and result.hits
+    finally:
+        ens.close()
+
+
+async def test_an_infinite_timeout_waits_in_both_paths(store: MemoryStore) -> None:
+    ens = EnsembleMemory(store, FusionConfig(timeouts_s={"dense": float("inf"), "lexical": float("inf")}))
+    try:
+        sync = ens.retrieve("badge 47821", namespace=NS, k=3, now=NOW)
+        assert not sync.failures and sync.ids() == (await ens.aretrieve("badge 47821", namespace=NS, k=3,
+                                                                          now=NOW)).ids()
+    finally:
+        ens.close()
+
+
+def test_a_query_after_close_starts_a_new_pool(store: MemoryStore) -> None:
+    ens = EnsembleMemory(store)
+    first = ens.retrieve("badge", namespace=NS, k=3, now=NOW)
+    ens.close()
+    assert ens.retrieve("badge", namespace=NS, k=3, now=NOW).ids() == first.ids()
+    ens.close()
+
+
+@pytest.mark.parametrize("kwargs", [{"depth": "5"}, {"depth": 1.5}, {"max_query_chars": 0}, {"max_query_chars": "x"},
+                                    {"widen_below": 2.5}, {"k": True}, {"weights": None},
+                                    {"weights": {"dense": "abc"}}, {"timeouts_s": {"dense": "1"}}])
+def test_a_bad_setting_is_refused_when_written(kwargs: dict) -> None:
+    with pytest.raises(ConfigurationError):
+        FusionConfig(**kwargs)
+
+
+def test_a_bad_ensemble_is_refused_when_built(store: MemoryStore) -> None:
+    for build in (lambda: EnsembleMemory(None),  # type: ignore[arg-type]
+                  lambda: EnsembleMemory(store, {"k": 5}),  # type: ignore[arg-type]
+                  lambda: EnsembleMemory(store, max_workers=0)):
+        with pytest.raises(ConfigurationError):
+            build()
