@@ -12,6 +12,7 @@ No ranking, parsing or fusion happens here: every ordering comes from the core's
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -19,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from .ensemble import EnsembleMemory, check_options
-from .errors import ConfigurationError, QueryError
+from .errors import BackendUnavailable, ConfigurationError, QueryError
 from .store.memory_store import MemoryStore
 from .types import Contribution, FusedHit, MemoryType, Retrieval, type_list
 
@@ -29,9 +30,12 @@ __all__ = [
     "DEFAULT_TOOL_DESCRIPTION",
     "LLM_HIDDEN_KEYS",
     "RETRIEVAL_KEYS",
+    "NO_MEMORIES",
     "ArmReport",
     "CallOptions",
+    "answered",
     "arm_reports",
+    "memory_line",
     "hit_metadata",
     "resolve_ensemble",
     "bound_ensemble",
@@ -55,6 +59,33 @@ DEFAULT_TOOL_DESCRIPTION = (
     "Input: a natural-language question, e.g. 'what did I tell Sarah last week?'."
 )
 
+#: What an agent tool says when nothing matched: some providers refuse empty content, and every
+#: model reads it ambiguously.
+NO_MEMORIES = "No memories matched this query."
+_BLANK_LINES = re.compile(r"\n(?:[ \t\r\f\v]*\n)+")
+
+
+def memory_line(kind: object, event_at: object, text: str) -> str:
+    """One memory as an agent tool shows it to the model, in both frameworks: `[type, event time]
+    text`, the time only for events ("when did I...?" is half of what agents ask a memory). Blank
+    lines inside a memory are closed up, since a blank line separates one memory from the next."""
+    tag = str(kind or "memory")
+    when = event_at if tag == "event" else None
+    text = _BLANK_LINES.sub("\n", text)
+    return f"[{tag}, {when}] {text}" if when else f"[{tag}] {text}"
+
+
+def answered(retrieval: Retrieval) -> Retrieval:
+    """The retrieval an adapter may hand over: no hits while some arm failed is not "no memories"
+    (the answer may be in the part that failed), and a framework's empty list cannot say so, so it
+    raises, as a query whose every arm failed does. With hits, the failures ride in the metadata."""
+    if not retrieval.hits and retrieval.failures:
+        causes = {f.arm: f"{f.kind}: {f.reason}" for f in retrieval.failures}
+        raise BackendUnavailable("no memory matched, and the search was incomplete (the answer may be in "
+                                 "what failed): " + "; ".join(f"{a}: {r}" for a, r in causes.items()), causes)
+    return retrieval
+
+
 #: Metadata keys that belong to one retrieval, not to the memory: they change from query to query
 #: and from arm to arm. A node's content hash leaves them out (see the LlamaIndex `MemoryNode`).
 RETRIEVAL_KEYS: tuple[str, ...] = (
@@ -67,7 +98,7 @@ RETRIEVAL_KEYS: tuple[str, ...] = (
 #: (LlamaIndex renders node metadata into prompts by default; a prompt full of RRF arithmetic helps
 #: no one).
 LLM_HIDDEN_KEYS: tuple[str, ...] = ("memory_id", "namespace", "created_at", "session_id", "metadata",
-                                    *RETRIEVAL_KEYS)
+                                    "context", *RETRIEVAL_KEYS)  # context: the turns before, not the memory
 
 
 def bound_ensemble(store: MemoryStore | EnsembleMemory | None, ensemble: EnsembleMemory | None) -> EnsembleMemory:

@@ -33,8 +33,8 @@ from fused_memory.ensemble import EnsembleMemory
 from fused_memory.store.memory_store import MemoryStore
 from fused_memory.types import MemoryType, Retrieval
 
-from fused_memory.adapter_support import (ARM_RETRIEVERS, ArmReport, CallOptions, arm_reports, bound_ensemble,
-                                          hit_metadata, resolve_ensemble)
+from fused_memory.adapter_support import (ARM_RETRIEVERS, ArmReport, CallOptions, answered, arm_reports,
+                                          bound_ensemble, hit_metadata, resolve_ensemble)
 from .optimizer import QueryOptimizerChain
 
 __all__ = [
@@ -53,9 +53,10 @@ _RUNNABLE_KWARGS = frozenset({"verbose"})
 
 
 def to_documents(retrieval: Retrieval) -> list[Document]:
-    """One `Document` per fused hit, in the core's order: `id` = memory id, `page_content` = text."""
+    """One `Document` per fused hit, in the core's order: `id` = memory id, `page_content` = text.
+    No hit while an arm failed raises `BackendUnavailable` (`adapter_support.answered`)."""
     return [Document(id=h.memory.id, page_content=h.memory.text, metadata=hit_metadata(h, retrieval))
-            for h in retrieval.hits]
+            for h in answered(retrieval).hits]
 
 
 def _arm_documents(report: ArmReport) -> list[Document]:

@@ -18,7 +18,6 @@ A `StructuredTool` with `response_format="content_and_artifact"`, built as LangC
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from langchain_core.callbacks import Callbacks  # noqa: TC002 - StructuredTool reads the annotations
@@ -27,23 +26,17 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.tools import StructuredTool, ToolException
 from langchain_core.tools.retriever import RetrieverInput
 
-from fused_memory.adapter_support import DEFAULT_TOOL_DESCRIPTION, DEFAULT_TOOL_NAME
-from fused_memory.errors import QueryError
+from fused_memory import adapter_support
+from fused_memory.adapter_support import DEFAULT_TOOL_DESCRIPTION, DEFAULT_TOOL_NAME, NO_MEMORIES
+from fused_memory.errors import ConfigurationError, QueryError
 
 __all__ = ["memory_tool", "memory_line", "NO_MEMORIES", "DEFAULT_TOOL_NAME", "DEFAULT_TOOL_DESCRIPTION"]
 
-_BLANK_LINES = re.compile(r"\n(?:[ \t\r\f\v]*\n)+")
-#: The tool's content when nothing matched.
-NO_MEMORIES = "No memories matched this query."
 
 
 def memory_line(doc: Document) -> str:
-    """One memory as the model reads it: `[type, event time] text`, the time only for events. Blank
-    lines inside a memory are closed up, since a blank line separates one memory from the next."""
-    tag = str(doc.metadata.get("type") or "memory")
-    when = doc.metadata.get("event_at") if tag == "event" else None
-    text = _BLANK_LINES.sub("\n", doc.page_content)
-    return f"[{tag}, {when}] {text}" if when else f"[{tag}] {text}"
+    """One memory as the model reads it: `[type, event time] text` (`adapter_support.memory_line`)."""
+    return adapter_support.memory_line(doc.metadata.get("type"), doc.metadata.get("event_at"), doc.page_content)
 
 
 def _content(docs: Sequence[Document]) -> tuple[str, list[Document]]:
@@ -59,6 +52,10 @@ def _bad_arguments(error: Exception) -> str:
 def memory_tool(retriever: BaseRetriever, name: str = DEFAULT_TOOL_NAME,
                 description: str = DEFAULT_TOOL_DESCRIPTION) -> StructuredTool:
     """A tool whose content is the memories, one per paragraph, and whose artifact is the Documents."""
+    if not isinstance(retriever, BaseRetriever):  # e.g. LlamaIndex's retriever of the same name
+        raise ConfigurationError(f"memory_tool takes a LangChain retriever, got {type(retriever).__module__}."
+                                 f"{type(retriever).__name__} (for LlamaIndex, import memory_tool from "
+                                 "llama_index.retrievers.fused_memory)")
 
     def search(query: str, callbacks: Callbacks = None) -> tuple[str, list[Document]]:
         try:

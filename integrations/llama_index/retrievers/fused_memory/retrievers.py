@@ -25,7 +25,7 @@ from fused_memory.ensemble import EnsembleMemory
 from fused_memory.store.memory_store import MemoryStore
 from fused_memory.types import FusedHit, MemoryType, Retrieval
 from fused_memory.adapter_support import (ARM_RETRIEVERS, LLM_HIDDEN_KEYS, RETRIEVAL_KEYS, CallOptions,
-                                            bound_ensemble, hit_metadata, resolve_ensemble)
+                                            answered, bound_ensemble, hit_metadata, resolve_ensemble)
 
 __all__ = [
     "FusedMemoryRetriever",
@@ -80,12 +80,13 @@ def to_nodes(retrieval: Retrieval, arm: str | None = None) -> list[NodeWithScore
     `node_score` (fused, or the one arm's own score).
 
     Retrieval bookkeeping (scores, contributions, explain...) and empty fields stay in the metadata
-    but out of the text LlamaIndex renders for the LLM and the embedder.
+    but out of the text LlamaIndex renders for the LLM and the embedder. No hit while an arm failed
+    raises `BackendUnavailable` (`adapter_support.answered`).
     """
     nodes = []
-    for h in retrieval.hits:
+    for h in answered(retrieval).hits:
         metadata = hit_metadata(h, retrieval)
-        hidden = [*LLM_HIDDEN_KEYS, *(key for key, value in metadata.items() if value in (None, [], {}))]
+        hidden = list(dict.fromkeys((*LLM_HIDDEN_KEYS, *(k for k, v in metadata.items() if v in (None, [], {})))))
         nodes.append(NodeWithScore(node=MemoryNode(id_=h.memory.id, text=h.memory.text, metadata=metadata,
                                                  excluded_llm_metadata_keys=hidden,
                                                  excluded_embed_metadata_keys=hidden), score=node_score(h, arm)))

@@ -1,7 +1,10 @@
 """`memory_tool`: a fused-memory retriever as a LlamaIndex agent tool (`RetrieverTool`).
 
-The tool's `ToolOutput.content` is the memories' text; `ToolOutput.raw_output` keeps the
-`NodeWithScore`s (ids, scores, explanations) for the program.
+The tool's `ToolOutput.content` is what the LangChain tool shows the model: one memory per
+paragraph as `[type, event time] text` (`adapter_support.memory_line`), or `NO_MEMORIES` when
+nothing matched (it was empty content, which some providers refuse). `RetrieverTool` rendered
+every node's LLM metadata instead, including the two chat turns indexed with a memory as its
+context. `ToolOutput.raw_output` keeps the `NodeWithScore`s (ids, scores, explanations).
 """
 
 from __future__ import annotations
@@ -9,12 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.schema import MetadataMode
 from llama_index.core.tools import RetrieverTool, ToolOutput
 
-from fused_memory.adapter_support import DEFAULT_TOOL_DESCRIPTION, DEFAULT_TOOL_NAME
-from fused_memory.errors import QueryError
+from fused_memory.adapter_support import DEFAULT_TOOL_DESCRIPTION, DEFAULT_TOOL_NAME, NO_MEMORIES, memory_line
+from fused_memory.errors import ConfigurationError, QueryError
 
-__all__ = ["memory_tool", "MemoryTool", "DEFAULT_TOOL_NAME", "DEFAULT_TOOL_DESCRIPTION"]
+__all__ = ["memory_tool", "MemoryTool", "NO_MEMORIES", "DEFAULT_TOOL_NAME", "DEFAULT_TOOL_DESCRIPTION"]
 
 
 class MemoryTool(RetrieverTool):
@@ -24,10 +28,10 @@ class MemoryTool(RetrieverTool):
     LangChain tool drops them."""
 
     def call(self, *args: Any, **kwargs: Any) -> ToolOutput:
-        return super().call(self._question(args, kwargs))
+        return _as_memories(super().call(self._question(args, kwargs)))
 
     async def acall(self, *args: Any, **kwargs: Any) -> ToolOutput:
-        return await super().acall(self._question(args, kwargs))
+        return _as_memories(await super().acall(self._question(args, kwargs)))
 
     def _question(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
         """`input=...` (the tool's schema), else the one positional argument, else the one text
@@ -46,7 +50,19 @@ class MemoryTool(RetrieverTool):
         return question
 
 
+def _as_memories(out: ToolOutput) -> ToolOutput:
+    nodes = out.raw_output or []
+    content = "\n\n".join(memory_line(n.node.metadata.get("type"), n.node.metadata.get("event_at"),
+                                       n.node.get_content(MetadataMode.NONE)) for n in nodes)
+    return ToolOutput(content=content or NO_MEMORIES, tool_name=out.tool_name, raw_input=out.raw_input,
+                      raw_output=out.raw_output)
+
+
 def memory_tool(retriever: BaseRetriever, name: str = DEFAULT_TOOL_NAME,
                 description: str = DEFAULT_TOOL_DESCRIPTION) -> MemoryTool:
     """A `MemoryTool` (a `RetrieverTool`) over `retriever` with the given name and description."""
+    if not isinstance(retriever, BaseRetriever):  # e.g. LangChain's retriever of the same name
+        raise ConfigurationError(f"memory_tool takes a LlamaIndex retriever, got {type(retriever).__module__}."
+                                 f"{type(retriever).__name__} (for LangChain, import memory_tool from "
+                                 "langchain_fused_memory)")
     return MemoryTool.from_defaults(retriever=retriever, name=name, description=description)
