@@ -27,7 +27,7 @@ from .store_rules import (ASKED_RELATION_WEIGHT, MAX_FILTER_SHARE, MIN_SEED_DAMP
 
 __all__ = ["PlanBuilder", "Rule", "optimize", "optimize_off", "fired_rules", "DEFAULT_RULES", "OFF_RULES",
            "RULE_NAMES", "SPECULATIVE_TEMPORAL_WEIGHT", "DEFAULT_HOPS", "MULTI_HOPS", "ANSWER_TIME_WEIGHT",
-           "PURE_TIME_WEIGHT",
+           "PURE_TIME_WEIGHT", "WINDOW_TEMPORAL_WEIGHT",
            # stage 2b, in store_rules.py, re-exported here where the rest of the optimizer is
            "with_store", "skip_unselective", "scope_hub_seeds", "asked_relation_leads", "mask_hub_names",
            "mask_time_phrase", "MAX_FILTER_SHARE", "MIN_SEED_DAMPING", "ASKED_RELATION_WEIGHT"]
@@ -42,11 +42,20 @@ ANSWER_TIME_WEIGHT = 2.0
 #: The temporal arm's weight (times its base 0.5) when the query is only a time ("what happened
 #: yesterday?"). With RRF k = 10 a window memory at temporal rank r adds >= 4 * 0.71 / (10 + r)
 #: (its score is >= 0.5), more than dense's #1 can give a memory outside it (<= 1.5 / 11) for r up
-#: to 10. At the window weight (1.0) the one memory of "yesterday" in the demo came 6th, behind
+#: to 10. At the window weight of the time (1.0) the one memory of "yesterday" in the demo came 6th, behind
 #: dense's and the type arm's guesses at "what happened" (found by probing the adapters).
 PURE_TIME_WEIGHT = 8.0
+#: The temporal arm's weight (times its base 0.5) when the query names a window ("last week", "in
+#: May 2023") beside other words: the window's events by relevance then count like dense (1.5). At
+#: 1.0 "what did I tell Sarah last week?" ranked two of Sarah's events from 8 and 11 days earlier
+#: above the one inside the week, on the demo and in the tool description's own example. Public
+#: LoCoMo (143 windowed questions), weight 1 / 2 / 3 / 4 / 6: R@5 0.7466 / 0.7488 / 0.7506 / 0.7486 /
+#: 0.7386, temporal R@5 0.829 / 0.844 / 0.846 / 0.846 / 0.839, open-domain 0.366 / 0.377 / 0.354 /
+#: 0.354 / 0.354, adversarial 0.861 at 1-3, 0.857 at 4 (docs/RESULTS.md).
+WINDOW_TEMPORAL_WEIGHT = 3.0
 #: The temporal arm's weight by mode (`cues.temporal_mode`) when no skip rule applies.
-_TEMPORAL_WEIGHTS = {"window": 1.0, "answer": ANSWER_TIME_WEIGHT, "speculative": SPECULATIVE_TEMPORAL_WEIGHT}
+_TEMPORAL_WEIGHTS = {"window": WINDOW_TEMPORAL_WEIGHT, "answer": ANSWER_TIME_WEIGHT,
+                     "speculative": SPECULATIVE_TEMPORAL_WEIGHT}
 DEFAULT_HOPS = 2
 MULTI_HOPS = 3
 
@@ -235,7 +244,7 @@ def multi_hop_phrasing(b: PlanBuilder, q: ParsedQuery) -> None:
 
 def temporal_window(b: PlanBuilder, q: ParsedQuery) -> None:
     if q.temporal_window is not None:
-        b.run("temporal", 1.0)
+        b.run("temporal", WINDOW_TEMPORAL_WEIGHT)
         b.note(f"{q.temporal_phrase!r} -> window {q.temporal_window} -> temporal")
 
 

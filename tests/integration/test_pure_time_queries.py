@@ -5,11 +5,11 @@ adapters). Real store, real MiniLM embedder, the demo's memories and clock."""
 
 from __future__ import annotations
 
-
 import pytest
 
 from fused_memory.demo_data import DEMO_NAMESPACE, DEMO_NOW, demo_memories
 from fused_memory.ensemble import EnsembleMemory
+from fused_memory.query.optimizer import WINDOW_TEMPORAL_WEIGHT
 
 QUERIES = [
     "what happened yesterday?", "yesterday", "what did I do yesterday?", "what happened on March 17?",
@@ -41,4 +41,16 @@ def test_the_windows_events_come_first(ensemble: EnsembleMemory, query: str) -> 
 def test_a_time_with_a_topic_is_not_a_pure_time_query(ensemble: EnsembleMemory) -> None:
     r = ensemble.retrieve("what did I tell Sarah about the Berlin office last week?", namespace=DEMO_NAMESPACE,
                           k=5, now=DEMO_NOW)
-    assert r.plan.weights["temporal"] == 1.0 and "lexical" in r.plan.arms
+    assert r.plan.weights["temporal"] == WINDOW_TEMPORAL_WEIGHT and "lexical" in r.plan.arms
+
+
+@pytest.mark.parametrize(("query", "first"), [
+    ("what did I tell Sarah last week?", "Told Sarah that the Berlin office needs two more desks"),
+    ("what did I discuss with Tom last week?", "Had lunch with Tom Becker"),
+])
+def test_a_window_beside_a_topic_puts_the_windows_answer_first(ensemble: EnsembleMemory, query: str,
+                                                                 first: str) -> None:
+    """The tool description's own example: at the window's old weight (1.0) two of Sarah's events
+    from 8 and 11 days before came first, and the one inside "last week" third."""
+    r = ensemble.retrieve(query, namespace=DEMO_NAMESPACE, k=5, now=DEMO_NOW)
+    assert r.hits[0].memory.text.startswith(first), [h.memory.text[:50] for h in r.hits]

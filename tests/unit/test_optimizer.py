@@ -22,7 +22,7 @@ from fused_memory.query import (
     parse_query,
 )
 from fused_memory.query.optimizer import (ANSWER_TIME_WEIGHT, MULTI_HOPS, PURE_TIME_WEIGHT, SPECULATIVE_TEMPORAL_WEIGHT,
-                                         mask_hub_names, mask_time_phrase, scope_hub_seeds, skip_unselective)
+                                         WINDOW_TEMPORAL_WEIGHT, mask_hub_names, mask_time_phrase, scope_hub_seeds, skip_unselective)
 from fused_memory.store.protocols import Entity
 from fused_memory.types import ARMS, MemoryType, ParsedQuery
 
@@ -122,7 +122,7 @@ def test_mixed_queries(query: str, session: bool, hints: set[MemoryType], arms: 
 
 def test_mixed_query_lights_up_every_arm() -> None:
     parsed, plan = plan_for("what did I tell Sarah about the Berlin office last week?")
-    assert plan.arms == ARMS and plan.weights["temporal"] == 1.0 and plan.weights["graph"] == 1.0
+    assert plan.arms == ARMS and plan.weights["temporal"] == WINDOW_TEMPORAL_WEIGHT and plan.weights["graph"] == 1.0
     (sarah, office) = parsed.entity_refs
     assert sarah.ambiguous and [c.entity_id for c in sarah.candidates] == ["sarah chen", "sarah park"]
     assert not office.ambiguous
@@ -135,11 +135,11 @@ def test_weights() -> None:
     assert plan_for("when did the outage happen?")[1].weights["temporal"] == ANSWER_TIME_WEIGHT
     assert optimize_off(plan_for("when did the outage happen?")[0]).weights["temporal"] == ANSWER_TIME_WEIGHT
     assert plan_for("what happened yesterday?")[1].weights["temporal"] == PURE_TIME_WEIGHT  # the window is all
-    assert plan_for("what did I paint yesterday?")[1].weights["temporal"] == 1.0  # a topic too
-    assert optimize_off(plan_for("what happened yesterday?")[0]).weights["temporal"] == 1.0
+    assert plan_for("what did I paint yesterday?")[1].weights["temporal"] == WINDOW_TEMPORAL_WEIGHT  # a topic too
+    assert optimize_off(plan_for("what happened yesterday?")[0]).weights["temporal"] == WINDOW_TEMPORAL_WEIGHT
     for said in ("what did I tell you yesterday?", "what did we talk about last week?", "what did I plan yesterday?"):
         plan = plan_for(said)[1]  # what was said then has no event time: the window must not lead
-        assert plan.weights["temporal"] == 1.0 and "pure_time_window_decides" not in fired_rules(plan), said
+        assert plan.weights["temporal"] == WINDOW_TEMPORAL_WEIGHT and "pure_time_window_decides" not in fired_rules(plan), said
     assert "pure_time_window_decides" in fired_rules(plan_for("what changed since we last talked?")[1])
     assert plan_for("who reports to Sarah?")[1].weights["graph"] == 1.0
 
