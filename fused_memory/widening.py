@@ -22,10 +22,16 @@ from dataclasses import replace
 from .retrievers.base import ArmRequest
 from .types import Hit
 
-__all__ = ["WIDENABLE", "needs_widening", "widened"]
+__all__ = ["NOTHING_KEPT_SCALE", "WIDENABLE", "needs_widening", "widened"]
 
 #: The arms a hard type filter applies to, and so the arms that widen.
 WIDENABLE = ("dense", "lexical")
+#: A forced filter that kept nothing in one arm: the rerun keeps its order, its scores times this. A
+#: score counts by its square root, so the arm's votes shrink tenfold and one arm's off-type #1 no
+#: longer outranks another arm's hit of the forced types ("Zephyr" under types=["fact"]: BM25 kept
+#: no fact, and its preference at full score led; found by probing the API), while a namespace with
+#: none of the types anywhere still ranks as the rerun does (every such arm shrinks alike).
+NOTHING_KEPT_SCALE = 0.01
 
 
 def needs_widening(arm: str, request: ArmRequest, hits: list[Hit], widen_below: int) -> bool:
@@ -39,8 +45,11 @@ def widened(narrow: list[Hit], wide: list[Hit], k: int, kept_first: bool = True)
     them): the unfiltered search as it is. See the module docstring."""
     if not kept_first:
         return wide[:k]
+    if not narrow:  # nothing to stay below here, but another arm's hits of the forced types may be
+        return [replace(h, score=h.score * NOTHING_KEPT_SCALE, detail=f"off-type, widened (own score {h.score:.2f})")
+                for h in wide[:k]]
     kept = {h.memory_id for h in narrow}
-    floor = min((h.score for h in narrow), default=1.0)
+    floor = min(h.score for h in narrow)
     rest = [h if h.score <= floor else replace(h, score=floor, detail=f"off-type, widened (own score {h.score:.2f})")
             for h in wide if h.memory_id not in kept]
     return (narrow + rest)[:k]

@@ -9,7 +9,7 @@ import pytest
 
 from fused_memory.retrievers.base import ArmRequest
 from fused_memory.types import Hit, MemoryType, ParsedQuery
-from fused_memory.widening import needs_widening, widened
+from fused_memory.widening import NOTHING_KEPT_SCALE, needs_widening, widened
 
 NOW = datetime(2024, 5, 15, 12, 0, tzinfo=timezone.utc)
 
@@ -29,9 +29,13 @@ def test_a_guessed_filter_takes_the_rerun_as_it_is() -> None:
     assert widened(narrow, wide, 2, kept_first=False) == wide[:2]
 
 
-def test_nothing_kept_leaves_the_rerun_as_it_is() -> None:
+def test_nothing_kept_keeps_the_reruns_order_at_a_hundredth_of_its_scores() -> None:
+    """Its votes shrink by sqrt(0.01): another arm's hit of the forced types then leads."""
     wide = [Hit("c", 0.9), Hit("d", 0.2)]
-    assert widened([], wide, 5) == wide
+    got = widened([], wide, 5)
+    assert [h.memory_id for h in got] == ["c", "d"]
+    assert [h.score for h in got] == pytest.approx([0.9 * NOTHING_KEPT_SCALE, 0.2 * NOTHING_KEPT_SCALE])
+    assert NOTHING_KEPT_SCALE == 0.01 and got[0].detail == "off-type, widened (own score 0.90)"
 
 
 REQ = ArmRequest(query=ParsedQuery(text="q", now=NOW), namespace="ns", k=10)
