@@ -224,6 +224,7 @@ class EnsembleMemory:
         started = time.perf_counter()
         if not isinstance(query, str):
             raise QueryError(f"query must be a string, got {type(query).__name__}")
+        arms = (arms,) if isinstance(arms, str) else arms  # "dense" is one arm, as types="fact" is one type
         k, forced = check_options(namespace, k, now, types, arms)
         if embed_text is not None:
             embed_text = check_embed_text(embed_text, self.config.max_query_chars)

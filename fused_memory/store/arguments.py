@@ -1,15 +1,35 @@
-"""Checks of the arguments the store's read and delete entry points take (a namespace, memory
-ids), kept apart from `memory_store` so that every entry point reads them the same way."""
+"""Checks of the arguments the store's entry points take (a namespace, memory ids, an explicit
+relation), kept apart from `memory_store` so that every entry point reads them the same way."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
 from ..errors import QueryError
 from ..types import MAX_NAME_BYTES, memory_id_text, require_clean
+from ..validation import require_storable
 
-__all__ = ["check_namespace", "memory_ids"]
+__all__ = ["check_namespace", "check_relation", "memory_ids"]
+
+_KINDS = ("structural", "semantic", "lifecycle")
+
+
+def check_relation(kind: str, confidence: Any, valid_from: datetime | None, valid_to: datetime | None) -> float:
+    """`relate()`'s settings; returns the confidence as a float. True and "0.5" were taken as 1.0
+    and 0.5, and a validity that ends before it starts was stored (found by probing the API)."""
+    if kind not in _KINDS:
+        raise QueryError(f"relation kind must be structural, semantic or lifecycle, not {kind!r}")
+    if isinstance(confidence, (bool, str)) or not isinstance(confidence, (int, float)) \
+            or not 0.0 <= float(confidence) <= 1.0:
+        raise QueryError(f"relation confidence must be a number in [0, 1], got {confidence!r}")
+    for name, value in (("valid_from", valid_from), ("valid_to", valid_to)):
+        if value is not None:
+            require_storable(value, name)
+    if valid_from is not None and valid_to is not None and valid_from > valid_to:
+        raise QueryError(f"relation valid_from {valid_from} is after valid_to {valid_to}")
+    return float(confidence)
 
 
 def memory_ids(ids: Any) -> list[str]:

@@ -27,6 +27,8 @@ def embedded_parts(path: str | Path, *, embedder: Any, ner: bool, show_progress:
     from .graph_embedded import EmbeddedGraphStore
     from .qdrant_edge import QdrantEdgeBackend
 
+    if not isinstance(path, (str, Path)) or not str(path).strip():  # "" was the current directory
+        raise ConfigurationError(f"MemoryStore.embedded needs a directory path, got {path!r}")
     root = Path(path)
     return {"vectors": QdrantEdgeBackend(str(root / "vectors")), "lexical": BM25Index(),
             "embedder": _embedder(embedder), "graph": EmbeddedGraphStore(str(root / "graph")),

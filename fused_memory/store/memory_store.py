@@ -43,13 +43,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..config import StoreConfig
-from ..errors import BackendError, ConfigurationError, InvalidMemory, QueryError, StoreClosed
+from ..errors import BackendError, ConfigurationError, InvalidMemory, StoreClosed
 from ..handles import SharedHandle
 from ..ingest import EntityExtractor, classify_type, extract_beside
 from ..query.store_rules import filter_share
 from ..types import Memory, MemoryType, utcnow
 from ..validation import require_storable
-from .arguments import check_namespace, memory_ids as keyed_ids
+from .arguments import check_namespace, check_relation, memory_ids as keyed_ids
 from .codec import from_payload, stored_time, to_payload
 from .protocols import (GraphStore, LexicalDoc, LexicalIndex, Relation, VectorBackend, VectorQuery,
                         VectorRecord, ScoredPayload)
@@ -301,17 +301,7 @@ class MemoryStore(SharedHandle):
                valid_to: datetime | None = None) -> None:
         """An explicit entity relation, e.g. relate("Tom", "reports_to", "Sarah", kind="structural")."""
         check_namespace(namespace)
-        if kind not in ("structural", "semantic", "lifecycle"):
-            raise QueryError(f"relation kind must be structural, semantic or lifecycle, not {kind!r}")
-        try:
-            conf = float(confidence)
-        except (TypeError, ValueError):
-            raise QueryError(f"relation confidence must be a number in [0, 1], got {confidence!r}") from None
-        if not 0.0 <= conf <= 1.0:
-            raise QueryError("relation confidence must be in [0, 1]")
-        for name, value in (("valid_from", valid_from), ("valid_to", valid_to)):
-            if value is not None:
-                require_storable(value, name)
+        conf = check_relation(kind, confidence, valid_from, valid_to)
         if self.graph is None:
             raise ConfigurationError("this store has no graph backend")
         with self._write_lock:
@@ -338,6 +328,7 @@ class MemoryStore(SharedHandle):
 
     # ------------------------------------------------------------------ reads
     def last_session_end(self, namespace: str) -> datetime | None:
+        check_namespace(namespace)
         self._ensure_open()
         ts = (self._meta.get("sessions") or {}).get(namespace)
         return stored_time(ts) if ts is not None else None
@@ -350,12 +341,14 @@ class MemoryStore(SharedHandle):
             return [from_payload(p) for p in self.vectors.get(namespace, ids)]
 
     def count(self, namespace: str) -> int:
+        check_namespace(namespace)
         with self._live():
             return self.vectors.count(namespace)
 
     def type_counts(self, namespace: str) -> Mapping[MemoryType | None, int] | None:
         """Memories per type in `namespace`, from the lexical index (no backend round trip); None
         when the index cannot tell."""
+        check_namespace(namespace)
         self._ensure_open()
         counts_of = getattr(self.lexical, "type_counts", None)
         return counts_of(namespace) if callable(counts_of) else None

@@ -1,0 +1,54 @@
+"""Arguments every store entry point reads alike (found by probing the API): `count("\\udc00")`
+raised qdrant-edge's TypeError and `count(" ")` answered 0 where `get_many` refused both;
+`relate()` took `confidence=True` or "0.5" and a validity ending before it starts;
+`MemoryStore.embedded("")` made a store in the current directory; `arms="dense"` was read as the
+arms 'd', 'e', 'n', 's', 'e'."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from _support import NOW, embedded
+
+from fused_memory.ensemble import EnsembleMemory
+from fused_memory.errors import ConfigurationError, QueryError
+from fused_memory.store.memory_store import MemoryStore
+from fused_memory.types import Memory
+
+
+@pytest.mark.parametrize("namespace", ["\udc00", " ", "a\x00b", "", 5])
+def test_every_read_refuses_a_bad_namespace(tmp_path: Path, namespace: object) -> None:
+    with embedded(tmp_path / "s") as store:
+        for read in (store.count, store.type_counts, store.last_session_end,
+                     lambda ns: store.get_many(ns, ["x"])):
+            with pytest.raises(QueryError):
+                read(namespace)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kwargs", [{"confidence": True}, {"confidence": "0.5"}, {"confidence": 1.5},
+                                    {"valid_from": NOW, "valid_to": NOW - timedelta(days=1)}])
+def test_relate_refuses_what_it_would_store_wrong(tmp_path: Path, kwargs: dict) -> None:
+    with embedded(tmp_path / "s") as store:
+        with pytest.raises(QueryError):
+            store.relate("Tom", "reports_to", "Sarah", namespace="a", **kwargs)
+        store.relate("Tom", "reports_to", "Sarah", namespace="a", confidence=0.5,
+                     valid_from=NOW - timedelta(days=1), valid_to=NOW)  # the same, right, is taken
+
+
+@pytest.mark.parametrize("path", ["", "  ", None])
+def test_an_embedded_store_needs_a_path(path: object) -> None:
+    with pytest.raises(ConfigurationError):
+        MemoryStore.embedded(path)  # type: ignore[arg-type]
+
+
+def test_one_arm_may_be_named_bare(tmp_path: Path) -> None:
+    with embedded(tmp_path / "s") as store:
+        store.add(Memory(text="badge ID is 47821", namespace="a"))
+        ens = EnsembleMemory(store)
+        try:
+            r = ens.retrieve("badge 47821", namespace="a", k=3, now=NOW, arms="lexical")  # type: ignore[arg-type]
+            assert r.plan.arms == ("lexical",) and r.hits
+        finally:
+            ens.close()
