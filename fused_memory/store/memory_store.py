@@ -383,7 +383,10 @@ class MemoryStore(SharedHandle):
         cached = self._matchers.get(namespace)
         if cached is not None and cached[0] == version:
             return cached[1]
-        matcher = EntityMatcher(self.graph.entities(namespace) if self.graph is not None else [])
+        # an entity no memory mentions any more and no relation names (its memories were deleted or
+        # rewritten) is no reason to plan the graph arm: the graph keeps the name, the matcher does not
+        known = self.graph.entities(namespace) if self.graph is not None else []
+        matcher = EntityMatcher([e for e in known if e.mentions or e.relations])
         self._matchers[namespace] = (version, matcher)
         return matcher
 

@@ -52,3 +52,19 @@ def test_one_arm_may_be_named_bare(tmp_path: Path) -> None:
             assert r.plan.arms == ("lexical",) and r.hits
         finally:
             ens.close()
+
+
+def test_an_entity_whose_memories_are_gone_no_longer_plans_the_graph(tmp_path: Path) -> None:
+    """After a delete (or an upsert with new text) the graph keeps the entity's name; the query
+    naming it still planned the graph arm (found by probing the API)."""
+    with embedded(tmp_path / "s") as store:
+        store.add([Memory(text="Met Zanzibar Holdings", id="z", namespace="a", entities=("Zanzibar Holdings",)),
+                   Memory(text="other", id="o", namespace="a")])
+        store.relate("Tom", "reports_to", "Sarah", namespace="a")  # named by a relation only: kept
+        store.delete("a", "z")
+        ens = EnsembleMemory(store)
+        try:
+            assert "graph" not in ens.retrieve("Zanzibar Holdings news", namespace="a", now=NOW).plan.arms
+            assert "graph" in ens.retrieve("who reports to Sarah?", namespace="a", now=NOW).plan.arms
+        finally:
+            ens.close()
