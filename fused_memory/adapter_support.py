@@ -79,8 +79,9 @@ def answered(retrieval: Retrieval) -> Retrieval:
     """The retrieval an adapter may hand over: no hits while some arm failed is not "no memories"
     (the answer may be in the part that failed), and a framework's empty list cannot say so, so it
     raises, as a query whose every arm failed does. With hits, the failures ride in the metadata."""
-    if not retrieval.hits and retrieval.failures:
-        causes = {f.arm: f"{f.kind}: {f.reason}" for f in retrieval.failures}
+    planned = [f for f in retrieval.failures if f.arm in retrieval.plan.arms]  # not the entity lookup of
+    if not retrieval.hits and planned:  # a query whose graph arm was not asked for (a BM25 retriever's)
+        causes = {f.arm: f"{f.kind}: {f.reason}" for f in planned}
         raise BackendUnavailable("no memory matched, and the search was incomplete (the answer may be in "
                                  "what failed): " + "; ".join(f"{a}: {r}" for a, r in causes.items()), causes)
     return retrieval

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -59,8 +60,9 @@ class FusionConfig:
     def __post_init__(self) -> None:
         for name, minimum in (("k", 0), ("depth", 1), ("widen_below", 0), ("max_query_chars", 1), ("pool_min", 0)):
             value = getattr(self, name)  # "5", 1.5 and True were taken, then failed inside a query
-            if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < minimum:
                 raise ConfigurationError(f"{name} must be an integer >= {minimum}, got {value!r}")
+            object.__setattr__(self, name, int(value))  # numpy's integers too, as check_options takes k
         for name, table in (("weights", self.weights), ("timeouts_s", self.timeouts_s)):
             if not isinstance(table, Mapping):
                 raise ConfigurationError(f"{name} must be a mapping of arm name to number, got {table!r}")

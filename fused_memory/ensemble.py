@@ -190,6 +190,7 @@ class EnsembleMemory:
         return self._hung.timed_out(task.arms, task.timeout_s, fut)
 
     def close(self) -> None:
+        self._lookup.clear()
         if self._executor is not None:
             # queries already running finish on the old pool; the next query starts a new one
             self._executor.shutdown(wait=False)

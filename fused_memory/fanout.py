@@ -3,7 +3,7 @@ back in `_finish`: a task per arm (or per batch of vector arms) and the job that
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,9 +41,9 @@ class Job:
 def checked(name: str, hits: Any) -> list[Hit]:
     """An arm's answer as fusion needs it; a custom arm that returns something else fails alone,
     inside its task, instead of failing the query in fusion."""
-    if not isinstance(hits, list) or not all(isinstance(h, Hit) for h in hits):
+    if isinstance(hits, (str, bytes)) or not isinstance(hits, Sequence) or not all(isinstance(h, Hit) for h in hits):
         raise BackendError(f"arm {name!r} returned {type(hits).__name__}, not a list of Hit")
-    return hits
+    return list(hits)
 
 
 def raiser(exc: Exception) -> Callable[[], Outcome]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import math
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -31,11 +32,18 @@ def wait_s(timeout_s: float) -> float | None:
 
 
 class EntityLookup:
-    """One ensemble's bounded lookups (a copy of the ensemble starts its own)."""
+    """One ensemble's bounded lookups (a copy of the ensemble starts its own).
 
-    def __init__(self) -> None:
-        self._inflight: dict[str, cf.Future[Any]] = {}
+    A lookup that outlived its timeout is not waited on again: while it is still running, the next
+    queries of that namespace go on without entities at once (reported as a graph timeout), as
+    `HungArms` does for an arm. A lookup still running after `expire_s` is forgotten and the next
+    query asks again (a reply lost on a half-open connection would otherwise pin it for as long as
+    the socket lives); `clear()` (the ensemble's `close()`) forgets them all."""
+
+    def __init__(self, expire_s: float = 60.0) -> None:
+        self._inflight: dict[str, tuple[cf.Future[Any], float, bool]] = {}  # future, started, timed out
         self._lock = threading.Lock()
+        self._expire_s = expire_s
 
     def __call__(self, store: Any, namespace: str, submit: Callable[..., cf.Future[Any]],
                  timeout_s: float) -> tuple[Any, ArmFailure | None]:
@@ -44,11 +52,24 @@ class EntityLookup:
             if not getattr(store.graph, "remote", False):
                 return store.entity_matcher(namespace), None
             with self._lock:
-                fut = self._inflight.get(namespace)
-                if fut is None or fut.done():
-                    fut = self._inflight[namespace] = submit(store.entity_matcher, namespace)
-            return fut.result(timeout=wait_s(timeout_s)), None
+                fut, started, late = self._inflight.get(namespace, (None, 0.0, False))
+                if fut is None or fut.done() or time.monotonic() - started > self._expire_s:
+                    fut, started, late = submit(store.entity_matcher, namespace), time.monotonic(), False
+                    self._inflight[namespace] = (fut, started, late)
+            if late:  # an earlier query already waited its timeout on this very lookup
+                raise cf.TimeoutError
+            try:
+                return fut.result(timeout=wait_s(timeout_s)), None
+            except cf.TimeoutError:
+                with self._lock:
+                    if self._inflight.get(namespace, (None,))[0] is fut:
+                        self._inflight[namespace] = (fut, started, True)
+                raise
         except cf.TimeoutError:
             return None, ArmFailure("graph", f"entity lookup: no answer within {timeout_s:.2f}s", "timeout")
         except BackendError as exc:
             return None, ArmFailure("graph", f"entity lookup failed: {exc}")
+
+    def clear(self) -> None:
+        with self._lock:
+            self._inflight.clear()

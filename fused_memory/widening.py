@@ -29,8 +29,8 @@ WIDENABLE = ("dense", "lexical")
 #: A forced filter that kept nothing in one arm: the rerun keeps its order, its scores times this. A
 #: score counts by its square root, so the arm's votes shrink tenfold and one arm's off-type #1 no
 #: longer outranks another arm's hit of the forced types ("Zephyr" under types=["fact"]: BM25 kept
-#: no fact, and its preference at full score led; found by probing the API), while a namespace with
-#: none of the types anywhere still ranks as the rerun does (every such arm shrinks alike).
+#: no fact, and its preference at full score led; found by probing the API). Where no arm keeps any,
+#: dense and BM25 shrink alike, so the arms that cannot filter (graph, temporal) weigh more there.
 NOTHING_KEPT_SCALE = 0.01
 
 

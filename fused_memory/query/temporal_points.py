@@ -343,7 +343,7 @@ _POINTS: tuple[tuple[str, int, str, _Handler], ...] = (
     ("weekday_abbr", _REL, rf"(?P<mod>last|this|on)\s+(?P<wd>{_WD_ABBR})", _h_weekday),
     ("season", _ABS, rf"(?:(?P<mod>last|this|past|in\s+the|during\s+the|over\s+the)\s+)?"
                      rf"(?P<s>spring|summer|fall|autumn|winter)(?:\s+(?:of\s+)?(?P<y>{_YEAR}))?", _h_season),
-    ("quarter", _ABS, rf"(?:q(?P<q>[1-4])|the\s+(?P<qo>first|second|third|fourth|last|1st|2nd|3rd|4th)\s+quarter)"
+    ("quarter", _ABS, rf"(?:q(?P<q>[1-4])|the\s+(?P<qo>first|second|third|fourth|1st|2nd|3rd|4th|last(?=\s+quarter\s+(?:of\s+)?(?:19|2[01])\d\d))\s+quarter)"
                       rf"(?:\s+(?:of\s+)?(?P<y>{_YEAR}))?", _h_quarter),
     ("iso_date", _ABS, r"(?P<y>\d{4})[-/](?P<mon>\d{1,2})[-/](?P<d>\d{1,2})(?!\d)"
                       r"(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:z|[+-]\d\d:?\d\d)?(?!\w))?", _h_day),

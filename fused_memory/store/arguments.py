@@ -3,6 +3,7 @@ relation), kept apart from `memory_store` so that every entry point reads them t
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
@@ -21,8 +22,7 @@ def check_relation(kind: str, confidence: Any, valid_from: datetime | None, vali
     and 0.5, and a validity that ends before it starts was stored (found by probing the API)."""
     if kind not in _KINDS:
         raise QueryError(f"relation kind must be structural, semantic or lifecycle, not {kind!r}")
-    if isinstance(confidence, (bool, str)) or not isinstance(confidence, (int, float)) \
-            or not 0.0 <= float(confidence) <= 1.0:
+    if isinstance(confidence, bool) or not isinstance(confidence, numbers.Real) or not 0.0 <= float(confidence) <= 1.0:
         raise QueryError(f"relation confidence must be a number in [0, 1], got {confidence!r}")
     for name, value in (("valid_from", valid_from), ("valid_to", valid_to)):
         if value is not None:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from langchain_core.callbacks import Callbacks  # noqa: TC002 - StructuredTool reads the annotations
 from langchain_core.documents import Document  # noqa: TC002
-from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables import Runnable
 from langchain_core.tools import StructuredTool, ToolException
 from langchain_core.tools.retriever import RetrieverInput
 
@@ -49,10 +49,11 @@ def _bad_arguments(error: Exception) -> str:
     return "Call this tool with one argument, query: the text to look up in memory (a non-empty string)."
 
 
-def memory_tool(retriever: BaseRetriever, name: str = DEFAULT_TOOL_NAME,
+def memory_tool(retriever: Runnable[str, list[Document]], name: str = DEFAULT_TOOL_NAME,
                 description: str = DEFAULT_TOOL_DESCRIPTION) -> StructuredTool:
     """A tool whose content is the memories, one per paragraph, and whose artifact is the Documents."""
-    if not isinstance(retriever, BaseRetriever):  # e.g. LlamaIndex's retriever of the same name
+    if not isinstance(retriever, Runnable):  # e.g. LlamaIndex's retriever of the same name; a
+        # configurable_fields / bind / with_config wrapper of ours is a Runnable and is welcome
         raise ConfigurationError(f"memory_tool takes a LangChain retriever, got {type(retriever).__module__}."
                                  f"{type(retriever).__name__} (for LlamaIndex, import memory_tool from "
                                  "llama_index.retrievers.fused_memory)")

@@ -80,3 +80,27 @@ def test_each_tool_refuses_the_other_frameworks_retriever(seeded_store: MemorySt
         li_tool(LCEnsemble(store=seeded_store, namespace=NS))  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match="llama_index.retrievers.fused_memory"):
         lc_tool(LIEnsemble(seeded_store, namespace=NS))  # type: ignore[arg-type]
+
+
+def test_a_failure_outside_the_plan_does_not_make_an_empty_answer_raise() -> None:
+    """The planner's entity lookup reports a down graph as a graph failure whatever arms run; a
+    BM25 retriever's empty answer on a new user's namespace then raised (found by review)."""
+    from fused_memory.adapter_support import answered
+    from fused_memory.types import ArmFailure, ParsedQuery, QueryPlan, Retrieval
+
+    parsed = ParsedQuery(text="q", now=NOW)
+    lookup_only = Retrieval((), QueryPlan(arms=("lexical",)), parsed, (ArmFailure("graph", "entity lookup failed"),))
+    assert answered(lookup_only) is lookup_only
+    planned = Retrieval((), QueryPlan(arms=("lexical", "graph")), parsed, (ArmFailure("graph", "down"),))
+    with pytest.raises(BackendUnavailable):
+        answered(planned)
+
+
+def test_the_langchain_tool_takes_a_configurable_retriever(seeded_store: MemoryStore) -> None:
+    """README: make `namespace` configurable behind the tool; the type check of the tool refused it."""
+    from langchain_core.runnables import ConfigurableField
+
+    per_user = LCEnsemble(store=seeded_store, namespace="nobody", now=NOW).configurable_fields(
+        namespace=ConfigurableField(id="namespace"))
+    tool = lc_tool(per_user)
+    assert tool.invoke({"query": "badge ID"}, config={"configurable": {"namespace": NS}}) != NO_MEMORIES

@@ -168,6 +168,11 @@ def test_a_hung_server_does_not_hold_up_planning_after_a_write(server: FalkorDBS
             assert not worker.is_alive(), "retrieve blocked on the hung server"
         for hung in answers:
             assert hung.hits and ("graph", "timeout") in [(f.arm, f.kind) for f in hung.failures]  # type: ignore[attr-defined]
+        server.proc.send_signal(signal.SIGCONT)  # the server thaws: the entities are back within moments
+        deadline = time.monotonic() + 10
+        while ens.retrieve("what is Sarah Chen working on?", namespace="hung2", k=5, now=NOW).failures:
+            assert time.monotonic() < deadline, "queries did not recover after the server came back"
+            time.sleep(0.05)
     finally:
         if server.proc is not None:
             server.proc.send_signal(signal.SIGCONT)

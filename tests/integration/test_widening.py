@@ -79,7 +79,7 @@ def test_a_guessed_filter_still_rescues_a_misfiled_answer(tmp_path, query: str) 
 def test_a_forced_type_leads_when_one_arm_keeps_none_of_it(tmp_path) -> None:
     """BM25 finds only a preference for "Zephyr", so under types=["fact"] its filtered list is empty
     and it widens; with nothing kept, the preference came back at its full score at BM25 #1 and
-    outranked dense's only fact (found by probing the API). The rest now counts 0 there."""
+    outranked dense's only fact (found by probing the API). The rest now counts a hundredth there."""
     from fused_memory.embeddings import HashingEmbedder
 
     with MemoryStore.embedded(tmp_path / "s", embedder=HashingEmbedder(dim=64), ner=False) as store:

@@ -97,3 +97,16 @@ def test_a_bad_ensemble_is_refused_when_built(store: MemoryStore) -> None:
                   lambda: EnsembleMemory(store, max_workers=0)):
         with pytest.raises(ConfigurationError):
             build()
+
+
+def test_numpy_numbers_and_a_tuple_of_hits_are_taken(store: MemoryStore) -> None:
+    """The checks above must not refuse what worked before them (found by review)."""
+    import numpy as np
+
+    config = FusionConfig(depth=np.int64(30), widen_below=np.int32(5), max_query_chars=np.int64(5000))
+    assert (config.depth, type(config.depth)) == (30, int)
+    ens = EnsembleMemory(store, config, arms={"pinned": Pinned((Hit("m-pref", 1.0),))})
+    try:
+        assert ens.retrieve("badge", namespace=NS, k=3, now=NOW, arms=["pinned"]).ids() == ["m-pref"]
+    finally:
+        ens.close()

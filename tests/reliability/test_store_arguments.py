@@ -68,3 +68,11 @@ def test_an_entity_whose_memories_are_gone_no_longer_plans_the_graph(tmp_path: P
             assert "graph" in ens.retrieve("who reports to Sarah?", namespace="a", now=NOW).plan.arms
         finally:
             ens.close()
+
+
+def test_relate_takes_numpy_numbers(tmp_path: Path) -> None:
+    import numpy as np
+
+    with embedded(tmp_path / "s") as store:
+        store.relate("Tom", "reports_to", "Sarah", namespace="a", confidence=np.float32(0.5))
+        store.relate("Tom", "mentors", "Lena", namespace="a", confidence=np.int64(1))
