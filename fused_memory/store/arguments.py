@@ -8,13 +8,25 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from ..errors import QueryError
+from ..errors import InvalidMemory, QueryError
 from ..types import MAX_NAME_BYTES, memory_id_text, require_clean
 from ..validation import require_storable
 
-__all__ = ["check_namespace", "check_relation", "memory_ids"]
+__all__ = ["check_mentions", "check_namespace", "check_relation", "memory_ids"]
 
 _KINDS = ("structural", "semantic", "lifecycle")
+
+
+def check_mentions(memory: Any) -> None:
+    """A memory's own entity names as the graph will check them (also once normalized: NFKC can grow
+    a name past the limit), so `add` refuses the batch before writing any of it. A name that grew
+    past 16 KB was refused by the graph write of its chunk, after earlier chunks were stored."""
+    from .graph_values import clean_mentions
+
+    try:
+        clean_mentions(memory.entities)
+    except QueryError as exc:
+        raise InvalidMemory(f"memory {memory.id!r}: {exc}") from None
 
 
 def check_relation(kind: str, confidence: Any, valid_from: datetime | None, valid_to: datetime | None) -> float:

@@ -49,7 +49,7 @@ from ..ingest import EntityExtractor, classify_type, extract_beside
 from ..query.store_rules import filter_share
 from ..types import Memory, MemoryType, utcnow
 from ..validation import require_storable
-from .arguments import check_namespace, check_relation, memory_ids as keyed_ids
+from .arguments import check_mentions, check_namespace, check_relation, memory_ids as keyed_ids
 from .codec import from_payload, stored_time, to_payload
 from .protocols import (GraphStore, LexicalDoc, LexicalIndex, Relation, VectorBackend, VectorQuery,
                         VectorRecord, ScoredPayload)
@@ -195,6 +195,7 @@ class MemoryStore(SharedHandle):
         for m in batch:
             if not isinstance(m, Memory):
                 raise InvalidMemory(f"add() takes Memory objects, got {type(m).__name__}")
+            check_mentions(m)  # before any chunk is written: the graph refused these after 256 were
         if not batch:
             return []
         self._ensure_open()

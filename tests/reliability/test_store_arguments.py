@@ -76,3 +76,16 @@ def test_relate_takes_numpy_numbers(tmp_path: Path) -> None:
     with embedded(tmp_path / "s") as store:
         store.relate("Tom", "reports_to", "Sarah", namespace="a", confidence=np.float32(0.5))
         store.relate("Tom", "mentors", "Lena", namespace="a", confidence=np.int64(1))
+
+
+def test_a_batch_with_an_entity_the_graph_would_refuse_writes_nothing(tmp_path: Path) -> None:
+    """'\\ufdfa' passes Memory's checks at 1,000 characters but grows past 16 KB once normalized;
+    the graph refused it after the first 256 memories of the batch were stored (found by probing)."""
+    from fused_memory.errors import InvalidMemory
+
+    with embedded(tmp_path / "s") as store:
+        good = [Memory(text=f"note {i}", namespace="a") for i in range(300)]
+        bad = Memory(text="odd name", namespace="a", entities=("\ufdfa" * 1000,))
+        with pytest.raises(InvalidMemory):
+            store.add([*good, bad])
+        assert store.count("a") == 0
