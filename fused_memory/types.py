@@ -279,6 +279,12 @@ class QueryPlan:
     def weight(self, arm: str) -> float:
         return float(self.weights.get(arm, 1.0))
 
+    def to_json(self) -> dict[str, Any]:
+        """JSON-safe, for traces (`QueryOptimizerChain`'s output) and `Retrieval.to_json()`."""
+        return {"arms": list(self.arms), "type_hints": sorted(t.value for t in self.type_hints),
+                "weights": dict(self.weights), "max_hops": self.max_hops, "hard_filter": self.hard_filter,
+                "reasons": list(self.reasons), "skipped": dict(self.skipped)}
+
 
 @dataclass(frozen=True)
 class Hit:
@@ -390,10 +396,7 @@ class Retrieval:
     def to_json(self) -> dict[str, Any]:
         return {
             "hits": [h.to_json() for h in self.hits],
-            "plan": {"arms": list(self.plan.arms), "type_hints": sorted(t.value for t in self.plan.type_hints),
-                     "weights": dict(self.plan.weights), "max_hops": self.plan.max_hops,
-                     "hard_filter": self.plan.hard_filter, "reasons": list(self.plan.reasons),
-                     "skipped": dict(self.plan.skipped)},
+            "plan": self.plan.to_json(),
             "failures": [{"arm": f.arm, "kind": f.kind, "reason": f.reason} for f in self.failures],
             "widened": list(self.widened), "pooled": list(self.pooled), "timings_ms": dict(self.timings_ms),
         }

@@ -347,3 +347,13 @@ def test_the_window_phrase_is_masked_for_the_vector_arms(query, hub_dampings, em
     else:
         assert masked.reasons[-1].startswith("mask_time_phrase:") and repr(embed_text) in masked.reasons[-1]
         assert (masked.arms, masked.weights) == (plan.arms, plan.weights)
+
+
+def test_a_plan_is_json_for_traces() -> None:
+    """`QueryOptimizerChain` returns a QueryPlan; LangSmith and json.dumps could not serialize it."""
+    import json
+
+    plan = plan_for("what did I tell Sarah about the Berlin office last week?")[1]
+    data = json.loads(json.dumps(plan.to_json()))
+    assert data["arms"] == list(plan.arms) and data["weights"]["temporal"] == WINDOW_TEMPORAL_WEIGHT
+    assert data["type_hints"] == ["event"] and data["reasons"] == list(plan.reasons)
