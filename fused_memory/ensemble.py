@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures as cf
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -68,6 +69,7 @@ class EnsembleMemory:
         self._scoped_graph: ScopedGraphRetriever | None = None
         self._max_workers = max_workers
         self._executor: cf.ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()  # two first queries must not make two pools
         self._hung, self._failure_log, self._lookup = HungArms(), FailureLog(_log), EntityLookup()
 
     def __copy__(self) -> EnsembleMemory:
@@ -77,7 +79,7 @@ class EnsembleMemory:
         twin = object.__new__(type(self))
         twin.__dict__.update(self.__dict__)
         twin._arms = {n: self._arms[n] for n in self._custom}  # not a live dict's items: arm() may add
-        twin._scoped_graph, twin._executor = None, None
+        twin._scoped_graph, twin._executor, twin._pool_lock = None, None, threading.Lock()
         twin._hung, twin._failure_log, twin._lookup = HungArms(), FailureLog(_log), EntityLookup()
         return twin
 
@@ -177,11 +179,11 @@ class EnsembleMemory:
         return self._submit_fn(self._timed, task)
 
     def _submit_fn(self, fn: Callable[..., Any], *args: Any) -> cf.Future[Any]:
+        pool = self._pool()
         try:
-            return self._pool().submit(fn, *args)
+            return pool.submit(fn, *args)
         except RuntimeError:  # close() shut this pool down after _pool() handed it out: use a new one
-            self._executor = None
-            return self._pool().submit(fn, *args)
+            return self._pool(dead=pool).submit(fn, *args)
 
     def _stuck_reason(self, task: Task) -> TimeoutError | None:
         return self._hung.reason(task.arms, task.timeout_s)
@@ -191,16 +193,17 @@ class EnsembleMemory:
 
     def close(self) -> None:
         self._lookup.clear()
-        if self._executor is not None:
-            # queries already running finish on the old pool; the next query starts a new one
-            self._executor.shutdown(wait=False)
-            self._executor = None
+        with self._pool_lock:
+            pool, self._executor = self._executor, None
+        if pool is not None:  # queries already running finish on the old pool; the next starts a new one
+            pool.shutdown(wait=False)
 
     # ------------------------------------------------------------------ shared steps
-    def _pool(self) -> cf.ThreadPoolExecutor:
-        if self._executor is None:
-            self._executor = cf.ThreadPoolExecutor(self._max_workers, thread_name_prefix="fused-memory")
-        return self._executor
+    def _pool(self, dead: cf.ThreadPoolExecutor | None = None) -> cf.ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._executor is None or self._executor is dead:
+                self._executor = cf.ThreadPoolExecutor(self._max_workers, thread_name_prefix="fused-memory")
+            return self._executor
 
     def _now(self, now: datetime | None) -> datetime:
         return require_aware(now, "now") if now is not None else self.clock()

@@ -110,3 +110,38 @@ def test_numpy_numbers_and_a_tuple_of_hits_are_taken(store: MemoryStore) -> None
         assert ens.retrieve("badge", namespace=NS, k=3, now=NOW, arms=["pinned"]).ids() == ["m-pref"]
     finally:
         ens.close()
+
+
+def test_closing_while_others_query_fails_none_of_them(store: MemoryStore) -> None:
+    """close() used to cancel other threads' queued arms (reported as failed arms) and a submit
+    racing it raised RuntimeError; concurrent first queries could make two pools (found by
+    probing and review)."""
+    import threading
+
+    ens = EnsembleMemory(store)
+    pools = []
+    starters = [threading.Thread(target=lambda: pools.append(ens._pool())) for _ in range(8)]
+    for t in starters:
+        t.start()
+    for t in starters:
+        t.join()
+    assert len({id(p) for p in pools}) == 1
+    errors: list[BaseException] = []
+    failed: list[object] = []
+
+    def ask() -> None:
+        for _ in range(15):
+            try:
+                failed.extend(ens.retrieve("badge 47821", namespace=NS, k=3, now=NOW).failures)
+            except BaseException as exc:  # noqa: BLE001 - the test collects what escaped
+                errors.append(exc)
+
+    askers = [threading.Thread(target=ask) for _ in range(6)]
+    for t in askers:
+        t.start()
+    for _ in range(15):
+        ens.close()
+    for t in askers:
+        t.join(timeout=60)
+    ens.close()
+    assert not errors and not failed, (errors[:3], failed[:3])
