@@ -55,6 +55,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from .store.memory_store import MemoryStore
 
     check_options(DEMO_NAMESPACE, args.k)  # before ingesting fifty memories, not after
+    if args.path is not None and Path(args.path).exists() and (not Path(args.path).is_dir()
+                                                               or any(Path(args.path).iterdir())):
+        raise ConfigurationError(f"--path {args.path} is not a new or empty directory; the demo writes its "
+                                 "sample memories there (into a store you keep, they would stay)")
     tmp = None
     path = args.path
     if path is None:
@@ -166,7 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("demo", help="ingest a built-in sample and answer queries with explanations",
                        formatter_class=shown)
-    d.add_argument("--path", help="store directory (default: a temporary one, removed afterwards)")
+    d.add_argument("--path", help="a new or empty directory to keep the demo's store in (default: a temporary "
+                                  "one, removed afterwards)")
     d.add_argument("--k", type=int, default=5, help="results per query")
     d.add_argument("queries", nargs="*", help="your own queries instead of the built-in ones")
     d.set_defaults(fn=cmd_demo)

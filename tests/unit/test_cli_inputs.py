@@ -89,3 +89,13 @@ def test_an_interrupt_is_one_line_not_a_traceback(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(cli, "cmd_demo", interrupted)
     assert main(["demo"]) == 130
     assert "interrupted" in capsys.readouterr().err
+
+
+def test_demo_will_not_write_into_a_directory_that_holds_something(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture) -> None:
+    """`demo --path` on a real store added the fifty sample memories to it without a word."""
+    (tmp_path / "store").mkdir()
+    (tmp_path / "store" / "keep.txt").write_text("a user's data")
+    assert main(["demo", "--path", str(tmp_path / "store")]) == 2
+    assert "not a new or empty directory" in capsys.readouterr().err
+    assert [p.name for p in (tmp_path / "store").iterdir()] == ["keep.txt"]
