@@ -82,6 +82,12 @@ ENTITY_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "W
                            "NORP", "LANGUAGE", "LAW"})
 
 _SPEAKER = re.compile(r"^\s*([A-Z][\w'.-]{1,40}(?:\s[A-Z][\w'.-]{1,40})?):\s")
+#: Labels a note opens with that are no speaker: "Note: buy milk" made an entity "Note" (found by
+#: probing the API), which then planned the graph arm for "any notes?".
+_NOT_SPEAKERS = frozenset(
+    "note notes todo to-do reminder reminders password subject re fwd fw update summary warning error tip "
+    "question answer ps nb edit important action decision status fyi idea task tasks meeting agenda "
+    "context source title date time location address phone email url link deadline goal result".split())
 
 
 _TAG_PIPES = ("tok2vec", "tagger", "attribute_ruler", "ner")
@@ -148,7 +154,7 @@ class EntityExtractor:
         for m in memories:
             ms = [EntityMention(e) for e in m.entities]
             sp = _SPEAKER.match(m.text)
-            if sp:
+            if sp and sp.group(1).casefold() not in _NOT_SPEAKERS:
                 ms.append(EntityMention(sp.group(1), "PERSON"))
             found.append(ms)
         if self.enabled:

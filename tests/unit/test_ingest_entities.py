@@ -138,3 +138,16 @@ def test_a_forked_child_gets_its_own_ner_worker(tmp_path) -> None:  # type: igno
     _, status = os.waitpid(pid, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
     store.close()
+
+
+@pytest.mark.parametrize(("text", "names"), [
+    ("Note: buy milk", []), ("TODO: renew the passport", []), ("Password: hunter2", []),
+    ("Reminder: dentist at 3", []), ("Maria: Yep, see you at the shelter", ["Maria"]),
+    ("Jon Smith: the studio opens Monday", ["Jon Smith"]),
+])
+def test_a_leading_label_is_a_speaker_unless_it_labels_a_note(text: str, names: list[str]) -> None:
+    """Without spaCy too: "Note:" made an entity "Note" (found by probing the API)."""
+    from fused_memory.types import Memory
+
+    [mentions] = EntityExtractor(enabled=False).extract([Memory(text=text)])
+    assert [m.name for m in mentions] == names
