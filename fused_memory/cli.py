@@ -15,7 +15,7 @@ from .conversation import DEFAULT_CONTEXT_TURNS, conversation_context
 from .errors import ConfigurationError, FusedMemoryError, InvalidMemory
 from .terminal import terminal_safe
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "require_fresh_dir"]
 
 
 def _parse_now(value: Any, what: str = "--now") -> datetime | None:
@@ -37,6 +37,15 @@ def _store_path(path: str, *, must_exist: bool) -> str:
     return path
 
 
+def require_fresh_dir(path: str, flag: str, why: str) -> None:
+    """A directory a command will write a store into must be new or empty: `demo --path` added its
+    sample to a real store, and memories `eval --store` found from an earlier run changed the
+    scores. Nothing of the user's is ever deleted to make room."""
+    p = Path(path)
+    if p.exists() and (not p.is_dir() or any(p.iterdir())):
+        raise ConfigurationError(f"{flag} {path} is not a new or empty directory; {why}")
+
+
 def _count(value: str) -> int:
     """argparse type for --context-turns: an integer >= 0, refused with the flag's name."""
     try:
@@ -55,10 +64,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from .store.memory_store import MemoryStore
 
     check_options(DEMO_NAMESPACE, args.k)  # before ingesting fifty memories, not after
-    if args.path is not None and Path(args.path).exists() and (not Path(args.path).is_dir()
-                                                               or any(Path(args.path).iterdir())):
-        raise ConfigurationError(f"--path {args.path} is not a new or empty directory; the demo writes its "
-                                 "sample memories there (into a store you keep, they would stay)")
+    if args.path is not None:
+        require_fresh_dir(args.path, "--path", "the demo writes its sample memories there (into a store you "
+                                               "keep, they would stay)")
     tmp = None
     path = args.path
     if path is None:

@@ -66,8 +66,13 @@ class EnsembleMemory:
         self.clock = clock
         self._arms: dict[str, Retriever] = dict(arms or {})
         self._custom = frozenset(self._arms)
-        self._scoped_graph: ScopedGraphRetriever | None = None
         self._max_workers = max_workers
+        self._fresh_runtime()
+
+    def _fresh_runtime(self) -> None:
+        """What each ensemble (a copy too) keeps of its own: its pool, the scoped graph arm, the
+        record of hung arms and lookups, and the failure log. No I/O."""
+        self._scoped_graph: ScopedGraphRetriever | None = None
         self._executor: cf.ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()  # two first queries must not make two pools
         self._hung, self._failure_log, self._lookup = HungArms(), FailureLog(_log), EntityLookup()
@@ -79,8 +84,7 @@ class EnsembleMemory:
         twin = object.__new__(type(self))
         twin.__dict__.update(self.__dict__)
         twin._arms = {n: self._arms[n] for n in self._custom}  # not a live dict's items: arm() may add
-        twin._scoped_graph, twin._executor, twin._pool_lock = None, None, threading.Lock()
-        twin._hung, twin._failure_log, twin._lookup = HungArms(), FailureLog(_log), EntityLookup()
+        twin._fresh_runtime()
         return twin
 
     def __deepcopy__(self, memo: dict[int, Any]) -> EnsembleMemory:

@@ -86,7 +86,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     _check_outputs(args, inputs={"--memories": args.memories, "--queries": args.queries})
     config = _fusion_config(args)
     if args.store is not None:
-        _require_fresh_store(args.store)
+        from ..cli import require_fresh_dir
+
+        require_fresh_dir(args.store, "--store", "eval ingests into a fresh store (memories of an earlier run "
+                                                 "would be found again and change the scores)")
     dataset = load_dataset(args.memories, args.queries)
     for warning in dataset.warnings:  # not progress: shown with --quiet too
         print(terminal_safe(f"fused-memory: warning: {warning}"), file=sys.stderr)
@@ -130,18 +133,6 @@ def _check_outputs(args: argparse.Namespace, inputs: dict[str, str] | None = Non
             if real in seen:
                 raise ConfigurationError(f"{flag} {target} is also {seen[real]}; write the output somewhere else")
             seen[real] = flag
-
-
-def _require_fresh_store(path: str) -> None:
-    """`--store` keeps the store eval ingests into; it must start empty. Memories left in it by an
-    earlier run would be found again and change the scores (a turn since removed from the dataset
-    still counted as a hit), and eval never deletes a user's data to make room."""
-    from pathlib import Path
-
-    p = Path(path)
-    if p.is_dir() and any(p.iterdir()):
-        raise ConfigurationError(f"--store {path} is not empty; eval ingests into a fresh store: "
-                                 "give a new or empty directory (or delete this one)")
 
 
 def _progress(args: argparse.Namespace, to_stderr: Callable[[str], None]) -> Callable[[str], None]:

@@ -303,6 +303,7 @@ _Handler = Callable[[re.Match[str], _Ctx], "_Span | None"]
 #: with an explicit year, else 4.
 _SESSION, _RANGE, _REL, _FUZZY, _ABS = 0, 1, 3, 5, -1
 
+_YESTERDAY = r"yesterday|last\s+night"
 #: "in the past 3", "over the last", "the previous few": the lead-in of a rolling window (unit follows).
 _PAST_N = rf"(?:(?:in|over|during|within)\s+)?(?:the\s+)?(?:past|last|previous)\s+(?:(?P<n>{_NUMW}|few|several)\s+)?"
 
@@ -333,7 +334,7 @@ _POINTS: tuple[tuple[str, int, str, _Handler], ...] = (
     ("past_n", _REL, rf"{_PAST_N}{_UNIT_F}(?!\s+of\b)", _h_past_n),
     ("recently", _FUZZY, r"recently|lately|of\s+late|these\s+days|nowadays|in\s+recent\s+(?:days|weeks|months|times)",
      lambda m, c: (c.now - timedelta(days=c.recent_days), c.now)),
-    ("yesterday", _REL, r"yesterday|last\s+night",  # all of yesterday (not only now-24h), up to now
+    ("yesterday", _REL, _YESTERDAY,  # all of yesterday (not only now-24h), up to now
      lambda m, c: (_at(c, c.now.date() - timedelta(days=1)), c.now)),
     ("today", _REL, r"earlier\s+today|today|tonight|this\s+(?:morning|afternoon|evening)",
      lambda m, c: (_at(c, c.now.date()), c.now)),
@@ -358,7 +359,7 @@ _POINTS: tuple[tuple[str, int, str, _Handler], ...] = (
 _ENDPOINT_ONLY = ((re.compile(rf"(?P<mon>{_MONTH_FULL})", _I), _h_month), (re.compile(rf"(?P<y>{_YEAR})"), _h_year))
 #: Alone, "yesterday" runs up to now (a late-night memory may be stamped today); as an endpoint it is
 #: the day itself: "until yesterday" ends at yesterday's midnight, not now.
-_ENDPOINT_FIRST = ((re.compile(r"yesterday|last\s+night", _I),
+_ENDPOINT_FIRST = ((re.compile(_YESTERDAY, _I),
                     lambda m, c: _days(c, c.now.date() - timedelta(days=1), c.now.date() - timedelta(days=1))),
                    (re.compile(r"now|the\s+present", _I), lambda m, c: (c.now, c.now)))  # "between May and now"
 _POINT_FULL = _ENDPOINT_FIRST + tuple((re.compile(p, _I), h) for _, _, p, h in _POINTS) + _ENDPOINT_ONLY

@@ -1,20 +1,15 @@
-"""Checks of the arguments the store's entry points take (a namespace, memory ids, an explicit
-relation), kept apart from `memory_store` so that every entry point reads them the same way."""
+"""Checks of the arguments the store's entry points take (a namespace, memory ids, a batch's entity
+names), kept apart from `memory_store` so that every entry point reads them the same way."""
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Iterable
-from datetime import datetime
 from typing import Any
 
 from ..errors import InvalidMemory, QueryError
 from ..types import MAX_NAME_BYTES, memory_id_text, require_clean
-from ..validation import require_storable
 
-__all__ = ["check_mentions", "check_namespace", "check_relation", "memory_ids"]
-
-_KINDS = ("structural", "semantic", "lifecycle")
+__all__ = ["check_mentions", "check_namespace", "memory_ids"]
 
 
 def check_mentions(memory: Any) -> None:
@@ -28,20 +23,6 @@ def check_mentions(memory: Any) -> None:
     except QueryError as exc:
         raise InvalidMemory(f"memory {memory.id!r}: {exc}") from None
 
-
-def check_relation(kind: str, confidence: Any, valid_from: datetime | None, valid_to: datetime | None) -> float:
-    """`relate()`'s settings; returns the confidence as a float. True and "0.5" were taken as 1.0
-    and 0.5, and a validity that ends before it starts was stored (found by probing the API)."""
-    if kind not in _KINDS:
-        raise QueryError(f"relation kind must be structural, semantic or lifecycle, not {kind!r}")
-    if isinstance(confidence, bool) or not isinstance(confidence, numbers.Real) or not 0.0 <= float(confidence) <= 1.0:
-        raise QueryError(f"relation confidence must be a number in [0, 1], got {confidence!r}")
-    for name, value in (("valid_from", valid_from), ("valid_to", valid_to)):
-        if value is not None:
-            require_storable(value, name)
-    if valid_from is not None and valid_to is not None and valid_from > valid_to:
-        raise QueryError(f"relation valid_from {valid_from} is after valid_to {valid_to}")
-    return float(confidence)
 
 
 def memory_ids(ids: Any) -> list[str]:

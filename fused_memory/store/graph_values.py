@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import math
+import numbers
 from collections.abc import Sequence
 from datetime import datetime
 
 from ..errors import QueryError
 from ..query.entities import normalize_entity_id
 from ..types import MAX_NAME_BYTES, require_aware, require_clean
+from ..validation import require_storable
 from .protocols import EntityMention, Relation
 
 __all__ = [
@@ -106,9 +108,14 @@ def check_relation(rel: Relation) -> tuple[str, str, str]:
         normalize_entity_id(check_name(rel.dst, "relation target"))
     if not src or not dst:
         raise QueryError(f"relation endpoints must be non-empty names: {rel.src!r}, {rel.dst!r}")
-    quantize_confidence(rel.confidence)
-    epoch_ms(rel.valid_from)
-    epoch_ms(rel.valid_to)
+    conf = rel.confidence  # True and "0.5" were taken as 1.0 and 0.5 (found by probing the API)
+    if isinstance(conf, bool) or not isinstance(conf, numbers.Real) or not 0.0 <= float(conf) <= 1.0:
+        raise QueryError(f"relation confidence must be a number in [0, 1], got {conf!r}")
+    for name, when in (("valid_from", rel.valid_from), ("valid_to", rel.valid_to)):
+        if when is not None:
+            require_storable(when, f"relation {name}")
+    if rel.valid_from is not None and rel.valid_to is not None and rel.valid_from > rel.valid_to:
+        raise QueryError(f"relation valid_from {rel.valid_from} is after valid_to {rel.valid_to}")
     return src, dst, rel.rel.strip()
 
 

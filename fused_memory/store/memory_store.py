@@ -49,8 +49,9 @@ from ..ingest import EntityExtractor, classify_type, extract_beside
 from ..query.store_rules import filter_share
 from ..types import Memory, MemoryType, utcnow
 from ..validation import require_storable
-from .arguments import check_mentions, check_namespace, check_relation, memory_ids as keyed_ids
+from .arguments import check_mentions, check_namespace, memory_ids as keyed_ids
 from .codec import from_payload, stored_time, to_payload
+from .graph_values import check_relation
 from .protocols import (GraphStore, LexicalDoc, LexicalIndex, Relation, VectorBackend, VectorQuery,
                         VectorRecord, ScoredPayload)
 from .recovery import merged_sessions, open_backends, snapshot, undo
@@ -302,12 +303,13 @@ class MemoryStore(SharedHandle):
                valid_to: datetime | None = None) -> None:
         """An explicit entity relation, e.g. relate("Tom", "reports_to", "Sarah", kind="structural")."""
         check_namespace(namespace)
-        conf = check_relation(kind, confidence, valid_from, valid_to)
+        relation = Relation(src, rel, dst, kind, confidence, valid_from, valid_to)
+        check_relation(relation)  # what every graph backend checks, before the graph is even needed
         if self.graph is None:
             raise ConfigurationError("this store has no graph backend")
         with self._write_lock:
             self._ensure_open()  # under the lock: a first use opens here, a close() before it is seen
-            self.graph.relate(namespace, Relation(src, rel, dst, kind, conf, valid_from, valid_to))
+            self.graph.relate(namespace, relation)
             self._bump(namespace)
 
     def end_session(self, namespace: str, at: datetime | None = None) -> None:

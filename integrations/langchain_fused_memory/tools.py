@@ -33,7 +33,6 @@ from fused_memory.errors import ConfigurationError, QueryError
 __all__ = ["memory_tool", "memory_line", "NO_MEMORIES", "DEFAULT_TOOL_NAME", "DEFAULT_TOOL_DESCRIPTION"]
 
 
-
 def memory_line(doc: Document) -> str:
     """One memory as the model reads it: `[type, event time] text` (`adapter_support.memory_line`)."""
     return adapter_support.memory_line(doc.metadata.get("type"), doc.metadata.get("event_at"), doc.page_content)
