@@ -66,6 +66,9 @@ class EnsembleMemory:
         self.clock = clock
         self._arms: dict[str, Retriever] = dict(arms or {})
         self._custom = frozenset(self._arms)
+        if unknown := sorted((set(self.config.weights) | set(self.config.timeouts_s)) - set(ARMS) - self._custom):
+            raise ConfigurationError(f"unknown arm(s) in the config's weights or timeouts_s: {unknown}; arms are "
+                                     f"{ARMS} and the custom arms given ({sorted(self._custom)})")
         self._max_workers = max_workers
         self._fresh_runtime()
 

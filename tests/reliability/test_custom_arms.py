@@ -53,6 +53,46 @@ def test_a_custom_arm_under_a_new_name_runs_and_is_explained(store: MemoryStore)
         ens.close()
 
 
+class Slow(Pinned):
+    """A custom arm that answers late (a remote business-rules service on a bad day)."""
+
+    def search(self, request: object) -> Any:
+        import time
+
+        time.sleep(0.5)
+        return self.answer
+
+
+def test_a_custom_arm_takes_its_weight_and_timeout_from_the_config(store: MemoryStore) -> None:
+    """A custom arm under a new name could not be weighted or timed: FusionConfig refused the name."""
+    config = FusionConfig(weights={"pinned": 4.0}, timeouts_s={"pinned": 0.05})
+    ens = EnsembleMemory(store, config, arms={"pinned": Pinned([Hit("m-pref", 1.0)])})
+    try:
+        pref = next(h for h in ens.retrieve("badge", namespace=NS, k=3, now=NOW).hits if h.memory.id == "m-pref")
+        vote = next(c for c in pref.contributions if c.arm == "pinned")
+        assert vote.weight == pytest.approx(4.0)
+        assert vote.contribution == pytest.approx(4.0 * 1.0 / (config.k + 1))
+    finally:
+        ens.close()
+    late = EnsembleMemory(store, config, arms={"pinned": Slow([Hit("m-pref", 1.0)])})
+    try:
+        result = late.retrieve("badge 47821", namespace=NS, k=3, now=NOW)
+        assert [(f.arm, f.kind) for f in result.failures] == [("pinned", "timeout")] and result.hits
+    finally:
+        late.close()
+
+
+@pytest.mark.parametrize("table", ["weights", "timeouts_s"])
+def test_an_arm_name_the_ensemble_does_not_have_is_refused_when_built(store: MemoryStore, table: str) -> None:
+    config = FusionConfig(**{table: {"lexcial": 1.0}})  # a typo, or a custom arm that was not given
+    with pytest.raises(ConfigurationError, match="lexcial"):
+        EnsembleMemory(store, config)
+    with pytest.raises(ConfigurationError, match="lexcial"):
+        EnsembleMemory(store, config, arms={"pinned": Pinned([])})
+    with pytest.raises(ConfigurationError):
+        FusionConfig(**{table: {"": 1.0}})
+
+
 @pytest.mark.parametrize("answer", [None, [1, 2], ["m-pref"], "m-pref"])
 async def test_a_custom_arm_that_answers_garbage_fails_alone(store: MemoryStore, answer: Any) -> None:
     ens = EnsembleMemory(store, arms={"lexical": Pinned(answer)})
