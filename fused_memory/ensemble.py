@@ -27,7 +27,8 @@ from .handles import refuse_pickle
 from .hung_arms import FailureLog, HungArms
 from .hydration import hydrate
 from .lookup import EntityLookup, wait_s
-from .options import check_options, check_types_apply
+from .caller_plan import with_caller
+from .options import check_options
 from .query.optimizer import optimize, optimize_off
 from .query.store_rules import filter_share, with_store
 from .query.parse import check_embed_text, parse_query
@@ -97,9 +98,12 @@ class EnsembleMemory:
         refuse_pickle(self)
 
     # ------------------------------------------------------------------ public API
-    def plan(self, query: str, *, namespace: str, now: datetime | None = None) -> tuple[ParsedQuery, QueryPlan]:
-        """Stages 1 and 2 only: what the ensemble would do for `query`, and why."""
-        parsed, plan, _ = self._plan(query, namespace, now)
+    def plan(self, query: str, *, namespace: str, now: datetime | None = None,
+             types: Sequence[MemoryType | str] | None = None, arms: Sequence[str] | None = None,
+             embed_text: str | Sequence[str] | None = None) -> tuple[ParsedQuery, QueryPlan]:
+        """Stages 1 and 2 only: what `retrieve` with the same options would do for `query`, and why
+        (the caller's forced types, embedding text and arms included)."""
+        _, _, parsed, plan, _ = self._caller_plan(query, namespace, 1, now, types, arms, embed_text)
         return parsed, plan
 
     def _plan(self, query: str, namespace: str, now: datetime | None
@@ -229,10 +233,11 @@ class EnsembleMemory:
             self._scoped_graph = ScopedGraphRetriever(self.store)
         return self._scoped_graph
 
-    def _prepare(self, query: str, namespace: str, k: int, now: datetime | None,
-                 types: Sequence[MemoryType | str] | None, arms: Sequence[str] | None,
-                 embed_text: str | Sequence[str] | None) -> Job:
-        started = time.perf_counter()
+    def _caller_plan(self, query: str, namespace: str, k: int, now: datetime | None,
+                     types: Sequence[MemoryType | str] | None, arms: Sequence[str] | None,
+                     embed_text: str | Sequence[str] | None
+                     ) -> tuple[int, frozenset[MemoryType] | None, ParsedQuery, QueryPlan, ArmFailure | None]:
+        """The caller's options checked, then the plan as the rules and those options make it."""
         if not isinstance(query, str):
             raise QueryError(f"query must be a string, got {type(query).__name__}")
         arms = (arms,) if isinstance(arms, str) else arms  # "dense" is one arm, as types="fact" is one type
@@ -242,26 +247,18 @@ class EnsembleMemory:
         if arms is not None:
             unknown = [a for a in arms if a not in ARMS and a not in self._arms]
             if unknown:
-                raise QueryError(f"unknown arm(s) {unknown}; arms are {list(ARMS)}")
+                raise QueryError(f"unknown arm(s) {unknown}; arms are {list(ARMS)}"
+                                 + (f" and the custom arms {sorted(self._custom)}" if self._custom else ""))
         parsed, plan, lookup_failure = self._plan(query, namespace, now)
-        if forced is not None:
-            plan = replace(plan, type_hints=forced, hard_filter=True,
-                           arms=tuple(dict.fromkeys((*plan.arms, "type"))),
-                           skipped={a: why for a, why in plan.skipped.items() if a != "type"},
-                           reasons=(*plan.reasons, f"caller forced types {sorted(t.value for t in forced)} -> type runs "
-                                                    "(whatever a rule above said) and those types rank first"))
-        if embed_text is not None:  # the caller's text replaces what the masking rules would embed
-            plan = replace(plan, embed_text=embed_text, reasons=(
-                *(r for r in plan.reasons if " -> vector arms embed " not in r),
-                "caller_embed_text: the vector arms embed the caller's text, not the query"))
-        if extra := tuple(n for n in self._custom if n not in ARMS):  # the rules know only the five arms
-            plan = replace(plan, arms=(*plan.arms, *extra), reasons=(*plan.reasons, f"custom arms {list(extra)} -> run"))
-        if arms is not None:
-            plan = replace(plan, arms=tuple(a for a in plan.arms if a in arms),
-                           skipped={**plan.skipped, **{a: "not requested by caller"
-                                                       for a in plan.arms if a not in arms}})
-            if forced is not None:
-                check_types_apply(plan.arms)
+        plan = with_caller(plan, forced=forced, embed_text=embed_text, arms=arms,
+                           custom=tuple(n for n in self._custom if n not in ARMS))  # the rules know only five arms
+        return k, forced, parsed, plan, lookup_failure
+
+    def _prepare(self, query: str, namespace: str, k: int, now: datetime | None,
+                 types: Sequence[MemoryType | str] | None, arms: Sequence[str] | None,
+                 embed_text: str | Sequence[str] | None) -> Job:
+        started = time.perf_counter()
+        k, forced, parsed, plan, lookup_failure = self._caller_plan(query, namespace, k, now, types, arms, embed_text)
         depth = max(self.config.depth, k)
         base = ArmRequest(query=parsed, namespace=namespace, k=depth, window=parsed.temporal_window,
                           max_hops=plan.max_hops, embed_text=plan.embed_text, asked=plan.asked_relations)

@@ -15,11 +15,11 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
 from langchain_core.runnables.config import run_in_executor
-from pydantic import ConfigDict, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.store.memory_store import MemoryStore
-from fused_memory.types import QueryPlan
+from fused_memory.types import MemoryType, QueryPlan
 
 from fused_memory.adapter_support import CallOptions, bound_ensemble, resolve_ensemble
 
@@ -36,13 +36,22 @@ class QueryOptimizerChain(RunnableSerializable[str, QueryPlan]):
     namespace: str = "default"
     now: datetime | None = None
     """The moment queries are asked at (tz-aware); None = the core's clock."""
+    types: list[MemoryType | str] | None = Field(default=None)
+    """Memory types the caller forces, as the retrievers take them: the plan then shows them as its
+    hard type filter (a plan shown without them was not the plan the retriever ran)."""
 
     # a misspelled field (namesapce=...) must fail, not plan against "default" (as the retrievers)
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
+    @field_validator("types", mode="before")
+    @classmethod
+    def _one_type(cls, value: Any) -> Any:
+        """A single type is a common shorthand, as in the retrievers."""
+        return [value] if isinstance(value, (str, MemoryType)) else value
+
     @model_validator(mode="after")
     def _bind(self) -> QueryOptimizerChain:
-        CallOptions.of(self.namespace, 1, self.now).checked()
+        CallOptions.of(self.namespace, 1, self.now, self.types).checked()
         self.store, self.ensemble = resolve_ensemble(self.store, self.ensemble)
         return self
 
@@ -53,20 +62,20 @@ class QueryOptimizerChain(RunnableSerializable[str, QueryPlan]):
         is not read, as the retrievers do not read it: that dict is shared by every component of a
         run (a plan for "bob" beside documents of "default" was the result); make the fields
         configurable instead (`configurable_fields(namespace=ConfigurableField(id=...))`)."""
-        unknown = sorted(set(kwargs) - {"namespace", "now"})
+        unknown = sorted(set(kwargs) - {"namespace", "now", "types"})
         if unknown:
             raise TypeError(f"QueryOptimizerChain got unexpected keyword argument(s) {unknown}; "
-                            "per-call options are namespace and now")
+                            "per-call options are namespace, now and types")
 
         def plan(query: str, run_manager: Any, config: RunnableConfig) -> QueryPlan:
             ensemble = bound_ensemble(self.store, self.ensemble)
-            opts = CallOptions.of(self.namespace, 1, self.now).override(
-                namespace=kwargs.get("namespace"), now=kwargs.get("now"))
-            return ensemble.plan(query, namespace=opts.namespace, now=opts.now)[1]
+            opts = CallOptions.of(self.namespace, 1, self.now, self.types).override(
+                namespace=kwargs.get("namespace"), now=kwargs.get("now"), types=kwargs.get("types"))
+            return ensemble.plan(query, namespace=opts.namespace, now=opts.now, types=opts.types)[1]
         return plan
 
     def invoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> QueryPlan:
-        """Plan `input`; `namespace=` / `now=` override the fields for this call."""
+        """Plan `input`; `namespace=` / `now=` / `types=` override the fields for this call."""
         return self._call_with_config(self._planner(kwargs), input, config, run_type="chain")
 
     async def ainvoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> QueryPlan:

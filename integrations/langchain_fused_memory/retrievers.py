@@ -241,5 +241,6 @@ class EnsembleMemoryRetriever(FusedMemoryRetriever):
     @property
     def optimizer(self) -> QueryOptimizerChain:
         """The query optimizer this retriever's ensemble runs, as a `QueryOptimizerChain` Runnable
-        bound to the same ensemble, namespace and clock."""
-        return QueryOptimizerChain(ensemble=self._ensemble, namespace=self.namespace, now=self.now)
+        bound to the same ensemble, namespace, clock and forced types."""
+        return QueryOptimizerChain(ensemble=self._ensemble, namespace=self.namespace, now=self.now,
+                                   types=self.types)

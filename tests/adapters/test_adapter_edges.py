@@ -54,7 +54,7 @@ def test_a_bad_default_fails_at_construction_in_both_adapters(seeded_store: Memo
         LCEnsemble(store=seeded_store, **kwargs)
     with pytest.raises(QueryError):
         LIEnsemble(seeded_store, **kwargs)
-    if "k" not in kwargs and "types" not in kwargs:
+    if "k" not in kwargs:
         with pytest.raises(ValidationError):
             QueryOptimizerChain(store=seeded_store, **kwargs)
     with pytest.raises(QueryError, match="k must be a positive integer"):

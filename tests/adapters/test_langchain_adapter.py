@@ -16,7 +16,7 @@ from langchain_core.runnables import ConfigurableField
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.errors import BackendUnavailable, QueryError
 from fused_memory.store.memory_store import MemoryStore
-from fused_memory.types import ARMS, Hit, QueryPlan
+from fused_memory.types import ARMS, Hit, MemoryType, QueryPlan
 from langchain_fused_memory import (DenseMemoryRetriever, EnsembleMemoryRetriever, QueryOptimizerChain,
                                     TemporalMemoryRetriever, memory_tool)
 from langchain_fused_memory.tools import NO_MEMORIES
@@ -340,6 +340,23 @@ async def test_query_optimizer_chain_takes_per_call_options_as_the_retrievers_do
         chain.invoke(QUERY, namesapce=OTHER_NS)
     with pytest.raises(TypeError, match="namesapce"):
         await chain.ainvoke(QUERY, namesapce=OTHER_NS)
+
+
+async def test_the_plan_shown_is_the_plan_run_with_forced_types(seeded_store: MemoryStore,
+                                                                  core: EnsembleMemory) -> None:
+    """`EnsembleMemoryRetriever(types=[...]).optimizer.invoke(q)` showed the rules' plan without the
+    forced types, so it was not the plan the retriever ran (found by probing the agent tools)."""
+    retriever = EnsembleMemoryRetriever(store=seeded_store, namespace=NS, now=NOW, types=["fact"])
+    plan = retriever.optimizer.invoke(QUERY)
+    assert plan.type_hints == {MemoryType.FACT} and plan.hard_filter and "type" in plan.arms
+    assert plan == core.plan(QUERY, namespace=NS, now=NOW, types=["fact"])[1]
+    assert any("caller forced types ['fact']" in r for r in plan.reasons)
+    chain = QueryOptimizerChain(store=seeded_store, namespace=NS, now=NOW)
+    assert chain.invoke(QUERY, types="preference").type_hints == {MemoryType.PREFERENCE}
+    assert (await chain.ainvoke(QUERY, types=["preference"])).type_hints == {MemoryType.PREFERENCE}
+    assert chain.invoke(QUERY) == core.plan(QUERY, namespace=NS, now=NOW)[1]
+    with pytest.raises(QueryError, match="opinion"):
+        chain.invoke(QUERY, types=["opinion"])
 
 
 async def test_query_optimizer_chain_async(seeded_store: MemoryStore, core: EnsembleMemory) -> None:

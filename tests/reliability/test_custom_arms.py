@@ -14,7 +14,7 @@ from _support import NOW, embedded
 
 from fused_memory.config import FusionConfig
 from fused_memory.ensemble import EnsembleMemory
-from fused_memory.errors import ConfigurationError
+from fused_memory.errors import ConfigurationError, QueryError
 from fused_memory.store.memory_store import MemoryStore
 from fused_memory.types import Hit, Memory
 
@@ -49,6 +49,11 @@ def test_a_custom_arm_under_a_new_name_runs_and_is_explained(store: MemoryStore)
         pref = next(h for h in result.hits if h.memory.id == "m-pref")
         assert "pinned" in [c.arm for c in pref.contributions]
         assert ens.retrieve("badge", namespace=NS, k=3, now=NOW, arms=["pinned"]).ids() == ["m-pref"]
+        # plan() shows the plan retrieve runs: with the custom arm, and only the arms asked for
+        assert ens.plan("badge", namespace=NS, now=NOW)[1] == result.plan
+        assert ens.plan("badge", namespace=NS, now=NOW, arms=["pinned"])[1].arms == ("pinned",)
+        with pytest.raises(QueryError, match=r"custom arms \['pinned'\]"):
+            ens.plan("badge", namespace=NS, now=NOW, arms=["pined"])
     finally:
         ens.close()
 
