@@ -132,7 +132,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     memories = [memory(lineno, row) for lineno, row in read_jsonl(Path(args.file))]
     memories = conversation_context(memories, args.context_turns)
     with MemoryStore.embedded(args.path) as store:
-        stored = store.add(memories, show_progress=True if len(memories) > 200 else None)
+        # a bar only on a terminal: piped or logged, each redraw is a line of its own (100% twice)
+        stored = store.add(memories, show_progress=len(memories) > 200 and sys.stderr.isatty())
     spaces = sorted({m.namespace for m in stored})
     named = (f" (namespace{'s' if len(spaces) > 1 else ''} {', '.join(map(repr, spaces[:10]))}"
              f"{', ...' if len(spaces) > 10 else ''})") if spaces else ""

@@ -99,3 +99,12 @@ def test_demo_will_not_write_into_a_directory_that_holds_something(tmp_path: Pat
     assert main(["demo", "--path", str(tmp_path / "store")]) == 2
     assert "not a new or empty directory" in capsys.readouterr().err
     assert [p.name for p in (tmp_path / "store").iterdir()] == ["keep.txt"]
+
+
+@pytest.mark.slow
+def test_ingest_draws_no_progress_bar_into_a_pipe_or_log(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Piped, the bar's redraws were lines of their own, the 100% one twice; the summary line says it all."""
+    f = _write(tmp_path / "ing.jsonl", [{"text": f"note {i} on build {i * 7}"} for i in range(210)])
+    assert main(["ingest", str(f), "--path", str(tmp_path / "store")]) == 0
+    out, err = capsys.readouterr()
+    assert "ingested 210 memories" in out and "ingest:" not in err and "%|" not in err
