@@ -10,8 +10,9 @@ zone is reattached) and `PREFER_DATES_FROM='past'`.
 
 Rules run in table order (session, future, ranges, then single points). A span a rule has matched
 is masked, even when it gave no window, so a later rule never reinterprets part of it (the "last" of
-"since we last talked" is not "last <unit>"). Every window is clipped to `now`; a window wholly in
-the future gives None; no window is ever inverted. Single points and their handlers live in
+"since we last talked" is not "last <unit>"). Every window is clipped to `now` and a window wholly
+in the future gives None, except those the "future" rule reads ("next week", "tomorrow":
+`temporal_future.py`), which lie ahead by design; no window is ever inverted. Single points and their handlers live in
 `temporal_points.py`; this module holds the ranges, the rule order and `parse_time`.
 """
 
@@ -26,6 +27,7 @@ from dateutil.relativedelta import relativedelta
 
 from ..errors import QueryError
 from ..types import TimeWindow, require_aware
+from .temporal_future import FUTURE_PATTERN, h_future
 from .temporal_points import (_ABS, _DEC_FOLLOWER, _I, _MODAL_FOLLOWER, _MONTH_ANY, _MONTH_FULL, _NOT_A_UNIT, _NUMW,
                               _POINT, _POINTS, _RANGE, _SESSION, _UNIT, _US, _WD_ABBR, _WD_FULL, _YEAR, _around, _count,
                               _Ctx, _days, _h_month, _h_year, _Handler, _int, _point, _shift, _Span)
@@ -150,11 +152,7 @@ _RULE_TABLE: tuple[tuple[str, int, str, _Handler], ...] = (
                 r"(?:\s+last)?|(?:our|my|the|your)\s+last\s+(?:conversation|chat|session|talk|call|meeting)"
                 r"|(?:the\s+)?last\s+time(?:\s+(?:we|i|you)\s+(?:talked|spoke|chatted|met))?)",
      lambda m, c: (c.last_session_end, c.now) if c.last_session_end is not None else None),
-    ("future", _RANGE, rf"tomorrow|(?:(?:in\s+)?the\s+)?next\s+(?:(?:{_NUMW}|few|several)\s+)?(?:days?|weeks?|weekend"
-               rf"|months?|years?|time|{_WD_FULL}|{_MONTH_FULL}|spring|summer|fall|autumn|winter)(?!\w)"
-               rf"|in\s+(?:{_NUMW}|(?:a\s+)?few|several)\s+(?:days?|weeks?|months?|years?)(?!\w)(?!\s+ago)"
-               r"|later\s+this\s+(?:week|month|year)",
-     lambda m, c: None),  # future: matched (and masked) so no other rule reads it, but no window
+    ("future", _RANGE, FUTURE_PATTERN, h_future),  # ahead of now: not clipped (temporal_future.py)
     ("n_before", _RANGE, rf"(?:(?P<n>{_NUMW})|(?P<the>the))\s+{_UNIT}\s+(?P<dir>before|after)\s+(?P<a>{_POINT})",
      _h_n_before),
     ("between", _RANGE, rf"between\s+(?:(?P<a>{_POINT})\s+(?:and|&)\s+{_B}|{_A0}\s+(?:and|&)\s+{_B0}){_NOT_A_UNIT}",
@@ -175,7 +173,7 @@ _RULES = tuple((n, t, re.compile(rf"(?<!\w)(?:{p})(?!\w)", _I), h) for n, t, p, 
 #: Rule names in table order (TemporalMatch.rule is one of these).
 RULE_NAMES: tuple[str, ...] = tuple(r[0] for r in _RULES)
 #: Every rule's pattern: what the parser would read as a time, whether or not it yields a window
-#: ("next month" is read, then dropped as future). `cues.mentions_time` scans memory text with them.
+#: ("next time" is read, and names no window). `cues.mentions_time` scans memory text with them.
 TIME_PATTERNS: tuple[re.Pattern[str], ...] = tuple(r[2] for r in _RULES)
 
 def parse_time(text: str, now: datetime, *, last_session_end: datetime | None = None, recent_days: int = 30,
@@ -186,7 +184,8 @@ def parse_time(text: str, now: datetime, *, last_session_end: datetime | None = 
     sets "recently"/"lately" ([now-N d, now]); `few_months` = (from, to) days back for "a few months
     ago". "since we last talked" needs `last_session_end` (without one: None). Several expressions:
     the most specific wins (session, ranges, dates with a year, relative, yearless dates, "recently").
-    Windows are clipped to `now`; one wholly in the future gives None.
+    Windows are clipped to `now`; one wholly in the future gives None, unless the query names it as
+    ahead ("next week", "tomorrow", "in 3 days": those are kept whole).
     """
     require_aware(now, "now")
     if last_session_end is not None:
@@ -202,7 +201,7 @@ def parse_time(text: str, now: datetime, *, last_session_end: datetime | None = 
         pieces, last = [], 0
         for m in rx.finditer(work):
             try:
-                window = _clip(handler(m, c), now)
+                window = _clip(handler(m, c), now, ahead=name == "future")
             except (ValueError, OverflowError):  # e.g. a date outside datetime's range: no window
                 window = None
             pieces += [work[last:m.start()], " " * (m.end() - m.start())]
@@ -216,11 +215,12 @@ def parse_time(text: str, now: datetime, *, last_session_end: datetime | None = 
     return best[1] if best is not None else None
 
 
-def _clip(span: _Span | None, now: datetime) -> TimeWindow | None:
-    """Clip to now; a span starting in the future ("since 2150") or inverted gives None."""
+def _clip(span: _Span | None, now: datetime, *, ahead: bool = False) -> TimeWindow | None:
+    """Clip to now; a span starting in the future ("since 2150") or inverted gives None. A window
+    the query names as ahead ("next week") is kept whole, unless it ended before now."""
     if span is None:
         return None
     start, end = span
-    if start > end or start > now:
+    if start > end or (start > now and not ahead) or (ahead and end < now):
         return None
-    return TimeWindow(start, min(end, now))
+    return TimeWindow(start, end if ahead else min(end, now))

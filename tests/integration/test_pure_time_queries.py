@@ -5,11 +5,16 @@ adapters). Real store, real MiniLM embedder, the demo's memories and clock."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from datetime import timedelta
+
 import pytest
 
 from fused_memory.demo_data import DEMO_NAMESPACE, DEMO_NOW, demo_memories
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.query.optimizer import WINDOW_TEMPORAL_WEIGHT
+from fused_memory.store.memory_store import MemoryStore
+from fused_memory.types import Memory
 
 QUERIES = [
     "what happened yesterday?", "yesterday", "what did I do yesterday?", "what happened on March 17?",
@@ -54,3 +59,43 @@ def test_a_window_beside_a_topic_puts_the_windows_answer_first(ensemble: Ensembl
     from 8 and 11 days before came first, and the one inside "last week" third."""
     r = ensemble.retrieve(query, namespace=DEMO_NAMESPACE, k=5, now=DEMO_NOW)
     assert r.hits[0].memory.text.startswith(first), [h.memory.text[:50] for h in r.hits]
+
+
+@pytest.fixture(scope="module")
+def plans(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EnsembleMemory]:
+    """An agent's diary with plans ahead of DEMO_NOW (Friday 2026-03-20) beside the same kinds of
+    events behind it: the window, not the words, must tell them apart."""
+    store = MemoryStore.embedded(tmp_path_factory.mktemp("plans") / "store", ner=False)
+    at = {"past_dentist": DEMO_NOW - timedelta(days=12), "dentist": DEMO_NOW + timedelta(days=4),
+          "flight": DEMO_NOW + timedelta(days=1, hours=-8), "review": DEMO_NOW + timedelta(days=17),
+          "past_review": DEMO_NOW - timedelta(days=3), "past_flight": DEMO_NOW - timedelta(days=30)}
+    texts = {"past_dentist": "Dentist appointment with Dr. Alvarez, cleaning",
+             "dentist": "Dentist appointment with Dr. Alvarez, filling",
+             "flight": "Flight to Berlin for the office opening",
+             "review": "Quarterly review with Sarah",
+             "past_review": "Quarterly review prep with Sarah",
+             "past_flight": "Flight to Lisbon for the conference"}
+    store.add([Memory(text=texts[k], namespace="plans", id=k, event_at=at[k]) for k in texts])
+    ens = EnsembleMemory(store)
+    yield ens
+    ens.close()
+    store.close()
+
+
+@pytest.mark.parametrize(("query", "first"), [
+    ("what do I have next week?", "dentist"),  # Tuesday 24th, in Mon 23 - Sun 29
+    ("when is my dentist appointment next week?", "dentist"),  # not the one 12 days ago
+    ("anything tomorrow?", "flight"),
+    ("any flights in the next few weeks?", "flight"),  # not last month's to Lisbon
+    ("when is my review with Sarah next month?", "review"),  # April 6th
+])
+def test_a_window_ahead_finds_the_plans_in_it(plans: EnsembleMemory, query: str, first: str) -> None:
+    """"next week", "tomorrow" were read but gave no window: the plan was found by words alone,
+    and the past dentist appointment ranked with the coming one."""
+    r = plans.retrieve(query, namespace="plans", k=3, now=DEMO_NOW)
+    window = r.parsed.temporal_window
+    assert window is not None and window.end > DEMO_NOW and "temporal" in r.plan.arms
+    assert r.ids()[0] == first, [(h.memory.id, h.explain) for h in r.hits]
+    if query in ("what do I have next week?", "anything tomorrow?"):  # the window is the whole question
+        inside = [window.contains(h.memory.event_at) for h in r.hits]
+        assert inside == sorted(inside, reverse=True), [(h.memory.id, h.explain) for h in r.hits]

@@ -201,10 +201,48 @@ def test_weak_matches_give_no_window(text: str) -> None:
     assert parse_time(text, NOW, last_session_end=SESSION_END) is None
 
 
-@pytest.mark.parametrize("text", ["tomorrow", "next week", "next Tuesday", "in 3 days", "in 2150",
-                                  "later this month", "since 2150", "this summer"])
+@pytest.mark.parametrize("text", ["in 2150", "since 2150", "this summer", "next summer", "until next time",
+                                  "what did we do the next day?"])
 def test_future_gives_no_window(text: str) -> None:
     assert parse_time(text, NOW) is None
+
+
+#: A query that names a time ahead gets it whole, not clipped to now: an agent's memories hold plans
+#: ("dentist on the 21st") and these used to give no window at all. NOW is Wednesday 2024-05-15 12:00.
+AHEAD = [
+    ("tomorrow", day(2024, 5, 16)),
+    ("the day after tomorrow", day(2024, 5, 17)),
+    ("what do I have next week?", (d(2024, 5, 20), d(2024, 5, 26, *EOD))),  # the next calendar week
+    ("next Friday", day(2024, 5, 17)),  # the first Friday after today, as "last Tuesday" reads back
+    ("next Wednesday", day(2024, 5, 22)),  # said on a Wednesday: a week on
+    ("this coming Friday", day(2024, 5, 17)),
+    ("next weekend", (d(2024, 5, 25), d(2024, 5, 26, *EOD))),  # the weekend of next week
+    ("the coming weekend", (d(2024, 5, 18), d(2024, 5, 19, *EOD))),  # the first one after today
+    ("next month", (d(2024, 6, 1), d(2024, 6, 30, *EOD))),
+    ("next May", (d(2025, 5, 1), d(2025, 5, 31, *EOD))),  # May 2024 is under way
+    ("next year", (d(2025, 1, 1), d(2025, 12, 31, *EOD))),
+    ("in the next 3 days", (NOW, d(2024, 5, 18, 12))),
+    ("over the next week", (NOW, d(2024, 5, 22, 12))),
+    ("the coming week", (NOW, d(2024, 5, 22, 12))),
+    ("in the next few weeks", (NOW, d(2024, 6, 5, 12))),
+    ("in 3 days", day(2024, 5, 18)),
+    ("in two weeks", (d(2024, 5, 26), d(2024, 6, 1, *EOD))),  # May 29, half a week each side
+    ("in a few days", (d(2024, 5, 16, 12), d(2024, 5, 18, 12))),
+    ("later this week", (NOW, d(2024, 5, 19, *EOD))),
+    ("later this month", (NOW, d(2024, 5, 31, *EOD))),
+]
+
+
+@pytest.mark.parametrize(("text", "window"), AHEAD)
+def test_a_window_ahead_is_kept_whole(text: str, window: tuple[datetime, datetime]) -> None:
+    m = parse_time(text, NOW)
+    assert m is not None and m.rule == "future"
+    assert (m.window.start, m.window.end) == window
+
+
+def test_a_past_expression_still_wins_over_none_ahead() -> None:
+    """"in 2 days ago" is two days back; "3 days ago" is untouched by "in 3 days"."""
+    assert (parse_time("in 2 days ago", NOW).window.start, parse_time("3 days ago", NOW).rule) == (d(2024, 5, 13), "n_ago")
 
 
 def test_session_phrase_without_a_session_gives_none() -> None:
