@@ -165,12 +165,28 @@ def _h_year(m: re.Match[str], c: _Ctx) -> _Span | None:
     return _days(c, date(int(m.group("y")), 1, 1), date(int(m.group("y")), 12, 31))
 
 
+#: After "the third quarter" with no year: "of" a thing that is not a year ("of the game", "of the
+#: match"), so the quarter is that thing's.
+_QUARTER_OF_SOMETHING = re.compile(r"\s+of\s+(?!(?:the\s+|this\s+|last\s+|the\s+fiscal\s+|the\s+financial\s+)?year\b)"
+                                   r"(?!(?:19|2[01])\d\d)", _I)
+
+
 def _h_quarter(m: re.Match[str], c: _Ctx) -> _Span | None:
     qo = (m.group("qo") or "").lower()
     if qo == "last" and not m.group("y"):
         return None  # "the last quarter of the game"; "the last quarter of 2023" is Q4
+    if qo and not m.group("y") and _QUARTER_OF_SOMETHING.match(m.string, m.end()):
+        return None  # "the fourth quarter of the game"; "the third quarter of the year" is Q3
     q = int(m.group("q")) if m.group("q") else 4 if qo == "last" else _ORDINAL_Q[qo]
     y = int(m.group("y")) if m.group("y") else c.now.year - (c.now.month < 3 * q - 2)  # latest begun
+    return _span_months(c, date(y, 3 * q - 2, 1), 3)
+
+
+def _h_quarter_of_year(m: re.Match[str], c: _Ctx) -> _Span | None:
+    """"the fourth quarter of last year": that quarter, not the rolling year "last year" alone reads."""
+    qo = m.group("qo").lower()
+    q = 4 if qo == "last" else _ORDINAL_Q[qo]
+    y = c.now.year - (m.group("rel").lower() in ("last", "previous"))
     return _span_months(c, date(y, 3 * q - 2, 1), 3)
 
 
@@ -326,6 +342,8 @@ _POINTS: tuple[tuple[str, int, str, _Handler], ...] = (
      _h_unit_part),
     ("week_of", _ABS, rf"(?:the\s+)?(?P<nth>first|second|third|fourth|last|1st|2nd|3rd|4th)\s+week\s+of\s+"
                       rf"(?:the\s+month\s+of\s+)?(?P<mon>{_MONTH_ANY})(?!\w)(?:\s*,?\s*(?P<y>{_YEAR}))?", _h_week_of),
+    ("quarter_of_year", _REL, r"(?:the\s+)?(?P<qo>first|second|third|fourth|1st|2nd|3rd|4th|last)\s+quarter\s+of\s+"
+                              r"(?:the\s+)?(?P<rel>this|current|last|previous)\s+year(?!\w)", _h_quarter_of_year),
     ("few_ago", _REL, rf"(?:a\s+)?(?:few|several)\s+{_UNIT}\s+(?:ago|{_BACK})", _h_few_ago),
     ("n_ago", _REL, rf"(?P<n>{_NUMW})\s+{_UNIT_F}\s+(?:ago|{_BACK})", _h_n_ago),
     ("hours", _REL, rf"{_PAST_N}hours?(?!\s+of\b)|(?<!half\s)(?P<ago>{_NUMW}|(?:a\s+)?few|several)\s+hours?\s+ago",

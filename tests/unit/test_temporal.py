@@ -145,6 +145,11 @@ CASES = [
     ("this quarter", "quarter_rel", "this quarter", (d(2024, 4, 1), NOW)),
     ("since last quarter", "since", "since last quarter", (d(2024, 1, 1), NOW)),
     ("the last quarter of 2023", "quarter", "the last quarter of 2023", (d(2023, 10, 1), d(2023, 12, 31, *EOD))),
+    # "last year" alone is the rolling year; a quarter of it is that quarter (was the rolling year)
+    ("sales in the fourth quarter of last year", "quarter_of_year", "the fourth quarter of last year",
+     (d(2023, 10, 1), d(2023, 12, 31, *EOD))),
+    ("the first quarter of this year", "quarter_of_year", "the first quarter of this year",
+     (d(2024, 1, 1), d(2024, 3, 31, *EOD))),
     ("the first week of March", "week_of", "the first week of March", (d(2024, 3, 1), d(2024, 3, 7, *EOD))),
     ("in the second week of November", "week_of", "the second week of November",
      (d(2023, 11, 8), d(2023, 11, 14, *EOD))),
@@ -192,7 +197,9 @@ WEAK = [
     # session 23: numbers before a quantity, the modal after "week of"
     "between 10 and 20 ms", "from 2 to 5 requests", "the first week of may be the hardest",
     "from 2 to 3 may cause issues", "between 2 and 3 may also work", "the ratio from 1 to 3 dec places",
-    "He ran the last quarter mile", "the last quarter of the game", "the end of the month before last",
+    "He ran the last quarter mile", "the last quarter of the game", "the fourth quarter of the game",
+    "the third quarter of this year",  # not begun: no window (it was the whole year so far)
+    "the end of the month before last",
 ]
 
 
