@@ -27,6 +27,7 @@ from dateutil.relativedelta import relativedelta
 
 from ..errors import QueryError
 from ..types import TimeWindow, require_aware
+from .temporal_calendar import Ahead
 from .temporal_future import FUTURE_PATTERN, h_future
 from .temporal_points import (_ABS, _DEC_FOLLOWER, _I, _MODAL_FOLLOWER, _MONTH_ANY, _MONTH_FULL, _NOT_A_UNIT, _NUMW,
                               _POINT, _POINTS, _RANGE, _SESSION, _UNIT, _US, _WD_ABBR, _WD_FULL, _YEAR, _around, _count,
@@ -201,7 +202,7 @@ def parse_time(text: str, now: datetime, *, last_session_end: datetime | None = 
         pieces, last = [], 0
         for m in rx.finditer(work):
             try:
-                window = _clip(handler(m, c), now, ahead=name == "future")
+                window = _clip(handler(m, c), now)
             except (ValueError, OverflowError):  # e.g. a date outside datetime's range: no window
                 window = None
             pieces += [work[last:m.start()], " " * (m.end() - m.start())]
@@ -215,12 +216,12 @@ def parse_time(text: str, now: datetime, *, last_session_end: datetime | None = 
     return best[1] if best is not None else None
 
 
-def _clip(span: _Span | None, now: datetime, *, ahead: bool = False) -> TimeWindow | None:
-    """Clip to now; a span starting in the future ("since 2150") or inverted gives None. A window
-    the query names as ahead ("next week") is kept whole, unless it ended before now."""
+def _clip(span: _Span | None, now: datetime) -> TimeWindow | None:
+    """Clip to now; a span starting in the future ("since 2150") or inverted gives None. A span the
+    query names as ahead (`Ahead`: "next week", "this Friday" on a Thursday) is kept whole."""
     if span is None:
         return None
     start, end = span
-    if start > end or (start > now and not ahead) or (ahead and end < now):
+    if start > end or (start > now and not isinstance(span, Ahead)):
         return None
-    return TimeWindow(start, end if ahead else min(end, now))
+    return TimeWindow(start, end if isinstance(span, Ahead) else min(end, now))

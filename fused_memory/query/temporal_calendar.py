@@ -14,7 +14,7 @@ from datetime import date, datetime, timedelta
 
 from dateutil.relativedelta import relativedelta
 
-__all__ = ["_I", "_US", "_MONTH_FULL", "_MONTH_ANY", "_YEAR", "_Span", "_Ctx", "_at", "_days", "_recent",
+__all__ = ["Ahead", "_I", "_US", "_MONTH_FULL", "_MONTH_ANY", "_YEAR", "_Span", "_Ctx", "_at", "_days", "_recent",
            "_month_num", "_span_months", "_calendar_unit"]
 
 _I = re.IGNORECASE
@@ -26,6 +26,14 @@ _YEAR = r"(?<!\d)(?:19\d\d|2[01]\d\d)(?!\d)"
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 
 _Span = tuple[datetime, datetime]
+
+
+class Ahead(tuple):  # type: ignore[type-arg]
+    """A span the query names as lying ahead ("next week", "this Friday" said on a Thursday):
+    `parse_time` keeps it whole instead of clipping it to now. A plain tuple subclass, so it
+    unpacks and compares as any span."""
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True)

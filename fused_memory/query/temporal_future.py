@@ -20,7 +20,7 @@ from datetime import timedelta
 
 from dateutil.relativedelta import relativedelta
 
-from .temporal_calendar import _MONTH_FULL, _calendar_unit, _Ctx, _days, _month_num, _Span, _span_months
+from .temporal_calendar import _MONTH_FULL, Ahead, _calendar_unit, _Ctx, _days, _month_num, _Span, _span_months
 from .temporal_points import _NUMW, _WD_FULL, _around, _count, _shift
 
 __all__ = ["FUTURE_PATTERN", "h_future"]
@@ -40,6 +40,11 @@ FUTURE_PATTERN = (
 
 def h_future(m: re.Match[str], c: _Ctx) -> _Span | None:
     """The window ahead that the match names, or None ("next time", a season)."""
+    span = _ahead(m, c)
+    return Ahead(span) if span is not None else None
+
+
+def _ahead(m: re.Match[str], c: _Ctx) -> _Span | None:
     today = c.now.date()
     if m.group("tomorrow"):
         d = today + timedelta(days=2 if "after" in m.group("tomorrow").lower() else 1)

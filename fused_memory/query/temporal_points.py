@@ -17,7 +17,7 @@ from functools import lru_cache
 
 from dateutil.relativedelta import relativedelta
 
-from .temporal_calendar import (_I, _MONTH_ANY, _MONTH_FULL, _US, _YEAR, _at, _calendar_unit, _Ctx, _days,
+from .temporal_calendar import (Ahead, _I, _MONTH_ANY, _MONTH_FULL, _US, _YEAR, _at, _calendar_unit, _Ctx, _days,
                                 _month_num, _recent, _Span, _span_months)
 
 __all__ = ["_SESSION", "_RANGE", "_ABS", "_Ctx", "_DEC_FOLLOWER", "_Handler", "_I", "_MODAL_FOLLOWER", "_MONTH_ANY",
@@ -192,6 +192,7 @@ def _h_quarter_of_year(m: re.Match[str], c: _Ctx) -> _Span | None:
 
 def _h_weekday(m: re.Match[str], c: _Ctx) -> _Span | None:
     """"last Tuesday" on a Wednesday is yesterday (as dateparser reads it); on a Tuesday, a week ago.
+    "this Friday" is the Friday of this calendar week (Monday first), whether it is past or ahead.
     A weekday in a name is no day: "Black Friday", "Sunday school", "Friday the 13th", "on sun exposure"."""
     mod = (m.group("mod") or "").lower()
     if mod == "on" and m.group("wd").lower() == "sun":  # "notes on sun exposure"
@@ -200,7 +201,11 @@ def _h_weekday(m: re.Match[str], c: _Ctx) -> _Span | None:
                     or _HOLIDAY.search(m.string, max(0, m.start() - 6), m.end())
                     or _WEEKDAY_NAME_AFTER.match(m.string, m.end())):
         return None  # "Black Friday", "Sunday school"; "on Friday sales were up" is the day
-    delta = (c.now.weekday() - _WEEKDAYS.index(m.group("wd").lower()[:3])) % 7
+    wd = _WEEKDAYS.index(m.group("wd").lower()[:3])
+    if mod == "this":  # that day of this calendar week, ahead or behind: "this Friday" on a Thursday is tomorrow
+        d = c.now.date() + timedelta(days=wd - c.now.weekday())
+        return Ahead(_days(c, d, d)) if d > c.now.date() else _days(c, d, d)
+    delta = (c.now.weekday() - wd) % 7
     if delta == 0 and (m.group("mod") or "").lower() in ("last", "past"):
         delta = 7
     d = c.now.date() - timedelta(days=delta)
