@@ -147,15 +147,18 @@ class EntityExtractor:
         self._nlp = nlp
         self.enabled = enabled
         self.batch_size = batch_size
+        self._label_is_name: dict[str, bool] = {}  # a chat log has a handful of labels: tag each once
 
     def extract(self, memories: Sequence[Memory]) -> list[tuple[EntityMention, ...]]:
         """Mentions per memory: caller-given entities first, then a leading "Speaker:" label, then NER."""
         found: list[list[EntityMention]] = []
-        for m in memories:
+        labels = [sp.group(1) if (sp := _SPEAKER.match(m.text)) and sp.group(1).casefold() not in _NOT_SPEAKERS
+                  else None for m in memories]
+        names = self._names({label for label in labels if label})
+        for m, label in zip(memories, labels):
             ms = [EntityMention(e) for e in m.entities]
-            sp = _SPEAKER.match(m.text)
-            if sp and sp.group(1).casefold() not in _NOT_SPEAKERS:
-                ms.append(EntityMention(sp.group(1), "PERSON"))
+            if label in names:
+                ms.append(EntityMention(label, "PERSON"))
             found.append(ms)
         if self.enabled:
             for ms, spans in zip(found, self._ner([m.text[:5000] for m in memories])):
@@ -171,6 +174,24 @@ class EntityExtractor:
                     uniq.append(mention)
             out.append(tuple(uniq))
         return out
+
+    def _names(self, labels: set[str]) -> set[str]:
+        """The "Label:" openers that are names. With NER on, spaCy's tagger must read the label as a
+        proper noun at the head of "<label> said hello.": "Shopping: eggs and milk", "Ideas: ...",
+        "Customer: ..." made entities "Shopping", "Ideas", "Customer" (persons, by this rule) that then
+        planned the graph arm; every LoCoMo speaker and the names we tried (Priya, Xu, O'Brien,
+        Jean-Luc, Dr. Alvarez) are read as proper nouns. With NER off (no spaCy), or a caller's own
+        pipeline, the note-label list alone decides."""
+        if not self.enabled or self._nlp is not None or not labels:
+            return labels
+        unknown = sorted(label for label in labels if label not in self._label_is_name)
+        if unknown:
+            if len(self._label_is_name) > 10_000:  # a stream of one-off labels: start over
+                self._label_is_name.clear()
+            tagger = load_nlp(_TAG_PIPES)
+            for label, doc in zip(unknown, tagger.pipe([f"{label} said hello." for label in unknown])):
+                self._label_is_name[label] = doc[0].tag_ in _PROPER
+        return {label for label in labels if self._label_is_name.get(label, True)}
 
     def _ner(self, texts: list[str]) -> list[list[EntityMention]]:
         """NER-only pass over every text, then a tagged pass over the few texts where a span starts

@@ -151,3 +151,20 @@ def test_a_leading_label_is_a_speaker_unless_it_labels_a_note(text: str, names: 
 
     [mentions] = EntityExtractor(enabled=False).extract([Memory(text=text)])
     assert [m.name for m in mentions] == names
+
+
+@pytest.mark.parametrize(("text", "speaker"), [
+    ("Shopping: eggs and milk", None), ("Ideas: a podcast about birds", None),
+    ("Customer: I want a refund", None), ("Groceries: oat milk, rye bread", None),
+    ("Priya: the build is green again", "Priya"), ("Xu: see you at the stand-up", "Xu"),
+    ("Caroline: Hey Mel! Good to see you!", "Caroline"), ("Dr. Alvarez: the filling is on Tuesday", "Dr. Alvarez"),
+])
+def test_with_spacy_a_label_is_a_speaker_only_if_it_reads_as_a_name(text: str, speaker: str | None) -> None:
+    """"Shopping: eggs and milk" made a person "Shopping" (the note-label list cannot hold every
+    heading); with NER on, the tagger must read the label as a proper noun. The PERSON kind is the
+    speaker rule's: NER alone may still find a name in the text, under its own label."""
+    from fused_memory.types import Memory
+
+    [mentions] = EntityExtractor().extract([Memory(text=text)])
+    speakers = [m.name for m in mentions if m.kind == "PERSON" and text.startswith(m.name + ":")]
+    assert speakers == ([speaker] if speaker else []), mentions
