@@ -28,12 +28,17 @@ from dateutil.relativedelta import relativedelta
 from ..errors import QueryError
 from ..types import TimeWindow, require_aware
 from .temporal_calendar import Ahead
-from .temporal_future import FUTURE_PATTERN, h_future
+from .temporal_future import FUTURE_PATTERN, h_future, past_tense
 from .temporal_points import (_ABS, _DEC_FOLLOWER, _I, _MODAL_FOLLOWER, _MONTH_ANY, _MONTH_FULL, _NOT_A_UNIT, _NUMW,
-                              _POINT, _POINTS, _RANGE, _SESSION, _UNIT, _US, _WD_ABBR, _WD_FULL, _YEAR, _around, _count,
-                              _Ctx, _days, _h_month, _h_year, _Handler, _int, _point, _shift, _Span)
+                              _POINT, _POINTS, _RANGE, _REL, _SESSION, _UNIT, _US, _WD_ABBR, _WD_FULL, _YEAR,
+                              QUARTER_OF_YEAR, _around, _count, _Ctx, _days, _h_month, _h_year, _Handler,
+                              h_quarter_of_year, _int, _point, _shift, _Span)
 
 __all__ = ["TemporalMatch", "parse_time", "RULE_NAMES", "TIME_PATTERNS", "OPEN_START"]
+
+#: The future rule's tier: below every other (fuzzy "recently" is 5), so "what did I say yesterday
+#: about next week's trip?" asks about yesterday.
+_AHEAD_TIER = 6
 
 #: Start of open-ended windows ("before June 2023"): far enough back for any agent memory.
 OPEN_START = datetime(1900, 1, 1, tzinfo=timezone.utc)
@@ -153,7 +158,10 @@ _RULE_TABLE: tuple[tuple[str, int, str, _Handler], ...] = (
                 r"(?:\s+last)?|(?:our|my|the|your)\s+last\s+(?:conversation|chat|session|talk|call|meeting)"
                 r"|(?:the\s+)?last\s+time(?:\s+(?:we|i|you)\s+(?:talked|spoke|chatted|met))?)",
      lambda m, c: (c.last_session_end, c.now) if c.last_session_end is not None else None),
-    ("future", _RANGE, FUTURE_PATTERN, h_future),  # ahead of now: not clipped (temporal_future.py)
+    # before "future", which would take the "next year" of "the first quarter of next year"
+    ("quarter_of_year", _REL, QUARTER_OF_YEAR, h_quarter_of_year),
+    # ahead of now: kept whole, and the lowest tier, so a past phrase in the query wins (temporal_future.py)
+    ("future", _AHEAD_TIER, FUTURE_PATTERN, h_future),
     ("n_before", _RANGE, rf"(?:(?P<n>{_NUMW})|(?P<the>the))\s+{_UNIT}\s+(?P<dir>before|after)\s+(?P<a>{_POINT})",
      _h_n_before),
     ("between", _RANGE, rf"between\s+(?:(?P<a>{_POINT})\s+(?:and|&)\s+{_B}|{_A0}\s+(?:and|&)\s+{_B0}){_NOT_A_UNIT}",
@@ -196,7 +204,7 @@ def parse_time(text: str, now: datetime, *, last_session_end: datetime | None = 
     lo, hi = few_months
     if recent_days < 0 or lo < 0 or hi < 0:
         raise QueryError("recent_days and few_months must be >= 0")
-    c = _Ctx(now, last_session_end, recent_days, (max(lo, hi), min(lo, hi)))
+    c = _Ctx(now, last_session_end, recent_days, (max(lo, hi), min(lo, hi)), past_tense(text))
     work, best = text, None
     for order, (name, tier, rx, handler) in enumerate(_RULES):
         pieces, last = [], 0

@@ -42,6 +42,9 @@ class _Ctx:
     last_session_end: datetime | None
     recent_days: int
     few_months: tuple[int, int]
+    #: The query is told in the past tense ("what did we do this Sunday?"): a phrase that could
+    #: point either way ("this Sunday", "in 3 days", "today") reads back (`temporal_future.past_tense`).
+    past: bool = False
 
 
 def _at(c: _Ctx, d: date) -> datetime:

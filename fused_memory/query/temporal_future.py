@@ -1,4 +1,4 @@
-"""Windows ahead of now: "tomorrow", "next week", "in 3 days", "later this month".
+"""Windows ahead of now: "tomorrow", "next week", "in 3 days", "later this month", "by next Friday".
 
 An agent's memories hold plans as well as history: a memory stored with `event_at` on the 3rd of
 next month ("dentist at 10:00") is what "what do I have next week?" asks for. These phrases used to
@@ -7,10 +7,17 @@ a query found its events by words alone. Readings mirror the past side's: "next 
 first Friday after today (as "last Tuesday" is the latest Tuesday before it, dateparser's reading
 on both sides); "next week / month / year" are the next calendar units (Monday first), "next
 weekend" the weekend of next week; "the coming week" and "the next 3 days" run from now, "the
-coming weekend" is the first one after today; "in 3 days" is that day, "in 2
-weeks" that week with half a week's slack each side (as "2 weeks ago"); "in a few days" 1-3 days
-ahead (as "a few days ago"). "Next time" and the seasons name no window. `parse_time` does not
-clip these to now: they are meant to lie ahead.
+coming weekend" is the first one after today; "in 3 days" is that day, "in 2 weeks" that week with
+half a week's slack each side (as "2 weeks ago"); "in a few days" 1-3 days ahead (as "a few days
+ago"); "by / until / before next Friday" runs from now to its end. `parse_time` keeps these whole
+instead of clipping them to now (`Ahead`), and ranks them below any past expression in the same
+query ("what did I say yesterday about next week's trip?" asks about yesterday).
+
+Stories use the same words, so some readings need the query not to be told in the past tense
+(`past_tense`): "we built it in 3 days" is a duration, "the next week he quit" and "in the next three
+years the company grew" are another time's "next". "After next week", "a week from tomorrow" and
+"next week after the launch" are relative to the phrase: no window (still masked). "Next time" and
+the seasons name none.
 """
 
 from __future__ import annotations
@@ -20,28 +27,61 @@ from datetime import timedelta
 
 from dateutil.relativedelta import relativedelta
 
-from .temporal_calendar import _MONTH_FULL, Ahead, _calendar_unit, _Ctx, _days, _month_num, _Span, _span_months
-from .temporal_points import _NUMW, _WD_FULL, _around, _count, _shift
+from .temporal_calendar import _I, _MONTH_FULL, Ahead, _calendar_unit, _Ctx, _days, _month_num, _Span, _span_months
+from .temporal_points import _NUMW, _WD_ABBR, _WD_FULL, _around, _count, _shift
 
-__all__ = ["FUTURE_PATTERN", "h_future"]
+__all__ = ["FUTURE_PATTERN", "h_future", "past_tense"]
 
 _WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-_LATER = r"(?:days?|weeks?|weekend|months?|years?|time|spring|summer|fall|autumn|winter)"
+_LATER = r"(?:days?|weeks?|weekend|months?|years?|hours?|time|spring|summer|fall|autumn|winter)"
 #: The rule's pattern (`temporal._RULE_TABLE`'s "future" row): every form is matched and masked,
 #: whether or not it gives a window ("next time", "next summer" give none).
 FUTURE_PATTERN = (
     r"(?P<tomorrow>(?:the\s+)?day\s+after\s+tomorrow|tomorrow)"
-    rf"|(?P<run>(?:in|over|during|within)\s+)?(?:the\s+)?(?:this\s+)?(?P<lead>next|coming|upcoming)\s+"
-    rf"(?:(?P<n>{_NUMW}|few|several)\s+)?(?P<u>{_LATER}|{_WD_FULL}|{_MONTH_FULL})(?!\w)"
-    rf"|in\s+(?P<in_n>{_NUMW}|(?:a\s+)?few|several)\s+(?P<in_u>days?|weeks?|months?|years?)(?!\w)(?!\s+ago)"
-    r"|later\s+this\s+(?P<later>week|month|year)"
+    rf"|(?P<run>(?:in|over|during|within)\s+)?(?P<the>(?:the|this)\s+)?(?:this\s+)?(?P<lead>next|coming|upcoming)\s+"
+    rf"(?:(?P<n>{_NUMW}|few|several)\s+)?(?P<u>{_LATER}|{_WD_FULL}|{_WD_ABBR}|{_MONTH_FULL})(?!\w)"
+    rf"|in\s+(?P<in_n>{_NUMW}|(?:a\s+)?few|several)\s+(?P<in_u>hours?|days?|weeks?|months?|years?)(?!\w)(?!\s+ago)"
+    r"|later\s+(?:this\s+(?P<later>week|month|year)|(?P<today>today|tonight))"
 )
+
+#: Before the phrase: it ends a window from now ("by next Friday", "between now and next Friday").
+_UNTIL = re.compile(r"(?:\b(?:by|until|till|(?<!day\s)before|through|thru|up\s+to)|\bbetween\s+now\s+and)\s+$", _I)
+#: Before or after the phrase: the phrase is an anchor of another time ("after next week", "a week
+#: from tomorrow", "next week after the launch"), which these rules do not compute.
+_ANCHOR_BEFORE = re.compile(r"\b(?:after|since|from|than|to|of|and|following)\s+$", _I)
+_ANCHOR_AFTER = re.compile(r"\s*(?:from|after|before|ago|earlier|later)\b", _I)
+
+#: A past-tense verb or auxiliary: the query tells of another time ("how did I finish it in a few
+#: days?"). "-ed" words that describe plans or states are not past ("what's planned for next week").
+_PAST = re.compile(
+    r"\b(?:did|didn't|was|wasn't|were|weren't|had|hadn't|went|took|got|came|became|grew|lost|learnt|spent|made|"
+    r"built|ran|won|wrote|began|met|saw|said|told|gave|felt|left|thought|bought|brought|kept|found|paid|sold|"
+    r"sent|heard|knew|held|fell)\b|\b[a-z]{3,}ed\b", _I)
+_NOT_PAST = frozenset(
+    "planned scheduled booked arranged expected supposed needed required assigned confirmed invited registered "
+    "interested excited involved concerned related based used called named located tired married worried "
+    "prepared organized organised reserved speed breed embed proceed succeed exceed indeed shred".split())
+
+
+def past_tense(text: str) -> bool:
+    """Whether `text` is told in the past tense (a verb or auxiliary that says so)."""
+    return any(m.group().lower() not in _NOT_PAST for m in _PAST.finditer(text))
 
 
 def h_future(m: re.Match[str], c: _Ctx) -> _Span | None:
-    """The window ahead that the match names, or None ("next time", a season)."""
+    """The window ahead that the match names, or None (masked all the same)."""
+    before, after = m.string[:m.start()], m.string[m.end():]
+    until = _UNTIL.search(before)
+    if (_ANCHOR_BEFORE.search(before) and not until) or _ANCHOR_AFTER.match(after):
+        return None
+    if m.group("tomorrow") and m.group()[0].isupper() and before.strip() and re.match(r"\s+[A-Z]", after):
+        return None  # a title: "we watched Tomorrow Never Dies"
     span = _ahead(m, c)
-    return Ahead(span) if span is not None else None
+    if span is None:
+        return None
+    if until:  # "by next Friday", "between now and next Friday": from now to its end
+        return Ahead((c.now, span[1]))
+    return Ahead(span)
 
 
 def _ahead(m: re.Match[str], c: _Ctx) -> _Span | None:
@@ -51,30 +91,47 @@ def _ahead(m: re.Match[str], c: _Ctx) -> _Span | None:
         return _days(c, d, d)
     if m.group("later"):  # "later this week": from now to the end of the calendar unit
         return c.now, _calendar_unit(c, m.group("later").lower(), 0)[1]
+    if m.group("today"):
+        return c.now, _days(c, today, today)[1]
     if m.group("in_u"):
+        if c.past:  # "we built it in 3 days": a duration
+            return None
         unit, n = m.group("in_u").lower().rstrip("s"), m.group("in_n").lower()
+        if unit == "hour":
+            return c.now, c.now + timedelta(hours=3 if "few" in n or "several" in n else min(_count(n), 48_000))
         if "few" in n or "several" in n:
             return c.now + _shift(unit, 1), c.now + _shift(unit, 3)
         return _around(c, c.now + _shift(unit, _count(n)), unit)
-    word, n = m.group("u").lower(), m.group("n")
+    return _lead(m, c)
+
+
+def _lead(m: re.Match[str], c: _Ctx) -> _Span | None:
+    """"next ...", "the coming ...", "in the next ...": the forms with a lead word."""
+    today = c.now.date()
+    word, n, lead = m.group("u").lower().rstrip("."), m.group("n"), m.group("lead").lower()
+    the = (m.group("the") or "").strip().lower()
+    if lead != "next" and not the:
+        return None  # "he was coming Sunday": a verb
+    if c.past and (the == "the" or m.group("run")) or the == "the" and not m.group("run") and lead == "next" and n is None:
+        return None  # "the next week he quit", "in the next three years the company grew"
     unit = word[:-1] if word.endswith("s") else word
-    if re.fullmatch(_WD_FULL, word):
+    if re.fullmatch(rf"{_WD_FULL}|{_WD_ABBR}", word, _I):
         d = today + timedelta(days=(_WEEKDAYS.index(word[:3]) - today.weekday() - 1) % 7 + 1)
         return _days(c, d, d)
-    if re.fullmatch(_MONTH_FULL, word):  # "next May": the first May after this month
+    if re.fullmatch(_MONTH_FULL, word, _I):  # "next May": the first May after this month
         first = today.replace(day=1) + relativedelta(months=(_month_num(word) - today.month - 1) % 12 + 1)
         return _span_months(c, first, 1)
-    if unit not in ("day", "week", "month", "year", "weekend"):
+    if unit not in ("hour", "day", "week", "month", "year", "weekend"):
         return None  # "next time", "next summer"
-    coming = m.group("lead").lower() != "next"  # "the coming week": from now, not next Monday
+    coming = lead != "next"  # "the coming week": from now, not next Monday
     if unit == "weekend":
         sat = (today + timedelta(days=(5 - today.weekday() - 1) % 7 + 1) if coming
                else _calendar_unit(c, "week", -1)[0].date() + timedelta(days=5))
         return _days(c, sat, sat + timedelta(days=1))
-    if n is not None or word.endswith("s") or m.group("run") or coming:  # "the next 3 days", "over the next week"
+    if unit == "hour" or n is not None or word.endswith("s") or m.group("run") or coming:
         few = (n is None and word.endswith("s")) or (n is not None and n.lower() in ("few", "several"))
-        return c.now, c.now + _shift(unit, 3 if few else _count(n) if n is not None else 1)
-    if unit == "day":  # "the next day" is told of another day ("what did we do the next day?")
+        count = 3 if few else min(_count(n), 48_000) if n is not None else 1
+        return c.now, c.now + (timedelta(hours=count) if unit == "hour" else _shift(unit, count))
+    if unit == "day":  # "next day" alone is told of another day
         return None
     return _calendar_unit(c, unit, -1)
-

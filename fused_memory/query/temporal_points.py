@@ -20,10 +20,10 @@ from dateutil.relativedelta import relativedelta
 from .temporal_calendar import (Ahead, _I, _MONTH_ANY, _MONTH_FULL, _US, _YEAR, _at, _calendar_unit, _Ctx, _days,
                                 _month_num, _recent, _Span, _span_months)
 
-__all__ = ["_SESSION", "_RANGE", "_ABS", "_Ctx", "_DEC_FOLLOWER", "_Handler", "_I", "_MODAL_FOLLOWER", "_MONTH_ANY",
+__all__ = ["_SESSION", "_RANGE", "_REL", "_ABS", "_Ctx", "_DEC_FOLLOWER", "_Handler", "_I", "_MODAL_FOLLOWER", "_MONTH_ANY",
            "_MONTH_FULL", "_NOT_A_UNIT",
            "_NUMW", "_POINT", "_POINTS", "_Span", "_UNIT", "_US", "_WD_ABBR", "_WD_FULL", "_YEAR", "_around",
-           "_count", "_days", "_h_month", "_h_year", "_int", "_point", "_shift"]
+           "_count", "_days", "QUARTER_OF_YEAR", "h_quarter_of_year", "_h_month", "_h_year", "_int", "_point", "_shift"]
 
 _WD_FULL = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _WD_ABBR = r"(?:mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\.?"
@@ -165,10 +165,10 @@ def _h_year(m: re.Match[str], c: _Ctx) -> _Span | None:
     return _days(c, date(int(m.group("y")), 1, 1), date(int(m.group("y")), 12, 31))
 
 
-#: After "the third quarter" with no year: "of" a thing that is not a year ("of the game", "of the
-#: match"), so the quarter is that thing's.
-_QUARTER_OF_SOMETHING = re.compile(r"\s+of\s+(?!(?:the\s+|this\s+|last\s+|the\s+fiscal\s+|the\s+financial\s+)?year\b)"
-                                   r"(?!(?:19|2[01])\d\d)", _I)
+#: After "the third quarter" with no year: "of" a thing that is no year and holds no number ("of the
+#: game", "of the match"), so the quarter is that thing's ("of fiscal 2023", "of FY24" are times).
+_QUARTER_OF_SOMETHING = re.compile(r"\s+of\s+(?!(?:[\w']+\s+){0,3}?(?:years?|fiscal|financial|calendar|fy\w*)\b)"
+                                   r"(?![^.,;:?!]{0,30}\d)", _I)
 
 
 def _h_quarter(m: re.Match[str], c: _Ctx) -> _Span | None:
@@ -182,17 +182,26 @@ def _h_quarter(m: re.Match[str], c: _Ctx) -> _Span | None:
     return _span_months(c, date(y, 3 * q - 2, 1), 3)
 
 
-def _h_quarter_of_year(m: re.Match[str], c: _Ctx) -> _Span | None:
+#: "the fourth quarter of last year", "Q1 of next year": run before the rolling "last year" and the
+#: future rule's "next year" (`temporal._RULE_TABLE`), which would read the year alone.
+QUARTER_OF_YEAR = (r"(?:q(?P<q>[1-4])|(?:the\s+)?(?P<qo>first|second|third|fourth|1st|2nd|3rd|4th|last)\s+quarter)"
+                   r"\s+of\s+(?:the\s+)?(?P<rel>this|current|last|previous|next|coming)\s+year(?!\w)")
+
+
+def h_quarter_of_year(m: re.Match[str], c: _Ctx) -> _Span | None:
     """"the fourth quarter of last year": that quarter, not the rolling year "last year" alone reads."""
-    qo = m.group("qo").lower()
-    q = 4 if qo == "last" else _ORDINAL_Q[qo]
-    y = c.now.year - (m.group("rel").lower() in ("last", "previous"))
-    return _span_months(c, date(y, 3 * q - 2, 1), 3)
+    qo = (m.group("qo") or "").lower()
+    q = int(m.group("q")) if m.group("q") else 4 if qo == "last" else _ORDINAL_Q[qo]
+    rel = m.group("rel").lower()
+    y = c.now.year + (1 if rel in ("next", "coming") else -1 if rel in ("last", "previous") else 0)
+    span = _span_months(c, date(y, 3 * q - 2, 1), 3)
+    return Ahead(span) if y > c.now.year else span
 
 
 def _h_weekday(m: re.Match[str], c: _Ctx) -> _Span | None:
     """"last Tuesday" on a Wednesday is yesterday (as dateparser reads it); on a Tuesday, a week ago.
-    "this Friday" is the Friday of this calendar week (Monday first), whether it is past or ahead.
+    "this Friday" is the Friday of this calendar week (Monday first), ahead or behind, unless the
+    query is told in the past ("what did we do this Sunday?" on a Monday is yesterday).
     A weekday in a name is no day: "Black Friday", "Sunday school", "Friday the 13th", "on sun exposure"."""
     mod = (m.group("mod") or "").lower()
     if mod == "on" and m.group("wd").lower() == "sun":  # "notes on sun exposure"
@@ -202,7 +211,7 @@ def _h_weekday(m: re.Match[str], c: _Ctx) -> _Span | None:
                     or _WEEKDAY_NAME_AFTER.match(m.string, m.end())):
         return None  # "Black Friday", "Sunday school"; "on Friday sales were up" is the day
     wd = _WEEKDAYS.index(m.group("wd").lower()[:3])
-    if mod == "this":  # that day of this calendar week, ahead or behind: "this Friday" on a Thursday is tomorrow
+    if mod == "this" and not c.past:  # this calendar week's: "what's on this Friday?" on a Thursday is tomorrow
         d = c.now.date() + timedelta(days=wd - c.now.weekday())
         return Ahead(_days(c, d, d)) if d > c.now.date() else _days(c, d, d)
     delta = (c.now.weekday() - wd) % 7
@@ -219,6 +228,11 @@ _WEEKDAY_NAME_AFTER = re.compile(r"\s+(?:school|the\s+13th|deals?|sales?|service
 
 
 def _h_weekend(m: re.Match[str], c: _Ctx) -> _Span | None:
+    """"this weekend" asked of plans on a weekday is the coming one; told in the past, or "last
+    weekend", the one before (as it always was)."""
+    if (m.group("mod") or "").lower() == "this" and not c.past and c.now.weekday() < 5:
+        sat = c.now.date() + timedelta(days=5 - c.now.weekday())
+        return Ahead(_days(c, sat, sat + timedelta(days=1)))
     sat = c.now.date() - timedelta(days=(c.now.weekday() - 5) % 7)
     if (m.group("mod") or "").lower() in ("last", "past") and c.now.weekday() >= 5:
         sat -= timedelta(days=7)
@@ -276,10 +290,22 @@ def _h_week_of(m: re.Match[str], c: _Ctx) -> _Span | None:
 
 
 def _h_this_unit(m: re.Match[str], c: _Ctx) -> _Span | None:
+    """"this week": the week so far; asked of plans ("what do I have this week?", no past tense,
+    no "earlier"), the whole calendar week, its days ahead included."""
+    unit = m.group("u").lower()
+    if unit != "day" and not c.past and not m.group().lower().startswith("earlier"):
+        return Ahead(_calendar_unit(c, unit, 0))
     t = c.now.date()
     start = {"day": t, "week": t - timedelta(days=t.weekday()), "month": t.replace(day=1),
-             "year": t.replace(month=1, day=1)}[m.group("u").lower()]
+             "year": t.replace(month=1, day=1)}[unit]
     return _at(c, start), c.now
+
+
+def _h_today(m: re.Match[str], c: _Ctx) -> _Span | None:
+    """Today so far; asked of plans ("what do I have today?", "tonight"), the whole day."""
+    if c.past or m.group().lower().startswith("earlier"):
+        return _at(c, c.now.date()), c.now
+    return Ahead(_days(c, c.now.date(), c.now.date()))
 
 
 def _h_few_ago(m: re.Match[str], c: _Ctx) -> _Span | None:
@@ -347,8 +373,6 @@ _POINTS: tuple[tuple[str, int, str, _Handler], ...] = (
      _h_unit_part),
     ("week_of", _ABS, rf"(?:the\s+)?(?P<nth>first|second|third|fourth|last|1st|2nd|3rd|4th)\s+week\s+of\s+"
                       rf"(?:the\s+month\s+of\s+)?(?P<mon>{_MONTH_ANY})(?!\w)(?:\s*,?\s*(?P<y>{_YEAR}))?", _h_week_of),
-    ("quarter_of_year", _REL, r"(?:the\s+)?(?P<qo>first|second|third|fourth|1st|2nd|3rd|4th|last)\s+quarter\s+of\s+"
-                              r"(?:the\s+)?(?P<rel>this|current|last|previous)\s+year(?!\w)", _h_quarter_of_year),
     ("few_ago", _REL, rf"(?:a\s+)?(?:few|several)\s+{_UNIT}\s+(?:ago|{_BACK})", _h_few_ago),
     ("n_ago", _REL, rf"(?P<n>{_NUMW})\s+{_UNIT_F}\s+(?:ago|{_BACK})", _h_n_ago),
     ("hours", _REL, rf"{_PAST_N}hours?(?!\s+of\b)|(?<!half\s)(?P<ago>{_NUMW}|(?:a\s+)?few|several)\s+hours?\s+ago",
@@ -359,8 +383,7 @@ _POINTS: tuple[tuple[str, int, str, _Handler], ...] = (
      lambda m, c: (c.now - timedelta(days=c.recent_days), c.now)),
     ("yesterday", _REL, _YESTERDAY,  # all of yesterday (not only now-24h), up to now
      lambda m, c: (_at(c, c.now.date() - timedelta(days=1)), c.now)),
-    ("today", _REL, r"earlier\s+today|today|tonight|this\s+(?:morning|afternoon|evening)",
-     lambda m, c: (_at(c, c.now.date()), c.now)),
+    ("today", _REL, r"earlier\s+today|today|tonight|this\s+(?:morning|afternoon|evening)", _h_today),
     ("this_unit", _REL, rf"(?:earlier\s+)?this\s+{_UNIT}", _h_this_unit),
     ("weekend", _REL, r"(?:(?P<mod>last|this|past)\s+|over\s+the\s+)weekend", _h_weekend),
     ("weekday", _REL, rf"(?:(?P<mod>last|this|past|on)\s+)?(?P<wd>{_WD_FULL})", _h_weekday),

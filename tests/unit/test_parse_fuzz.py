@@ -16,6 +16,7 @@ from fused_memory.errors import QueryError
 from fused_memory.query import EntityMatcher, optimize, optimize_off, parse_query, parse_time
 from fused_memory.query.optimizer import ANSWER_TIME_WEIGHT, PURE_TIME_WEIGHT
 from fused_memory.query.temporal_future import FUTURE_PATTERN
+from fused_memory.query.temporal_points import _WD_ABBR, _WD_FULL
 from fused_memory.store.protocols import Entity
 from fused_memory.types import ARMS
 
@@ -24,8 +25,10 @@ MATCHER = EntityMatcher([Entity("sarah chen", "Sarah Chen", ("Sarah",), "PERSON"
                          Entity("sarah park", "Sarah Park", ("Sarah",), "PERSON", 1),
                          Entity("may", "May", (), "PERSON", 1)])
 
-#: The phrases that may name a window ahead of now: the future rule's, and "this <weekday>".
-AHEAD = re.compile(rf"{FUTURE_PATTERN}|this\s+[a-z]+\.?", re.IGNORECASE)
+#: The phrases that may name a window ahead of now: the future rule's; this week's days, weekend,
+#: week, month and year, and today, asked of plans; a quarter of next year.
+AHEAD = re.compile(rf"{FUTURE_PATTERN}|this\s+(?:{_WD_FULL}|{_WD_ABBR}|weekend|week|month|year|morning|afternoon"
+                   r"|evening)|today|tonight|.*quarter\s+of\s+(?:the\s+)?(?:next|coming)\s+year", re.IGNORECASE)
 #: Words the rules react to, so generated text exercises them far more often than random text would.
 VOCAB = ("between and from to since before after until till last this next past previous few several a an couple one two "
          "of ago day days week weeks month months year years weekend May March june Feb Sept 2022 1999 2150 9077 "

@@ -53,10 +53,12 @@ CASES = [
     # relative
     ("yesterday", "yesterday", "yesterday", (d(2024, 5, 14), NOW)),
     ("last night", "yesterday", "last night", (d(2024, 5, 14), NOW)),
-    ("today", "today", "today", (d(2024, 5, 15), NOW)),
+    ("what did I do today?", "today", "today", (d(2024, 5, 15), NOW)),  # told in the past: so far
+    ("what's on today?", "today", "today", day(2024, 5, 15)),  # asked of plans: the whole day
     ("last week", "past_n", "last week", (d(2024, 5, 8, 12), NOW)),
-    ("this week", "this_unit", "this week", (d(2024, 5, 13), NOW)),
-    ("this month", "this_unit", "this month", (d(2024, 5, 1), NOW)),
+    ("what happened this week?", "this_unit", "this week", (d(2024, 5, 13), NOW)),
+    ("what do I have this week?", "this_unit", "this week", (d(2024, 5, 13), d(2024, 5, 19, *EOD))),
+    ("what did we ship this month?", "this_unit", "this month", (d(2024, 5, 1), NOW)),
     ("earlier this year", "this_unit", "earlier this year", (d(2024, 1, 1), NOW)),
     ("last month", "past_n", "last month", (d(2024, 4, 15, 12), NOW)),
     ("last year", "past_n", "last year", (d(2023, 5, 15, 12), NOW)),
@@ -239,14 +241,60 @@ AHEAD = [
     ("in a few days", (d(2024, 5, 16, 12), d(2024, 5, 18, 12))),
     ("later this week", (NOW, d(2024, 5, 19, *EOD))),
     ("later this month", (NOW, d(2024, 5, 31, *EOD))),
+    ("later today", (NOW, d(2024, 5, 15, *EOD))),
+    ("next Wed", day(2024, 5, 22)),
+    ("in the next 24 hours", (NOW, d(2024, 5, 16, 12))),
+    # review of the first version: a window that ends at a time ahead runs from now to it
+    ("what do I need to finish by next Friday?", (NOW, d(2024, 5, 17, *EOD))),
+    ("between now and next Friday", (NOW, d(2024, 5, 17, *EOD))),
+    ("before next Monday", (NOW, d(2024, 5, 20, *EOD))),
+    ("until next week", (NOW, d(2024, 5, 26, *EOD))),
+    # "-ed" words that name plans are no past tense
+    ("what's planned for next week?", (d(2024, 5, 20), d(2024, 5, 26, *EOD))),
+    ("what is scheduled in 3 days?", day(2024, 5, 18)),
+    ("the first quarter of next year", (d(2025, 1, 1), d(2025, 3, 31, *EOD))),
 ]
 
 
 @pytest.mark.parametrize(("text", "window"), AHEAD)
 def test_a_window_ahead_is_kept_whole(text: str, window: tuple[datetime, datetime]) -> None:
     m = parse_time(text, NOW)
-    assert m is not None and m.rule in ("future", "weekday")
+    assert m is not None and m.rule in ("future", "weekday", "quarter_of_year")
     assert (m.window.start, m.window.end) == window
+
+
+@pytest.mark.parametrize(("text", "rule", "window"), [
+    # a past phrase or date in the query wins over one ahead (the future rule ranks last)
+    ("what did I say yesterday about next week's trip?", "yesterday", (d(2024, 5, 14), NOW)),
+    ("last week and next week", "past_n", (d(2024, 5, 8, 12), NOW)),
+    ("what did we discuss on 3 May 2023 about the next year?", "day_month", day(2023, 5, 3)),
+    ("In March we planned next year's budget", "month", (d(2024, 3, 1), d(2024, 3, 31, *EOD))),
+    # told in the past, a day of this week, this weekend and today read back
+    ("what did we do this Monday?", "weekday", day(2024, 5, 13)),
+    ("what did we do this weekend?", "weekend", (d(2024, 5, 11), d(2024, 5, 12, *EOD))),
+    ("what am I doing this weekend?", "weekend", (d(2024, 5, 18), d(2024, 5, 19, *EOD))),
+    ("Q4 of last year", "quarter_of_year", (d(2023, 10, 1), d(2023, 12, 31, *EOD))),
+    ("the fourth quarter of fiscal 2023", "quarter", (d(2023, 10, 1), d(2023, 12, 31, *EOD))),
+])
+def test_ahead_or_behind(text: str, rule: str, window: tuple[datetime, datetime]) -> None:
+    m = parse_time(text, NOW)
+    assert m is not None and (m.rule, m.window.start, m.window.end) == (rule, *window)
+
+
+@pytest.mark.parametrize("text", [
+    # relative to the phrase, not to now: masked, no window
+    "after next week", "a week from tomorrow", "two days after tomorrow", "three days after next Friday",
+    "next week after the launch", "since tomorrow",
+    # stories: another time's "next", a duration, a verb, a title
+    "the next week he quit", "the next month was hard", "the next few days after the launch were chaotic",
+    "In the coming weeks after her surgery she recovered", "in the next three years the company grew",
+    "he was coming Sunday to help", "we built it in 3 days", "I lost 10 pounds in 2 months",
+    "she learned Spanish in a year", "how did I finish the project in a few days?", "we watched Tomorrow Never Dies",
+])
+def test_what_only_sounds_ahead_gives_no_window_ahead(text: str) -> None:
+    """Each read as a window ahead in the first version (found by review)."""
+    m = parse_time(text, NOW)
+    assert m is None or m.window.end <= NOW, m
 
 
 def test_a_past_expression_still_wins_over_none_ahead() -> None:
