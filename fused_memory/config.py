@@ -86,6 +86,14 @@ class FusionConfig:
         object.__setattr__(self, "weights", MappingProxyType(merged_w))
         object.__setattr__(self, "timeouts_s", MappingProxyType(merged_t))
 
+    def check_arms(self, custom: frozenset[str] = frozenset()) -> None:
+        """Refuse a weight or timeout for an arm that is neither one of the five nor in `custom`
+        (a typo such as "lexcial" would otherwise be ignored, its arm left at the default)."""
+        unknown = sorted((set(self.weights) | set(self.timeouts_s)) - set(ARMS) - custom)
+        if unknown:
+            raise ConfigurationError(f"unknown arm(s) in weights or timeouts_s: {unknown}; arms are {ARMS}"
+                                     + (f" and the custom arms given ({sorted(custom)})" if custom else ""))
+
     def with_(self, **changes: object) -> FusionConfig:
         return replace(self, **changes)  # type: ignore[arg-type]
 

@@ -67,9 +67,7 @@ class EnsembleMemory:
         self.clock = clock
         self._arms: dict[str, Retriever] = dict(arms or {})
         self._custom = frozenset(self._arms)
-        if unknown := sorted((set(self.config.weights) | set(self.config.timeouts_s)) - set(ARMS) - self._custom):
-            raise ConfigurationError(f"unknown arm(s) in the config's weights or timeouts_s: {unknown}; arms are "
-                                     f"{ARMS} and the custom arms given ({sorted(self._custom)})")
+        self.config.check_arms(self._custom)
         self._max_workers = max_workers
         self._fresh_runtime()
 
@@ -249,6 +247,7 @@ class EnsembleMemory:
             if unknown:
                 raise QueryError(f"unknown arm(s) {unknown}; arms are {list(ARMS)}"
                                  + (f" and the custom arms {sorted(self._custom)}" if self._custom else ""))
+        self.config.check_arms(self._custom)  # again: a copy's config may be replaced after it was built
         parsed, plan, lookup_failure = self._plan(query, namespace, now)
         plan = with_caller(plan, forced=forced, embed_text=embed_text, arms=arms,
                            custom=tuple(n for n in self._custom if n not in ARMS))  # the rules know only five arms

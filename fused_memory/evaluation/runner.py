@@ -215,6 +215,7 @@ class Evaluator:
 
         config = config or FusionConfig()
         self._check_questions(config.max_query_chars)  # before the ingest, not after it
+        config.check_arms()  # the evaluator gives no custom arms: a misspelled arm fails before the ingest too
         self.ingest()
         systems = tuple(systems or default_systems())
         depth_k = max((*ks, *ndcg_ks))

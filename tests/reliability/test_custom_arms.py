@@ -96,6 +96,19 @@ def test_an_arm_name_the_ensemble_does_not_have_is_refused_when_built(store: Mem
         EnsembleMemory(store, config, arms={"pinned": Pinned([])})
     with pytest.raises(ConfigurationError):
         FusionConfig(**{table: {"": 1.0}})
+    # a copy reconfigured after it was built: checked on its next query, not ignored (found by review)
+    import copy
+    from dataclasses import replace
+
+    ens = EnsembleMemory(store)
+    twin = copy.copy(ens)
+    twin.config = replace(ens.config, **{table: {"lexcial": 1.0}})
+    try:
+        with pytest.raises(ConfigurationError, match="lexcial"):
+            twin.retrieve("badge", namespace=NS, k=3, now=NOW)
+    finally:
+        ens.close()
+        twin.close()
 
 
 @pytest.mark.parametrize("answer", [None, [1, 2], ["m-pref"], "m-pref"])

@@ -194,3 +194,16 @@ def test_eval_progress_shows_control_characters_in_conversation_ids(capsys: pyte
     stderr_progress("ingested conv-\x1b[2J\x07: 3 memories")
     err = capsys.readouterr().err
     assert "\x1b" not in err and "\x07" not in err and "conv-\\x1b[2J\\x07" in err
+
+
+def test_a_misspelled_arm_in_the_config_fails_before_the_ingest(tmp_path: Path) -> None:
+    """FusionConfig takes custom arm names now, so the check moved to where the arms are known;
+    the evaluator ingested every conversation first, then refused (found by review)."""
+    from fused_memory.evaluation.runner import Evaluator, default_systems
+
+    ds = load_dataset(_write(tmp_path / "m.jsonl", [MEM]), _write(tmp_path / "q.jsonl", [QRY]))
+    ev = Evaluator(ds, path=str(tmp_path / "store"))
+    with pytest.raises(ConfigurationError, match="lexcial"):
+        ev.evaluate(default_systems(["dense"], ablations=False), FusionConfig(weights={"lexcial": 2.0}))
+    assert not (tmp_path / "store").exists()  # nothing ingested
+    ev.close()
