@@ -1,10 +1,12 @@
 """`GraphStore` over Cypher and the official `neo4j` driver: Neo4j 5, or FalkorDB's Bolt listener.
 
-Model: (:Entity {ns, key, id, name, kind, canon, ftk, ltk, df, gdf, recent}), (:Memory {ns, key, mid,
-seq, type}), (:Memory)-[:MENTIONS]->(:Entity), (:Entity)-[:REL {rk, rel, kind, conf, vf, vt}]->(:Entity),
+Model: (:Entity {ns, key, id, name, kind, canon, ftk, ltk, df, gdf, recent, asserted}), (:Memory {ns, key,
+mid, seq, type}), (:Memory)-[:MENTIONS]->(:Entity), (:Entity)-[:REL {rk, rel, kind, conf, vf, vt}]->(:Entity),
 (:Entity)-[:CO {count, conf}]->(:Entity) (start key < end key), (:GraphMeta {ns, version, memories}).
 `canon` is the key of the entity's group (aliases point at their canonical entity), `df`/`gdf` count
-mentions of the node / group, `ftk`/`ltk` key its first and last name tokens for alias resolution.
+mentions of the node / group, `ftk`/`ltk` key its first and last name tokens for alias resolution,
+`asserted` marks a name given to `add_alias`. A group nothing mentions, relates or asserts any more
+is deleted by the write that left it so (`graph_gc`).
 Every match is on fixed-size hashed keys (`graph_common.entity_key` & co), every value is a
 parameter, labels and relationship types are fixed strings, and every statement filters on `ns`.
 Times are integer epoch milliseconds. Traversal runs the shared algorithm in `graph_common` with
@@ -30,11 +32,12 @@ from .graph_common import (CO_CONF_TABLE, CO_MENTION_REL, CO_MENTION_SATURATION,
                            NewEntity, build_entity, check_name, check_namespace, check_relation, clean_mentions,
                            entity_key, epoch_ms, memory_key, name_parts, name_tokens, normalize_entity_id,
                            plan_entities, quantize_confidence, rel_key, token_key, traverse_source)
-from .graph_cypher_queries import (Q_ALL_RELS, Q_BUMP, Q_CANON, Q_CO, Q_COUNT, Q_CO_DEL, Q_DEL_MEM, Q_DF, Q_EDGES,
-                                   Q_FOLD, Q_GDF, Q_GROUP_RELS, Q_GROUPS, Q_INFO, Q_KIND, Q_MEMBERS, Q_MEMCOUNT, Q_MEMS,
-                                   Q_MEMS_RECENT, Q_MENTION, Q_MENTIONS_OF, Q_MOVE, Q_NEW_ENT, Q_NEW_MEM, Q_OLD,
-                                   Q_RECENT_ADD, Q_RECENT_FIX, Q_REL, Q_REL_EDGES, Q_TOKENS, Q_VERSION, RECENT_CAP,
-                                   APPEND, INDEXES, STATS, UNPEND)
+from .graph_cypher_queries import (Q_ALL_RELS, Q_ASSERT, Q_BUMP, Q_CANON, Q_CO, Q_COUNT, Q_CO_DEL, Q_DEL_MEM, Q_DF,
+                                   Q_EDGES, Q_FOLD, Q_GDF, Q_GROUP_RELS, Q_GROUPS, Q_INFO, Q_KIND, Q_MEMBERS,
+                                   Q_MEMCOUNT, Q_MEMS, Q_MEMS_RECENT, Q_MENTION, Q_MENTIONS_OF, Q_MOVE, Q_NEW_ENT,
+                                   Q_NEW_MEM, Q_OLD, Q_RECENT_ADD, Q_RECENT_FIX, Q_REL, Q_REL_EDGES, Q_TOKENS,
+                                   Q_VERSION, RECENT_CAP, APPEND, INDEXES, STATS, UNPEND)
+from .graph_gc import collect_keys, sweep_keys
 from .protocols import Entity, EntityMention, Relation
 
 __all__ = ["CypherGraphStore"]
@@ -232,6 +235,7 @@ class CypherGraphStore:
             w.batch(Q_RECENT_FIX, "keys", sorted(dropped), ns=ns, cap=RECENT_CAP)
             self._write_co(w, ns, co)
             self._recount(w, ns, touched)
+            collect_keys(w, ns, dropped)  # names the re-linked memories no longer mention
 
     def unlink(self, namespace: str, memory_ids: Sequence[str]) -> None:
         ns = _check_ns(namespace)
@@ -246,6 +250,16 @@ class CypherGraphStore:
             w.batch(Q_RECENT_FIX, "keys", sorted(touched), ns=ns, cap=RECENT_CAP)
             self._write_co(w, ns, co)
             self._recount(w, ns, touched)
+            collect_keys(w, ns, touched)
+
+    def collect_orphans(self, namespace: str) -> int:
+        """Delete every entity group of `namespace` that `graph_gc` would collect; returns how many
+        entities went. `unlink` does this for the entities it touches; this one-off sweep is for
+        graphs written before it did (open does not run it: it scans the namespace's entities).
+        Optional beside `GraphStore`, like the embedded store's, which also runs on open."""
+        ns = _check_ns(namespace)
+        with self._wlock, self._work(write=True) as w:
+            return collect_keys(w, ns, sweep_keys(w, ns))
 
     def relate(self, namespace: str, relation: Relation) -> None:
         ns = _check_ns(namespace)
@@ -282,6 +296,7 @@ class CypherGraphStore:
                 w.run(Q_BUMP, ns=ns)
                 touched |= {entity_key(ns, aid), entity_key(ns, known[0]), entity_key(ns, target)}
             self._recount(w, ns, touched)
+            w.run(Q_ASSERT, ns=ns, keys=[entity_key(ns, eid), entity_key(ns, aid)])  # kept by `graph_gc`
 
     # ------------------------------------------------------------------ reads
     def _groups(self, w: cd.Work, ns: str, canon_keys: Sequence[str] | None) -> list[Entity]:

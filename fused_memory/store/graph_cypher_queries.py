@@ -13,8 +13,8 @@ from .graph_common import MENTION_CAP
 __all__ = ["RECENT_CAP", "INDEXES", "Q_CANON", "Q_TOKENS", "Q_NEW_ENT", "Q_KIND", "Q_FOLD", "Q_MOVE", "Q_OLD",
            "Q_DEL_MEM", "Q_NEW_MEM", "Q_MENTION", "Q_CO", "Q_CO_DEL", "Q_DF", "Q_GDF", "Q_REL", "Q_BUMP", "Q_VERSION",
            "Q_MEMCOUNT", "Q_COUNT", "Q_GROUPS", "Q_INFO", "Q_MEMBERS", "Q_GROUP_RELS", "Q_ALL_RELS", "Q_EDGES",
-           "Q_REL_EDGES", "Q_MEMS", "Q_RECENT_ADD", "Q_RECENT_FIX", "Q_MEMS_RECENT", "Q_MENTIONS_OF", "APPEND",
-           "UNPEND", "STATS"]
+           "Q_REL_EDGES", "Q_MEMS", "Q_RECENT_ADD", "Q_RECENT_FIX", "Q_MEMS_RECENT", "Q_MENTIONS_OF", "Q_ASSERT",
+           "Q_GC_SWEEP", "Q_GC", "APPEND", "UNPEND", "STATS"]
 
 RECENT_CAP = MENTION_CAP
 # No index on Entity.ns / Memory.ns: given one, FalkorDB's planner scans the whole namespace instead
@@ -96,6 +96,23 @@ Q_MEMS_RECENT = (_E + "e.canon IN $keys UNWIND coalesce(e.recent, []) AS k MATCH
                  "WITH g, collect(m.mid)[..$cap] AS ms UNWIND ms AS mid RETURN g, mid")
 Q_MENTIONS_OF = ("MATCH (m:Memory)-[:MENTIONS]->(e:Entity) WHERE m.ns = $ns AND m.key = $key AND e.ns = $ns "
                  "RETURN e.id AS id")
+# Garbage collection (`graph_gc`). Names given to add_alias are marked `asserted`: user facts it keeps.
+Q_ASSERT = _E + "e.key IN $keys SET e.asserted = true"
+Q_GC_SWEEP = _E + "e.canon = e.key AND coalesce(e.gdf, 0) = 0 RETURN e.key AS key"
+# Deletes the groups of $keys whole when nothing keeps them: the group is unmentioned (gdf 0, recounted
+# just before) and no member has a mention or a relation (re-checked on the edges: a stale count
+# must not lose a referenced entity), an asserted name, or a shape the alias rules could not derive
+# (`graph_gc.derived`, here over the canonical's split id; `ftk` is set iff it has name parts). One
+# statement and one aggregate row per batch, because FalkorDB's Bolt listener is slow per record.
+# DETACH also drops any co-mention edge a lost update left behind.
+Q_GC = ("MATCH (x:Entity) WHERE x.ns = $ns AND x.key IN $keys WITH DISTINCT x.canon AS c "
+        "MATCH (g:Entity) WHERE g.ns = $ns AND g.key = c AND coalesce(g.gdf, 0) = 0 "
+        "MATCH (e:Entity) WHERE e.ns = $ns AND e.canon = c OPTIONAL MATCH (e)-[r:REL|MENTIONS]-() "
+        "WITH g, e, count(r) AS used WITH g, e, used + CASE WHEN e.asserted THEN 1 ELSE 0 END + "
+        "CASE WHEN e.key = g.key OR (g.ftk IS NOT NULL AND e.id IN [head(split(g.id, ' ')), "
+        "last(split(g.id, ' '))]) THEN 0 ELSE 1 END AS keep "
+        "WITH g, collect(e) AS es, sum(keep) AS keep WHERE keep = 0 "
+        "UNWIND es AS x DETACH DELETE x RETURN count(*) AS n")
 APPEND = {  # (label, property) -> statement appending one piece of a long string (FalkorDB only)
     ("Entity", "id"): _E + "e.key = $key AND e.pend = $pend SET e.id = e.id + $piece",
     ("Entity", "name"): _E + "e.key = $key AND e.pend = $pend SET e.name = e.name + $piece",

@@ -2,10 +2,12 @@
 
 Why SQLite: it is in the standard library, a write is one atomic transaction (a crash mid-batch
 leaves the previous state, never a torn log line to repair), and `open()` rebuilds the in-memory
-adjacency from four small tables. Co-mention counts and mention counts are not stored at all: they
+adjacency from five small tables. Co-mention counts and mention counts are not stored at all: they
 are recomputed from the MENTIONS table on open, so they can never drift from the edges they count.
 Reads never touch SQLite; a traversal is dict lookups plus `graph_common.traverse_source`. The
 adjacency dicts of one namespace are `graph_embedded_space.NamespaceGraph`; this module persists and locks them.
+Entity groups that nothing mentions, relates or asserts (`asserted`: the names given to `add_alias`)
+are deleted by the write that leaves them so, and on open for stores written before (`graph_gc`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from itertools import groupby
 from pathlib import Path
@@ -25,6 +27,7 @@ from .graph_common import (EntityPlan, NewEntity, check_name, check_namespace, c
                            epoch_ms, name_tokens, normalize_entity_id, plan_entities, quantize_confidence,
                            traverse_source)
 from .graph_embedded_space import NamespaceGraph
+from .graph_gc import collect_space
 from .protocols import Entity, EntityMention, Relation
 
 __all__ = ["EmbeddedGraphStore"]
@@ -40,6 +43,7 @@ CREATE TABLE IF NOT EXISTS mention(ns TEXT NOT NULL, mid TEXT NOT NULL, eid TEXT
     PRIMARY KEY (ns, mid, eid)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS relation(ns TEXT NOT NULL, src TEXT NOT NULL, rel TEXT NOT NULL, dst TEXT NOT NULL,
     kind TEXT NOT NULL, conf REAL NOT NULL, vf INTEGER, vt INTEGER, PRIMARY KEY (ns, src, rel, dst)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS asserted(ns TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (ns, id)) WITHOUT ROWID;
 """
 
 
@@ -74,10 +78,14 @@ class EmbeddedGraphStore:
                 self._db = sqlite3.connect(str(Path(self.path) / "graph.sqlite3"), check_same_thread=False)
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=NORMAL")
+                # a deleted name is overwritten in the file, not left in a free page (`graph_gc`);
+                # Debian's SQLite defaults to this, other builds do not
+                self._db.execute("PRAGMA secure_delete=ON")
                 self._db.executescript(_SCHEMA)
             except (OSError, sqlite3.Error) as exc:
                 raise BackendError(f"cannot open the embedded graph at {self.path}: {exc}") from exc
             self._load()
+            self._sweep()
         self._opened = True
 
     def close(self) -> None:
@@ -105,6 +113,19 @@ class EmbeddedGraphStore:
             self._seq = max(self._seq, seq)
         for ns, s, rel, d, kind, conf, vf, vt in db.execute("SELECT * FROM relation"):
             self._space(ns).put_rel(s, rel, d, (kind, conf, vf, vt))
+        for ns, eid in db.execute("SELECT ns, id FROM asserted"):
+            self._space(ns).asserted.add(eid)
+
+    def _sweep(self) -> None:
+        """Collect the orphaned entities a store written before `graph_gc` kept (their memories were
+        deleted). Best effort: a store that cannot be written now still opens, as it is."""
+        try:
+            n = sum(self._write(self._collect, sp, list(sp.ent)) for sp in list(self._spaces.values()))
+        except BackendError as exc:
+            _log.warning("not collecting orphaned graph entities on open: %s", exc)
+            return
+        if n:
+            _log.info("collected %d graph entities no memory mentions any more", n)
 
     def _space(self, namespace: str) -> NamespaceGraph:
         sp = self._spaces.get(namespace)
@@ -141,17 +162,18 @@ class EmbeddedGraphStore:
             self._load()  # memory may hold the failed batch: go back to what is on disk
             raise BackendError(f"embedded graph write failed: {exc}") from exc
 
-    def _write(self, fn: Any, *args: Any) -> None:
+    def _write(self, fn: Any, *args: Any) -> Any:
         """Run one mutation; on any failure drop its pending SQL and reload from disk."""
         with self._lock:
             try:
-                fn(*args)
+                result = fn(*args)
             except BaseException:
                 self._ops.clear()
                 if self._db is not None:
                     self._load()
                 raise
             self._commit()
+            return result
 
     # ------------------------------------------------------------------ primitive writes
     def _apply_plan(self, sp: NamespaceGraph, plan: EntityPlan, kinds: Mapping[str, str | None]) -> None:
@@ -176,10 +198,19 @@ class EmbeddedGraphStore:
         sp.set_canon(eid, into)
         self._ops.append(("UPDATE entity SET canon=? WHERE ns=? AND id=?", (into, sp.namespace, eid)))
 
-    def _drop(self, sp: NamespaceGraph, mid: str) -> None:
-        sp.drop_memory(mid)
+    def _drop(self, sp: NamespaceGraph, mid: str) -> tuple[str, ...]:
         self._ops.append(("DELETE FROM memory WHERE ns=? AND mid=?", (sp.namespace, mid)))
         self._ops.append(("DELETE FROM mention WHERE ns=? AND mid=?", (sp.namespace, mid)))
+        return sp.drop_memory(mid)
+
+    def _unlink(self, sp: NamespaceGraph, mids: Sequence[str]) -> None:
+        self._collect(sp, {e for m in mids for e in self._drop(sp, m)})
+
+    def _collect(self, sp: NamespaceGraph, entity_ids: Collection[str]) -> int:
+        """Delete the orphaned groups of `entity_ids` (`graph_gc`); returns how many entities went."""
+        removed = collect_space(sp, entity_ids)
+        self._ops.extend(("DELETE FROM entity WHERE ns=? AND id=?", (sp.namespace, e)) for e in removed)
+        return len(removed)
 
     # ------------------------------------------------------------------ GraphStore writes
     def link(self, namespace: str,
@@ -195,22 +226,32 @@ class EmbeddedGraphStore:
         names = [n for ms, _t in batch.values() for n in ms]
         plan = plan_entities(sp, names)
         self._apply_plan(sp, plan, {eid: kind for eid, _n, kind in names if kind})
+        dropped: set[str] = set()  # entities the re-linked memories mentioned before
         for mid, (ms, mtype) in batch.items():
             if mid in sp.mem:
-                self._drop(sp, mid)
+                dropped.update(self._drop(sp, mid))
             self._seq += 1
             targets = tuple(sorted({plan.resolved[eid] for eid, _n, _k in ms}))
             tval = MemoryType(mtype).value if mtype is not None else None
             sp.add_memory(mid, self._seq, tval, targets)
             self._ops.append(("INSERT INTO memory VALUES (?,?,?,?)", (sp.namespace, mid, self._seq, tval)))
             self._ops.extend(("INSERT INTO mention VALUES (?,?,?)", (sp.namespace, mid, e)) for e in targets)
+        self._collect(sp, dropped)
 
     def unlink(self, namespace: str, memory_ids: Sequence[str]) -> None:
         with self._lock:  # from the check to the write: a close() in between must not strand it
             sp = self._check(namespace)
             ids = [m for m in dict.fromkeys(str(x) for x in memory_ids) if m in sp.mem]
             if ids:
-                self._write(lambda: [self._drop(sp, m) for m in ids])
+                self._write(self._unlink, sp, ids)
+
+    def collect_orphans(self, namespace: str) -> int:
+        """Delete every entity group of `namespace` that `graph_gc` would collect; returns how many
+        entities went. Writes do it for what they touch and open for the whole store: this is the
+        Cypher store's one-off sweep, here for symmetry (optional beside `GraphStore`)."""
+        with self._lock:
+            sp = self._check(namespace)
+            return int(self._write(self._collect, sp, list(sp.ent)))
 
     def reconcile(self, want: Mapping[str, Mapping[str, tuple[Sequence[EntityMention], MemoryType | None]]]
                   ) -> tuple[int, int]:
@@ -239,7 +280,7 @@ class EmbeddedGraphStore:
                     continue
                 gone = [m for m in sp.mem if m not in wanted]
                 if gone:
-                    self._write(lambda: [self._drop(sp, m) for m in gone])
+                    self._write(self._unlink, sp, gone)
                 if stale:
                     self._write(self._link, sp, stale)
                 relinked, unlinked = relinked + len(stale), unlinked + len(gone)
@@ -287,6 +328,8 @@ class EmbeddedGraphStore:
             self._apply_plan(sp, EntityPlan({}, (NewEntity(aid, aname, None, target),), ()), {})
         elif sp.ent[aid][2] != target:
             (self._fold if sp.ent[aid][2] == aid else self._move)(sp, aid, target)
+        sp.asserted.update((eid, aid))  # both names are the user's facts: `graph_gc` keeps their group
+        self._ops.extend(("INSERT OR IGNORE INTO asserted VALUES (?,?)", (sp.namespace, x)) for x in (eid, aid))
 
     # ------------------------------------------------------------------ reads
     def entities(self, namespace: str) -> list[Entity]:

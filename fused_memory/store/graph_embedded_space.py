@@ -36,6 +36,7 @@ class NamespaceGraph:
         self.adj: dict[str, set[tuple[str, ...]]] = {}  # id -> ('r', src, rel, dst) | ('c', a, b)
         self.okey: dict[str, str] = {}
         self.ecache: dict[str, tuple[int, list[EdgeView]]] = {}  # group -> (cap, its best edges)
+        self.asserted: set[str] = set()                 # ids the user named in add_alias (kept by GC)
         self.version = 0
 
     def key(self, eid: str) -> str:
@@ -161,7 +162,8 @@ class NamespaceGraph:
                 self.adj.setdefault(b, set()).add(("c", a, b))
             self.touch(a, b)
 
-    def drop_memory(self, mid: str) -> None:
+    def drop_memory(self, mid: str) -> tuple[str, ...]:
+        """Forget a memory; returns the entities it mentioned (the candidates for `graph_gc`)."""
         _seq, _t, targets = self.mem.pop(mid)
         for e in targets:
             self.ment.get(e, {}).pop(mid, None)
@@ -174,6 +176,30 @@ class NamespaceGraph:
                 self.adj.get(a, set()).discard(("c", a, b))
                 self.adj.get(b, set()).discard(("c", a, b))
             self.touch(a, b)
+        return targets
+
+    def remove_entity(self, eid: str) -> None:
+        """Delete an entity node that nothing references (`graph_gc` checked: no mention, hence no
+        co-mention, no relation): every index that names it forgets it, and the version moves so
+        cached matchers drop the name."""
+        canon = self.ent.pop(eid)[2]
+        toks = name_tokens(eid)
+        for t in {toks[0], toks[-1]}:
+            holders = self.tok.get(t)
+            if holders is not None:
+                holders.discard(eid)
+                if not holders:
+                    del self.tok[t]
+        self.members.get(canon, set()).discard(eid)
+        if not self.members.get(canon, True):
+            del self.members[canon]
+        self.ment.pop(eid, None)
+        self.adj.pop(eid, None)
+        self.okey.pop(eid, None)
+        self.ecache.pop(eid, None)
+        self.ecache.pop(canon, None)
+        self.asserted.discard(eid)
+        self.version += 1
 
     def pairs(self, targets: Sequence[str]) -> list[tuple[str, str]]:
         return [(a, b) if self.key(a) < self.key(b) else (b, a) for a, b in combinations(sorted(targets), 2)]

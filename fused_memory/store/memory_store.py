@@ -386,8 +386,8 @@ class MemoryStore(SharedHandle):
         cached = self._matchers.get(namespace)
         if cached is not None and cached[0] == version:
             return cached[1]
-        # an entity no memory mentions any more and no relation names (its memories were deleted or
-        # rewritten) is no reason to plan the graph arm: the graph keeps the name, the matcher does not
+        # an entity no memory mentions and no relation names (the graph keeps one only for an alias
+        # the user asked for: `graph_gc`) is no reason to plan the graph arm: the matcher leaves it out
         known = self.graph.entities(namespace) if self.graph is not None else []
         matcher = EntityMatcher([e for e in known if e.mentions or e.relations])
         self._matchers[namespace] = (version, matcher)

@@ -161,14 +161,17 @@ class GraphStore(Protocol):
     def link(self, namespace: str,
              items: Sequence[tuple[str, Sequence[EntityMention], MemoryType | None]]) -> None:
         """Batch: for each (memory_id, mentions, type) write MENTIONS edges and co-mention edges.
-        Upsert: re-linking a memory replaces its mentions."""
+        Upsert: re-linking a memory replaces its mentions (names left unmentioned go as in `unlink`)."""
         ...
     def unlink(self, namespace: str, memory_ids: Sequence[str]) -> None:
-        """Forget memories: their MENTIONS edges go, co-mention counts are decremented."""
+        """Forget memories: their MENTIONS edges go, co-mention counts are decremented, and the
+        entities no memory mentions any more are deleted unless a relation or an `add_alias` keeps
+        them (`graph_gc`: a deleted memory's names must not stay in storage)."""
         ...
     def relate(self, namespace: str, relation: Relation) -> None: ...
     def add_alias(self, namespace: str, entity: str, alias: str) -> None:
-        """Make `alias` resolve to `entity` (both created when missing)."""
+        """Make `alias` resolve to `entity` (both created when missing). Both names are user facts:
+        their group stays when no memory mentions it."""
         ...
     def entities(self, namespace: str) -> list[Entity]: ...
     def resolve(self, namespace: str, name: str) -> list[Entity]:

@@ -171,11 +171,13 @@ def test_unlink_removes_mentions_and_relink_replaces(make: Factory) -> None:
     assert dict(g.stats(NS)) == {"entities": 2, "memories": 2, "mentions": 3, "relations": 0, "co_mentions": 1}
     g.unlink(NS, ["m1", "not-there"])
     assert g.mentions_of(NS, "m1") == [] and scores(g, [("alpha", 1.0)]) == {}
-    assert dict(g.stats(NS)) == {"entities": 2, "memories": 1, "mentions": 1, "relations": 0, "co_mentions": 0}
-    assert {e.id: e.mentions for e in g.entities(NS)} == {"alpha": 0, "bravo": 1}
+    # Alpha, no longer mentioned, is collected (test_graph_gc)
+    assert dict(g.stats(NS)) == {"entities": 1, "memories": 1, "mentions": 1, "relations": 0, "co_mentions": 0}
+    assert {e.id: e.mentions for e in g.entities(NS)} == {"bravo": 1}
     link(g, NS, ("m2", ["Charlie"]))  # upsert: the new mentions replace the old ones
     assert g.mentions_of(NS, "m2") == ["charlie"]
     assert scores(g, [("bravo", 1.0)]) == {} and scores(g, [("charlie", 1.0)]) == {"m2": 1.0}
+    assert [e.id for e in g.entities(NS)] == ["charlie"]
 
 
 def test_namespace_isolation(make: Factory) -> None:

@@ -1,0 +1,88 @@
+"""Garbage collection of entity names no memory mentions any more, for both graph backends.
+
+Why: deleting a user's memories about "Zelda Quist" must remove that name from graph storage, not
+just hide it from queries. So whenever memories lose their mentions (`unlink`, a re-`link` that
+replaces them, the embedded graph's `reconcile` and open), each entity group they touched is
+collected when nothing keeps it:
+
+* no memory mentions any member of the group (`df` 0),
+* no member has an explicit relation (`relate()`: a user-asserted fact, kept with its ends),
+* no member was named in an `add_alias()` call (both names are recorded as *asserted*: the
+  embedded `asserted` table, the Cypher `asserted` property), and
+* every other member is one the automatic alias rules could have made: a single token that is the
+  first or last token of the canonical multi-token name ("Zelda" in "Zelda Quist", `graph_aliases`).
+
+The last rule is for stores written before `add_alias` recorded its names: there an explicit alias
+("ZQ" -> "Zelda Quist") is told from a derived one by its shape alone, since the automatic rules
+never put anything else in a group. An explicit alias of that very shape written by the old code
+("Zelda" -> "Zelda Quist") cannot be told from a derived one and is collected with its group; it
+says nothing the rules would not derive again. Groups are collected whole (the canonical entity
+with its derived aliases); a derived alias of a group that is kept stays with it.
+
+An entity without mentions has no co-mention edges (their counts are derived from the memories
+that mention both ends), and the Cypher `recent` lists live on the deleted nodes themselves, so
+removing the nodes leaves nothing dangling; the entity version moves so caches drop the name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from typing import TYPE_CHECKING
+
+from .graph_aliases import name_parts
+from .graph_cypher_queries import Q_BUMP, Q_GC, Q_GC_SWEEP
+
+if TYPE_CHECKING:
+    from .cypher_dialect import Work
+    from .graph_embedded_space import NamespaceGraph
+
+__all__ = ["derived", "orphaned", "collect_space", "collect_keys", "sweep_keys"]
+
+
+def derived(member: str, canon: str) -> bool:
+    """Could the automatic alias rules have put entity `member` into the group of `canon`? (The
+    Cypher store evaluates the same rule on the server, in `graph_cypher_queries.Q_GC`.)"""
+    parts = name_parts(canon)
+    return member == canon or (parts is not None and member in parts)
+
+
+def orphaned(canon: str, members: Collection[str], *, used: bool, asserted: bool) -> bool:
+    """The collection rule (module docstring): `used` when the group is mentioned or related."""
+    return not used and not asserted and all(derived(m, canon) for m in members)
+
+
+# ---------------------------------------------------------------- embedded
+def collect_space(sp: NamespaceGraph, entity_ids: Iterable[str]) -> list[str]:
+    """Remove from `sp` every orphaned group among the groups of `entity_ids`; returns the removed
+    entity ids (the caller deletes their rows)."""
+    removed: list[str] = []
+    for g in sorted({sp.ent[e][2] for e in entity_ids if e in sp.ent}):
+        members = sorted(sp.members.get(g, ()))
+        # mentions first: a hub's adjacency (thousands of co-mentions) is only scanned once unmentioned
+        used = sp.df(g) > 0 or any(e[0] == "r" for x in members for e in sp.adj.get(x, ()))
+        if orphaned(g, members, used=used, asserted=not sp.asserted.isdisjoint(members)):
+            for x in members:
+                sp.remove_entity(x)
+            removed += members
+    return removed
+
+
+# ---------------------------------------------------------------- Cypher
+def collect_keys(w: Work, ns: str, keys: Collection[str]) -> int:
+    """Delete the orphaned groups among the groups of entity `keys`, after their counts were
+    recomputed; returns how many entities went. One statement per batch of keys (`Q_GC`: the rule
+    above, evaluated on the server, mentions and relations re-checked on the edges themselves, so
+    neither a count gone stale, FalkorDB having no rollback, nor a concurrent writer can lose a
+    referenced entity), and a version bump when something went."""
+    if not keys:
+        return 0
+    gone = sum(int(r["n"]) for r in w.batch(Q_GC, "keys", sorted(keys), ns=ns))
+    if gone:
+        w.run(Q_BUMP, ns=ns)
+    return gone
+
+
+def sweep_keys(w: Work, ns: str) -> list[str]:
+    """Keys of every canonical entity of `ns` that no memory mentions (a scan of the namespace's
+    entities: for a one-off `collect_orphans`, never on a hot path)."""
+    return [r["key"] for r in w.run(Q_GC_SWEEP, ns=ns)]
