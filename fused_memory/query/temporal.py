@@ -28,7 +28,7 @@ from dateutil.relativedelta import relativedelta
 from ..errors import QueryError
 from ..types import TimeWindow, require_aware
 from .temporal_calendar import Ahead
-from .temporal_future import FUTURE_PATTERN, h_future, past_tense
+from .temporal_future import FUTURE_PATTERN, h_future
 from .temporal_points import (_ABS, _DEC_FOLLOWER, _I, _MODAL_FOLLOWER, _MONTH_ANY, _MONTH_FULL, _NOT_A_UNIT, _NUMW,
                               _POINT, _POINTS, _RANGE, _REL, _SESSION, _UNIT, _US, _WD_ABBR, _WD_FULL, _YEAR,
                               QUARTER_OF_YEAR, _around, _count, _Ctx, _days, _h_month, _h_year, _Handler,
@@ -204,7 +204,7 @@ def parse_time(text: str, now: datetime, *, last_session_end: datetime | None = 
     lo, hi = few_months
     if recent_days < 0 or lo < 0 or hi < 0:
         raise QueryError("recent_days and few_months must be >= 0")
-    c = _Ctx(now, last_session_end, recent_days, (max(lo, hi), min(lo, hi)), past_tense(text))
+    c = _Ctx(now, last_session_end, recent_days, (max(lo, hi), min(lo, hi)), text)
     work, best = text, None
     for order, (name, tier, rx, handler) in enumerate(_RULES):
         pieces, last = [], 0

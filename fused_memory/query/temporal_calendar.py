@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from datetime import date, datetime, timedelta
 
 from dateutil.relativedelta import relativedelta
@@ -42,9 +43,16 @@ class _Ctx:
     last_session_end: datetime | None
     recent_days: int
     few_months: tuple[int, int]
-    #: The query is told in the past tense ("what did we do this Sunday?"): a phrase that could
-    #: point either way ("this Sunday", "in 3 days", "today") reads back (`temporal_future.past_tense`).
-    past: bool = False
+    #: The query's text, for `past`.
+    text: str = ""
+
+    @cached_property
+    def past(self) -> bool:
+        """The query is told in the past tense ("what did we do this Sunday?"): a phrase that could
+        point either way ("this Sunday", "in 3 days", "today") reads back. Computed only when a
+        rule asks (`temporal_future.past_tense`)."""
+        from .temporal_future import past_tense  # it knows the phrases; this module only dates
+        return past_tense(self.text)
 
 
 def _at(c: _Ctx, d: date) -> datetime:
