@@ -32,12 +32,12 @@ from .graph_common import (CO_CONF_TABLE, CO_MENTION_REL, CO_MENTION_SATURATION,
                            NewEntity, build_entity, check_name, check_namespace, check_relation, clean_mentions,
                            entity_key, epoch_ms, memory_key, name_parts, name_tokens, normalize_entity_id,
                            plan_entities, quantize_confidence, rel_key, token_key, traverse_source)
-from .graph_cypher_queries import (Q_ALL_RELS, Q_ASSERT, Q_BUMP, Q_CANON, Q_CO, Q_COUNT, Q_CO_DEL, Q_DEL_MEM, Q_DF,
+from .graph_cypher_queries import (Q_ALL_RELS, Q_ASSERT, Q_ENTITY_KEYS, Q_BUMP, Q_CANON, Q_CO, Q_COUNT, Q_CO_DEL, Q_DEL_MEM, Q_DF,
                                    Q_EDGES, Q_FOLD, Q_GDF, Q_GROUP_RELS, Q_GROUPS, Q_INFO, Q_KIND, Q_MEMBERS,
                                    Q_MEMCOUNT, Q_MEMS, Q_MEMS_RECENT, Q_MENTION, Q_MENTIONS_OF, Q_MOVE, Q_NEW_ENT,
                                    Q_NEW_MEM, Q_OLD, Q_RECENT_ADD, Q_RECENT_FIX, Q_REL, Q_REL_EDGES, Q_TOKENS,
                                    Q_VERSION, RECENT_CAP, APPEND, INDEXES, STATS, UNPEND)
-from .graph_gc import collect_keys, sweep_keys
+from .graph_gc import collect_keys, lock, retry, sweep_keys
 from .protocols import Entity, EntityMention, Relation
 
 __all__ = ["CypherGraphStore"]
@@ -207,7 +207,13 @@ class CypherGraphStore:
                  for mid, ms, mtype in items}
         if not batch:
             return
+        retry(lambda: self._link(ns, batch), "link")
+
+    def _link(self, ns: str, batch: Mapping[str, tuple[list[tuple[str, str, str | None]], MemoryType | None]]) -> bool:
+        """One attempt at `link`; False when an entity it planned was deleted before its mention was
+        written (another writer's collection: the upsert is then run again, re-creating it)."""
         with self._wlock, self._work(write=True) as w:
+            lock(w, ns)
             names = [n for ms, _t in batch.values() for n in ms]
             plan = plan_entities(_Catalog(w, ns), names)
             touched = self._apply(w, ns, plan, {eid: kind for eid, _n, kind in names if kind})
@@ -230,12 +236,13 @@ class CypherGraphStore:
                 r["pend"] = w.pend if w.is_long(key=r["key"]) else None
             w.batch(Q_NEW_MEM, "rows", mem_rows, ns=ns)
             w.flush(ns, APPEND, UNPEND)
-            w.batch(Q_MENTION, "rows", mention_rows, ns=ns)
+            written = sum(int(r["n"]) for r in w.batch(Q_MENTION, "rows", mention_rows, ns=ns))
             self._add_recent(w, ns, mention_rows)
             w.batch(Q_RECENT_FIX, "keys", sorted(dropped), ns=ns, cap=RECENT_CAP)
             self._write_co(w, ns, co)
             self._recount(w, ns, touched)
             collect_keys(w, ns, dropped)  # names the re-linked memories no longer mention
+            return written == len(mention_rows)
 
     def unlink(self, namespace: str, memory_ids: Sequence[str]) -> None:
         ns = _check_ns(namespace)
@@ -243,6 +250,7 @@ class CypherGraphStore:
         if not mkeys:
             return
         with self._wlock, self._work(write=True) as w:
+            lock(w, ns)
             co: Counter[tuple[str, str]] = Counter()
             touched, existed = self._drop(w, ns, mkeys, co)
             if existed:
@@ -259,21 +267,32 @@ class CypherGraphStore:
         Optional beside `GraphStore`, like the embedded store's, which also runs on open."""
         ns = _check_ns(namespace)
         with self._wlock, self._work(write=True) as w:
+            lock(w, ns)
+            # counts first: an unlink cut off after its memories went (FalkorDB has no rollback)
+            # left them stale, and a stale count keeps a name the sweep would otherwise find
+            self._recount(w, ns, {r["key"] for r in w.run(Q_ENTITY_KEYS, ns=ns)})
             return collect_keys(w, ns, sweep_keys(w, ns))
 
     def relate(self, namespace: str, relation: Relation) -> None:
         ns = _check_ns(namespace)
         src, dst, label = check_relation(relation)
         names = [(src, " ".join(relation.src.split()), None), (dst, " ".join(relation.dst.split()), None)]
+        retry(lambda: self._relate(ns, relation, names, src, dst, label), "relate")
+
+    def _relate(self, ns: str, relation: Relation, names: list[tuple[str, str, None]], src: str, dst: str,
+                label: str) -> bool:
+        """One attempt at `relate`; False when an end was deleted before the edge was written."""
         with self._wlock, self._work(write=True) as w:
+            lock(w, ns)
             plan = plan_entities(_Catalog(w, ns), names)
             self._recount(w, ns, self._apply(w, ns, plan, {}))
             rk, a, b = rel_key(label), entity_key(ns, plan.resolved[src]), entity_key(ns, plan.resolved[dst])
             rel = w.text("REL", "rel", label, key=rk, a=a, b=b)
-            w.run(Q_REL, ns=ns, a=a, b=b, rk=rk, rel=rel, pend=w.pend if w.is_long(key=rk, a=a, b=b) else None,
-                  kind=relation.kind, conf=quantize_confidence(relation.confidence),
-                  vf=epoch_ms(relation.valid_from), vt=epoch_ms(relation.valid_to))
+            done = w.run(Q_REL, ns=ns, a=a, b=b, rk=rk, rel=rel, pend=w.pend if w.is_long(key=rk, a=a, b=b) else None,
+                         kind=relation.kind, conf=quantize_confidence(relation.confidence),
+                         vf=epoch_ms(relation.valid_from), vt=epoch_ms(relation.valid_to))
             w.flush(ns, APPEND, UNPEND)
+            return bool(done) and int(done[0]["n"]) > 0
 
     def add_alias(self, namespace: str, entity: str, alias: str) -> None:
         ns = _check_ns(namespace)
@@ -282,6 +301,7 @@ class CypherGraphStore:
         if not eid or not aid:
             raise QueryError(f"entity and alias must be non-empty names: {entity!r}, {alias!r}")
         with self._wlock, self._work(write=True) as w:
+            lock(w, ns)
             cat = _Catalog(w, ns)
             plan = plan_entities(cat, [(eid, " ".join(entity.split()), None)])
             touched = self._apply(w, ns, plan, {})
@@ -297,6 +317,8 @@ class CypherGraphStore:
                 touched |= {entity_key(ns, aid), entity_key(ns, known[0]), entity_key(ns, target)}
             self._recount(w, ns, touched)
             w.run(Q_ASSERT, ns=ns, keys=[entity_key(ns, eid), entity_key(ns, aid)])  # kept by `graph_gc`
+            if known is not None and known[0] != target:  # the group the alias left may have nothing left
+                collect_keys(w, ns, [entity_key(ns, known[0])])
 
     # ------------------------------------------------------------------ reads
     def _groups(self, w: cd.Work, ns: str, canon_keys: Sequence[str] | None) -> list[Entity]:

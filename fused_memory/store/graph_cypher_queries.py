@@ -14,7 +14,7 @@ __all__ = ["RECENT_CAP", "INDEXES", "Q_CANON", "Q_TOKENS", "Q_NEW_ENT", "Q_KIND"
            "Q_DEL_MEM", "Q_NEW_MEM", "Q_MENTION", "Q_CO", "Q_CO_DEL", "Q_DF", "Q_GDF", "Q_REL", "Q_BUMP", "Q_VERSION",
            "Q_MEMCOUNT", "Q_COUNT", "Q_GROUPS", "Q_INFO", "Q_MEMBERS", "Q_GROUP_RELS", "Q_ALL_RELS", "Q_EDGES",
            "Q_REL_EDGES", "Q_MEMS", "Q_RECENT_ADD", "Q_RECENT_FIX", "Q_MEMS_RECENT", "Q_MENTIONS_OF", "Q_ASSERT",
-           "Q_GC_SWEEP", "Q_GC", "APPEND", "UNPEND", "STATS"]
+           "Q_GC_SWEEP", "Q_GC", "Q_LOCK", "Q_ENTITY_KEYS", "APPEND", "UNPEND", "STATS"]
 
 RECENT_CAP = MENTION_CAP
 # No index on Entity.ns / Memory.ns: given one, FalkorDB's planner scans the whole namespace instead
@@ -38,8 +38,10 @@ Q_OLD = ("MATCH (m:Memory) WHERE m.ns = $ns AND m.key IN $keys OPTIONAL MATCH (m
 Q_DEL_MEM = "MATCH (m:Memory) WHERE m.ns = $ns AND m.key IN $keys DETACH DELETE m"
 Q_NEW_MEM = ("UNWIND $rows AS r CREATE (:Memory {ns: $ns, key: r.key, mid: r.mid, seq: r.seq, type: r.type, "
              "pend: r.pend})")
+# Both return what they wrote: an entity another writer's collection deleted since this write planned
+# it matches nothing, and the write is retried (`CypherGraphStore.link` / `relate`).
 Q_MENTION = ("UNWIND $rows AS r MATCH (m:Memory) WHERE m.ns = $ns AND m.key = r.m "
-             "MATCH (e:Entity) WHERE e.ns = $ns AND e.key = r.e CREATE (m)-[:MENTIONS]->(e)")
+             "MATCH (e:Entity) WHERE e.ns = $ns AND e.key = r.e CREATE (m)-[:MENTIONS]->(e) RETURN count(*) AS n")
 Q_CO = ("UNWIND $rows AS r MATCH (a:Entity) WHERE a.ns = $ns AND a.key = r.a "
         "MATCH (b:Entity) WHERE b.ns = $ns AND b.key = r.b MERGE (a)-[c:CO]->(b) "
         "WITH c, coalesce(c.count, 0) + r.d AS n "
@@ -53,7 +55,10 @@ Q_GDF = ("MATCH (x:Entity) WHERE x.ns = $ns AND x.key IN $keys WITH DISTINCT x.c
          "MATCH (g:Entity) WHERE g.ns = $ns AND g.key = c SET g.gdf = n")
 Q_REL = ("MATCH (a:Entity) WHERE a.ns = $ns AND a.key = $a MATCH (b:Entity) WHERE b.ns = $ns AND b.key = $b "
          "MERGE (a)-[r:REL {rk: $rk}]->(b) ON CREATE SET r.ns = $ns, r.rel = $rel, r.pend = $pend "
-         "SET r.kind = $kind, r.conf = $conf, r.vf = $vf, r.vt = $vt")
+         "SET r.kind = $kind, r.conf = $conf, r.vf = $vf, r.vt = $vt RETURN count(*) AS n")
+# First statement of a write transaction where the server has them (Neo4j): takes the namespace's
+# GraphMeta lock until commit, so a collection cannot delete an entity another writer is linking.
+Q_LOCK = "MERGE (v:GraphMeta {ns: $ns}) SET v.writes = coalesce(v.writes, 0) + 1"
 Q_BUMP = "MERGE (v:GraphMeta {ns: $ns}) WITH v, coalesce(v.version, 0) + 1 AS n SET v.version = n"
 Q_VERSION = "MATCH (v:GraphMeta) WHERE v.ns = $ns RETURN v.version AS v"
 Q_MEMCOUNT = "MERGE (v:GraphMeta {ns: $ns}) WITH v, coalesce(v.memories, 0) + $d AS n SET v.memories = n"
@@ -99,18 +104,19 @@ Q_MENTIONS_OF = ("MATCH (m:Memory)-[:MENTIONS]->(e:Entity) WHERE m.ns = $ns AND 
 # Garbage collection (`graph_gc`). Names given to add_alias are marked `asserted`: user facts it keeps.
 Q_ASSERT = _E + "e.key IN $keys SET e.asserted = true"
 Q_GC_SWEEP = _E + "e.canon = e.key AND coalesce(e.gdf, 0) = 0 RETURN e.key AS key"
+Q_ENTITY_KEYS = _E + "true RETURN e.key AS key"
 # Deletes the groups of $keys whole when nothing keeps them: the group is unmentioned (gdf 0, recounted
 # just before) and no member has a mention or a relation (re-checked on the edges: a stale count
 # must not lose a referenced entity), an asserted name, or a shape the alias rules could not derive
-# (`graph_gc.derived`, here over the canonical's split id; `ftk` is set iff it has name parts). One
+# (`graph_gc.derived`, here over the canonical's split id and kind; `ftk` is set iff it has name parts). One
 # statement and one aggregate row per batch, because FalkorDB's Bolt listener is slow per record.
 # DETACH also drops any co-mention edge a lost update left behind.
 Q_GC = ("MATCH (x:Entity) WHERE x.ns = $ns AND x.key IN $keys WITH DISTINCT x.canon AS c "
         "MATCH (g:Entity) WHERE g.ns = $ns AND g.key = c AND coalesce(g.gdf, 0) = 0 "
         "MATCH (e:Entity) WHERE e.ns = $ns AND e.canon = c OPTIONAL MATCH (e)-[r:REL|MENTIONS]-() "
         "WITH g, e, count(r) AS used WITH g, e, used + CASE WHEN e.asserted THEN 1 ELSE 0 END + "
-        "CASE WHEN e.key = g.key OR (g.ftk IS NOT NULL AND e.id IN [head(split(g.id, ' ')), "
-        "last(split(g.id, ' '))]) THEN 0 ELSE 1 END AS keep "
+        "CASE WHEN e.key = g.key OR (g.ftk IS NOT NULL AND (g.kind IS NULL OR toUpper(g.kind) IN ['PERSON', 'PER']) "
+        "AND e.id IN [head(split(g.id, ' ')), last(split(g.id, ' '))]) THEN 0 ELSE 1 END AS keep "
         "WITH g, collect(e) AS es, sum(keep) AS keep WHERE keep = 0 "
         "UNWIND es AS x DETACH DELETE x RETURN count(*) AS n")
 APPEND = {  # (label, property) -> statement appending one piece of a long string (FalkorDB only)

@@ -43,8 +43,10 @@ CREATE TABLE IF NOT EXISTS mention(ns TEXT NOT NULL, mid TEXT NOT NULL, eid TEXT
     PRIMARY KEY (ns, mid, eid)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS relation(ns TEXT NOT NULL, src TEXT NOT NULL, rel TEXT NOT NULL, dst TEXT NOT NULL,
     kind TEXT NOT NULL, conf REAL NOT NULL, vf INTEGER, vt INTEGER, PRIMARY KEY (ns, src, rel, dst)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS asserted(ns TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (ns, id)) WITHOUT ROWID;
 """
+#: Added with `graph_gc`: the names given to add_alias. In a script of its own, so a store written
+#: before it still opens where it cannot be written (a read-only mount): the table is then empty.
+_ASSERTED = "CREATE TABLE IF NOT EXISTS asserted(ns TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (ns, id)) WITHOUT ROWID"
 
 
 class EmbeddedGraphStore:
@@ -59,6 +61,7 @@ class EmbeddedGraphStore:
         self._db: sqlite3.Connection | None = None
         self._spaces: dict[str, NamespaceGraph] = {}
         self._ops: list[tuple[str, tuple[Any, ...]]] = []
+        self._checkpoint = False  # a collected name is in the write-ahead log too: empty it after the commit
         self._seq = 0
         self._opened = False
         self._closed = False  # close() was called: only open() opens it again, not a first use
@@ -84,8 +87,13 @@ class EmbeddedGraphStore:
                 self._db.executescript(_SCHEMA)
             except (OSError, sqlite3.Error) as exc:
                 raise BackendError(f"cannot open the embedded graph at {self.path}: {exc}") from exc
+            legacy = not self._has_table("asserted")
+            try:
+                self._db.execute(_ASSERTED)
+            except sqlite3.Error as exc:  # a read-only store written before it: open as it is
+                _log.warning("embedded graph opened without its 'asserted' table: %s", exc)
             self._load()
-            self._sweep()
+            self._sweep(legacy)
         self._opened = True
 
     def close(self) -> None:
@@ -113,14 +121,21 @@ class EmbeddedGraphStore:
             self._seq = max(self._seq, seq)
         for ns, s, rel, d, kind, conf, vf, vt in db.execute("SELECT * FROM relation"):
             self._space(ns).put_rel(s, rel, d, (kind, conf, vf, vt))
-        for ns, eid in db.execute("SELECT ns, id FROM asserted"):
-            self._space(ns).asserted.add(eid)
+        if self._has_table("asserted"):
+            for ns, eid in db.execute("SELECT ns, id FROM asserted"):
+                self._space(ns).asserted.add(eid)
 
-    def _sweep(self) -> None:
+    def _has_table(self, name: str) -> bool:
+        assert self._db is not None
+        return self._db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)).fetchone() is not None
+
+    def _sweep(self, legacy: bool) -> None:
         """Collect the orphaned entities a store written before `graph_gc` kept (their memories were
-        deleted). Best effort: a store that cannot be written now still opens, as it is."""
+        deleted); `legacy` on its first open since (`graph_gc.orphaned`). Best effort: a store that
+        cannot be written now still opens, as it is."""
         try:
-            n = sum(self._write(self._collect, sp, list(sp.ent)) for sp in list(self._spaces.values()))
+            n = sum(self._write(lambda sp=sp: self._collect(sp, list(sp.ent), legacy=legacy))
+                    for sp in list(self._spaces.values()))
         except BackendError as exc:
             _log.warning("not collecting orphaned graph entities on open: %s", exc)
             return
@@ -152,6 +167,7 @@ class EmbeddedGraphStore:
 
     def _commit(self) -> None:
         ops, self._ops = self._ops, []
+        checkpoint, self._checkpoint = self._checkpoint, False
         if self._db is None:
             return
         try:
@@ -161,6 +177,11 @@ class EmbeddedGraphStore:
         except sqlite3.Error as exc:
             self._load()  # memory may hold the failed batch: go back to what is on disk
             raise BackendError(f"embedded graph write failed: {exc}") from exc
+        if checkpoint:  # best effort: a reader holding an old snapshot keeps the log until it is done
+            try:
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error as exc:
+                _log.debug("write-ahead log not emptied after collecting entities: %s", exc)
 
     def _write(self, fn: Any, *args: Any) -> Any:
         """Run one mutation; on any failure drop its pending SQL and reload from disk."""
@@ -206,10 +227,12 @@ class EmbeddedGraphStore:
     def _unlink(self, sp: NamespaceGraph, mids: Sequence[str]) -> None:
         self._collect(sp, {e for m in mids for e in self._drop(sp, m)})
 
-    def _collect(self, sp: NamespaceGraph, entity_ids: Collection[str]) -> int:
-        """Delete the orphaned groups of `entity_ids` (`graph_gc`); returns how many entities went."""
-        removed = collect_space(sp, entity_ids)
+    def _collect(self, sp: NamespaceGraph, entity_ids: Collection[str], *, legacy: bool = False) -> int:
+        """Delete the orphaned groups of `entity_ids` (`graph_gc`); returns how many entities went.
+        When some went, the commit also empties the write-ahead log, which held the names too."""
+        removed = collect_space(sp, entity_ids, legacy=legacy)
         self._ops.extend(("DELETE FROM entity WHERE ns=? AND id=?", (sp.namespace, e)) for e in removed)
+        self._checkpoint = self._checkpoint or bool(removed)
         return len(removed)
 
     # ------------------------------------------------------------------ GraphStore writes
@@ -327,7 +350,9 @@ class EmbeddedGraphStore:
         if aid not in sp.ent:
             self._apply_plan(sp, EntityPlan({}, (NewEntity(aid, aname, None, target),), ()), {})
         elif sp.ent[aid][2] != target:
-            (self._fold if sp.ent[aid][2] == aid else self._move)(sp, aid, target)
+            left = sp.ent[aid][2]  # the group the alias leaves may have nothing else to keep it
+            (self._fold if left == aid else self._move)(sp, aid, target)
+            self._collect(sp, [left] if left in sp.ent else [])
         sp.asserted.update((eid, aid))  # both names are the user's facts: `graph_gc` keeps their group
         self._ops.extend(("INSERT OR IGNORE INTO asserted VALUES (?,?)", (sp.namespace, x)) for x in (eid, aid))
 

@@ -10,13 +10,16 @@ collected when nothing keeps it:
 * no member was named in an `add_alias()` call (both names are recorded as *asserted*: the
   embedded `asserted` table, the Cypher `asserted` property), and
 * every other member is one the automatic alias rules could have made: a single token that is the
-  first or last token of the canonical multi-token name ("Zelda" in "Zelda Quist", `graph_aliases`).
+  first or last token of the canonical multi-token name of a person-like entity ("Zelda" in "Zelda
+  Quist", `graph_aliases`).
 
 The last rule is for stores written before `add_alias` recorded its names: there an explicit alias
 ("ZQ" -> "Zelda Quist") is told from a derived one by its shape alone, since the automatic rules
 never put anything else in a group. An explicit alias of that very shape written by the old code
-("Zelda" -> "Zelda Quist") cannot be told from a derived one and is collected with its group; it
-says nothing the rules would not derive again. Groups are collected whole (the canonical entity
+("Zelda" -> "Zelda Quist") cannot be told from a derived one, so the embedded graph's sweep of a
+store written before (on its first open with the `asserted` table) collects only single names; a
+Cypher graph's one-off `collect_orphans` collects such a group (it says nothing the rules would not
+derive again). Groups are collected whole (the canonical entity
 with its derived aliases); a derived alias of a group that is kept stays with it.
 
 An entity without mentions has no co-mention edges (their counts are derived from the memories
@@ -26,41 +29,50 @@ removing the nodes leaves nothing dangling; the entity version moves so caches d
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING
 
-from .graph_aliases import name_parts
-from .graph_cypher_queries import Q_BUMP, Q_GC, Q_GC_SWEEP
+from .graph_aliases import name_parts, person_like
+from ..errors import BackendError
+from .graph_cypher_queries import Q_BUMP, Q_GC, Q_GC_SWEEP, Q_LOCK
 
 if TYPE_CHECKING:
     from .cypher_dialect import Work
     from .graph_embedded_space import NamespaceGraph
 
-__all__ = ["derived", "orphaned", "collect_space", "collect_keys", "sweep_keys"]
+__all__ = ["derived", "orphaned", "collect_space", "collect_keys", "sweep_keys", "retry", "lock", "WRITE_ATTEMPTS"]
 
 
-def derived(member: str, canon: str) -> bool:
-    """Could the automatic alias rules have put entity `member` into the group of `canon`? (The
-    Cypher store evaluates the same rule on the server, in `graph_cypher_queries.Q_GC`.)"""
+def derived(member: str, canon: str, kind: str | None) -> bool:
+    """Could the automatic alias rules have put entity `member` into the group of `canon` (of
+    `kind`)? Only a person-like name gets first / last name aliases (`graph_aliases.person_like`):
+    "Globex" in the group of the ORG "Globex Corporation" was put there by `add_alias`. (The Cypher
+    store evaluates the same rule on the server, in `graph_cypher_queries.Q_GC`.)"""
     parts = name_parts(canon)
-    return member == canon or (parts is not None and member in parts)
+    return member == canon or (parts is not None and person_like(kind) and member in parts)
 
 
-def orphaned(canon: str, members: Collection[str], *, used: bool, asserted: bool) -> bool:
-    """The collection rule (module docstring): `used` when the group is mentioned or related."""
-    return not used and not asserted and all(derived(m, canon) for m in members)
+def orphaned(canon: str, kind: str | None, members: Collection[str], *, used: bool, asserted: bool,
+             legacy: bool = False) -> bool:
+    """The collection rule (module docstring): `used` when the group is mentioned or related.
+    `legacy`: the store was written before `add_alias` recorded its names, so a group of several
+    names may be the user's own ("Xena" for "Xena Ward" with no memory yet): only single names go."""
+    if used or asserted or (legacy and len(members) > 1):
+        return False
+    return all(derived(m, canon, kind) for m in members)
 
 
 # ---------------------------------------------------------------- embedded
-def collect_space(sp: NamespaceGraph, entity_ids: Iterable[str]) -> list[str]:
+def collect_space(sp: NamespaceGraph, entity_ids: Iterable[str], *, legacy: bool = False) -> list[str]:
     """Remove from `sp` every orphaned group among the groups of `entity_ids`; returns the removed
-    entity ids (the caller deletes their rows)."""
+    entity ids (the caller deletes their rows). `legacy` as in `orphaned`."""
     removed: list[str] = []
     for g in sorted({sp.ent[e][2] for e in entity_ids if e in sp.ent}):
         members = sorted(sp.members.get(g, ()))
         # mentions first: a hub's adjacency (thousands of co-mentions) is only scanned once unmentioned
         used = sp.df(g) > 0 or any(e[0] == "r" for x in members for e in sp.adj.get(x, ()))
-        if orphaned(g, members, used=used, asserted=not sp.asserted.isdisjoint(members)):
+        if orphaned(g, sp.ent[g][1], members, used=used, asserted=not sp.asserted.isdisjoint(members),
+                    legacy=legacy):
             for x in members:
                 sp.remove_entity(x)
             removed += members
@@ -80,6 +92,31 @@ def collect_keys(w: Work, ns: str, keys: Collection[str]) -> int:
     if gone:
         w.run(Q_BUMP, ns=ns)
     return gone
+
+
+#: Attempts of a write whose planned entities another writer's collection deleted meanwhile.
+WRITE_ATTEMPTS = 3
+
+
+def retry(attempt: Callable[[], bool], what: str) -> None:
+    """Run a Cypher write until it wrote everything it planned. On FalkorDB (no multi-statement
+    transactions) another process's collection can delete an entity between this write's plan and
+    its edge; the write is an upsert, so running it again re-creates the entity. Neo4j serializes
+    the writers of a namespace instead (`lock`), so there the first attempt writes it all."""
+    for _ in range(WRITE_ATTEMPTS):
+        if attempt():
+            return
+    raise BackendError(f"graph {what}: entities it needs were deleted by another writer {WRITE_ATTEMPTS} times "
+                       "in a row; nothing is lost, try again")
+
+
+def lock(w: Work, ns: str) -> None:
+    """Where the server runs a write as one transaction (Neo4j), take the namespace's GraphMeta
+    write lock first: a collection cannot then delete an entity that another writer has planned
+    but not yet linked (nor delete its new edge with it). FalkorDB runs each statement alone: there
+    `retry` covers the race."""
+    if w.dialect.explicit_transactions:
+        w.run(Q_LOCK, ns=ns)
 
 
 def sweep_keys(w: Work, ns: str) -> list[str]:
