@@ -19,11 +19,12 @@ from dateutil.relativedelta import relativedelta
 
 from .temporal_calendar import (Ahead, _I, _MONTH_ANY, _MONTH_FULL, _US, _YEAR, _at, _calendar_unit, _Ctx, _days,
                                 _month_num, _recent, _Span, _span_months)
+from .temporal_quarters import _ORDINAL_Q, _h_quarter
 
 __all__ = ["_SESSION", "_RANGE", "_REL", "_ABS", "_Ctx", "_DEC_FOLLOWER", "_Handler", "_I", "_MODAL_FOLLOWER", "_MONTH_ANY",
            "_MONTH_FULL", "_NOT_A_UNIT",
            "_NUMW", "_POINT", "_POINTS", "_Span", "_UNIT", "_US", "_WD_ABBR", "_WD_FULL", "_YEAR", "_around",
-           "_count", "_days", "QUARTER_OF_YEAR", "h_quarter_of_year", "_h_month", "_h_year", "_int", "_point", "_shift"]
+           "_count", "_days", "_h_month", "_h_year", "_int", "_point", "_shift"]
 
 _WD_FULL = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _WD_ABBR = r"(?:mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\.?"
@@ -43,7 +44,6 @@ _NOT_A_UNIT = (r"(?!\s*(?:ms|s|secs?|seconds?|mins?|minutes?|hours?|hrs?|px|kb|m
                r"|docs?|entries|events?|nodes?|edges?|samples?|epochs?|batches|qps|rps|ops)\b)")
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
             "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
-_ORDINAL_Q = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
 _WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _SEASONS = {"spring": (3, 3), "summer": (6, 3), "fall": (9, 3), "autumn": (9, 3), "winter": (12, 3)}
 
@@ -163,39 +163,6 @@ def _h_month(m: re.Match[str], c: _Ctx) -> _Span | None:
 
 def _h_year(m: re.Match[str], c: _Ctx) -> _Span | None:
     return _days(c, date(int(m.group("y")), 1, 1), date(int(m.group("y")), 12, 31))
-
-
-#: After "the third quarter" with no year: "of" a thing that is no year and holds no number ("of the
-#: game", "of the match"), so the quarter is that thing's ("of fiscal 2023", "of FY24" are times).
-_QUARTER_OF_SOMETHING = re.compile(r"\s+of\s+(?!(?:[\w']+\s+){0,3}?(?:years?|fiscal|financial|calendar|fy\w*)\b)"
-                                   r"(?![^.,;:?!]{0,30}\d)", _I)
-
-
-def _h_quarter(m: re.Match[str], c: _Ctx) -> _Span | None:
-    qo = (m.group("qo") or "").lower()
-    if qo == "last" and not m.group("y"):
-        return None  # "the last quarter of the game"; "the last quarter of 2023" is Q4
-    if qo and not m.group("y") and _QUARTER_OF_SOMETHING.match(m.string, m.end()):
-        return None  # "the fourth quarter of the game"; "the third quarter of the year" is Q3
-    q = int(m.group("q")) if m.group("q") else 4 if qo == "last" else _ORDINAL_Q[qo]
-    y = int(m.group("y")) if m.group("y") else c.now.year - (c.now.month < 3 * q - 2)  # latest begun
-    return _span_months(c, date(y, 3 * q - 2, 1), 3)
-
-
-#: "the fourth quarter of last year", "Q1 of next year": run before the rolling "last year" and the
-#: future rule's "next year" (`temporal._RULE_TABLE`), which would read the year alone.
-QUARTER_OF_YEAR = (r"(?:q(?P<q>[1-4])|(?:the\s+)?(?P<qo>first|second|third|fourth|1st|2nd|3rd|4th|last)\s+quarter)"
-                   r"\s+of\s+(?:the\s+)?(?P<rel>this|current|last|previous|next|coming)\s+year(?!\w)")
-
-
-def h_quarter_of_year(m: re.Match[str], c: _Ctx) -> _Span | None:
-    """"the fourth quarter of last year": that quarter, not the rolling year "last year" alone reads."""
-    qo = (m.group("qo") or "").lower()
-    q = int(m.group("q")) if m.group("q") else 4 if qo == "last" else _ORDINAL_Q[qo]
-    rel = m.group("rel").lower()
-    y = c.now.year + (1 if rel in ("next", "coming") else -1 if rel in ("last", "previous") else 0)
-    span = _span_months(c, date(y, 3 * q - 2, 1), 3)
-    return Ahead(span) if y > c.now.year else span
 
 
 def _h_weekday(m: re.Match[str], c: _Ctx) -> _Span | None:

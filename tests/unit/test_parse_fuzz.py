@@ -27,7 +27,7 @@ MATCHER = EntityMatcher([Entity("sarah chen", "Sarah Chen", ("Sarah",), "PERSON"
 
 #: The phrases that may name a window ahead of now: the future rule's; this week's days, weekend,
 #: week, month and year, and today, asked of plans; a quarter of next year.
-AHEAD = re.compile(rf"{FUTURE_PATTERN}|this\s+(?:{_WD_FULL}|{_WD_ABBR}|weekend|week|month|year|morning|afternoon"
+AHEAD = re.compile(rf"{FUTURE_PATTERN}|this\s+(?:{_WD_FULL}|{_WD_ABBR}|weekend|weeks?|months?|years?|morning|afternoon"
                    r"|evening)|today|tonight|.*quarter\s+of\s+(?:the\s+)?(?:next|coming)\s+year", re.IGNORECASE)
 #: Words the rules react to, so generated text exercises them far more often than random text would.
 VOCAB = ("between and from to since before after until till last this next past previous few several a an couple one two "
