@@ -22,7 +22,7 @@ from typing import Any
 from .errors import BackendError
 from .types import ArmFailure
 
-__all__ = ["EntityLookup", "wait_s"]
+__all__ = ["EntityLookup", "SharedVersions", "wait_s"]
 
 
 def wait_s(timeout_s: float) -> float | None:
@@ -73,3 +73,29 @@ class EntityLookup:
     def clear(self) -> None:
         with self._lock:
             self._inflight.clear()
+
+
+class SharedVersions:
+    """The entity version of a graph other processes write too (a Bolt server), read at most once
+    per `ttl_s` per namespace. A store rebuilt its query matcher only after its *own* writes, so on
+    a shared graph another process's new entity was never matched here, and a name another process
+    deleted (`graph_gc`) was still planned; keying the matcher on this as well costs one small read
+    a second. An in-process graph has no other writers: 0, no read."""
+
+    def __init__(self, ttl_s: float = 1.0) -> None:
+        self.ttl_s = ttl_s
+        self._seen: dict[str, tuple[int, float]] = {}  # namespace -> (version, read at)
+        self._lock = threading.Lock()
+
+    def __call__(self, graph: Any, namespace: str) -> int:
+        if graph is None or not getattr(graph, "remote", False):
+            return 0
+        now = time.monotonic()
+        with self._lock:
+            seen = self._seen.get(namespace)
+        if seen is not None and now - seen[1] < self.ttl_s:
+            return seen[0]
+        version = int(graph.entity_version(namespace))
+        with self._lock:
+            self._seen[namespace] = (version, now)
+        return version

@@ -46,6 +46,7 @@ from ..config import StoreConfig
 from ..errors import BackendError, ConfigurationError, InvalidMemory, StoreClosed
 from ..handles import SharedHandle
 from ..ingest import EntityExtractor, classify_type, extract_beside
+from ..lookup import SharedVersions
 from ..query.store_rules import filter_share
 from ..types import Memory, MemoryType, utcnow
 from ..validation import require_storable
@@ -84,7 +85,8 @@ class MemoryStore(SharedHandle):
         self._open_lock = threading.Lock()
         self._write_lock = threading.RLock()
         self._versions: dict[str, int] = {}
-        self._matchers: dict[str, tuple[int, Any]] = {}
+        self._matchers: dict[str, tuple[tuple[int, int], Any]] = {}
+        self._shared_versions = SharedVersions()  # other processes' entity writes on a shared graph
         self._meta: dict[str, Any] = {}
         self._ner_workers: ThreadPoolExecutor | None = None  # started by the first add with NER on
         self._ner_pid = 0  # the process that started it (a fork's child has the pool, not its thread)
@@ -379,15 +381,15 @@ class MemoryStore(SharedHandle):
             return self.vectors.query_batch(queries)
 
     def entity_matcher(self, namespace: str) -> Any:
-        """The query-time phrase matcher over this namespace's entities, rebuilt after writes."""
+        """The query-time phrase matcher over this namespace's entities, rebuilt after this store's
+        writes and, on a graph other processes share, after theirs (`lookup.SharedVersions`)."""
         from ..query.entities import EntityMatcher
         self._ensure_open()
-        version = self._versions.get(namespace, 0)
+        version = (self._versions.get(namespace, 0), self._shared_versions(self.graph, namespace))
         cached = self._matchers.get(namespace)
         if cached is not None and cached[0] == version:
             return cached[1]
-        # an entity no memory mentions and no relation names (the graph keeps one only for an alias
-        # the user asked for: `graph_gc`) is no reason to plan the graph arm: the matcher leaves it out
+        # an entity kept only for an alias the user asked for (`graph_gc`) is no reason to plan the graph arm
         known = self.graph.entities(namespace) if self.graph is not None else []
         matcher = EntityMatcher([e for e in known if e.mentions or e.relations])
         self._matchers[namespace] = (version, matcher)

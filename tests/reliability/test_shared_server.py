@@ -38,3 +38,36 @@ def test_session_ends_from_two_instances_are_both_kept() -> None:
     assert fresh.last_session_end("bob") == NOW + timedelta(hours=1)
     a.end_session("alice", at=NOW - timedelta(days=1))  # an older end never moves it back
     assert _instance(server).last_session_end("alice") == NOW
+
+
+def test_a_store_sees_entities_another_process_adds_or_deletes_on_a_shared_graph(bolt_server: str) -> None:
+    """The query matcher was rebuilt only after the store's own writes: on one Bolt graph, B's new
+    entity was never matched by A's queries, and a name B deleted was still planned by A (found by
+    review of the entity collection). A now re-reads the graph's entity version, at most once a
+    second per namespace (`lookup.SharedVersions`; here every time)."""
+    from fused_memory.ingest import EntityExtractor
+    from fused_memory.store.graph_cypher import CypherGraphStore
+    from fused_memory.types import Memory
+
+    server, ns = QdrantClient(location=":memory:"), "shared-matcher"
+
+    def instance() -> MemoryStore:
+        vectors = QdrantClientBackend(location=":memory:")
+        vectors._client = server
+        store = MemoryStore(vectors, BM25Index(), HashingEmbedder(dim=64), CypherGraphStore(bolt_server),
+                            extractor=EntityExtractor(enabled=False)).open()
+        store._shared_versions.ttl_s = 0.0
+        return store
+
+    a, b = instance(), instance()
+    try:
+        with b.graph._work(write=True) as w:  # type: ignore[union-attr]
+            w.run("MATCH (n) WHERE n.ns = $ns DETACH DELETE n", ns=ns)
+        assert [e.id for e in a.entity_matcher(ns).entities] == []
+        b.add([Memory(text="lunch with Zelda Quist", namespace=ns, id="z", entities=("Zelda Quist",))])
+        assert [e.id for e in a.entity_matcher(ns).entities] == ["zelda quist"]
+        b.delete(ns, ["z"])
+        assert [e.id for e in a.entity_matcher(ns).entities] == []
+    finally:
+        a.close()
+        b.close()
