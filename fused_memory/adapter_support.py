@@ -55,8 +55,9 @@ ARM_RETRIEVERS: Mapping[str, str | None] = {
 #: Name and description both adapters give `memory_tool` unless the caller chooses others.
 DEFAULT_TOOL_NAME = "search_memory"
 DEFAULT_TOOL_DESCRIPTION = (
-    "Search the user's long-term memory (facts, preferences, past events, people and projects). "
-    "Input: a natural-language question, e.g. 'what did I tell Sarah last week?'."
+    "Search the user's long-term memory (facts, preferences, past and planned events, people and projects). "
+    "Input: a natural-language question, e.g. 'what did I tell Sarah last week?' or 'what do I have "
+    "next week?'."
 )
 
 #: What an agent tool says when nothing matched: some providers refuse empty content, and every
