@@ -68,10 +68,11 @@ _BLANK_LINES = re.compile(r"\n(?:[ \t\r\f\v]*\n)+")
 
 def memory_line(kind: object, event_at: object, text: str) -> str:
     """One memory as an agent tool shows it to the model, in both frameworks: `[type, event time]
-    text`, the time only for events ("when did I...?" is half of what agents ask a memory). Blank
-    lines inside a memory are closed up, since a blank line separates one memory from the next."""
+    text`, the time whenever the memory has one ("when did I...?" is half of what agents ask a
+    memory; a fact typed by the caller with its own `event_at`, "my passport expires", showed none).
+    Blank lines inside a memory are closed up, since a blank line separates one memory from the next."""
     tag = str(kind or "memory")
-    when = event_at if tag == "event" else None
+    when = event_at
     text = _BLANK_LINES.sub("\n", text)
     return f"[{tag}, {when}] {text}" if when else f"[{tag}] {text}"
 

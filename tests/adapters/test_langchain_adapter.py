@@ -263,12 +263,16 @@ def test_memory_tool_tells_the_model_each_memorys_type_and_event_time(
     assert any(d.metadata["event_at"] for d in message.artifact)  # the query asks about last week
 
 
-def test_memory_line_dates_events_only_and_keeps_one_memory_one_paragraph() -> None:
+def test_memory_line_dates_what_has_a_time_and_keeps_one_memory_one_paragraph() -> None:
+    """A fact the caller dated ("my passport expires", event_at the 25th) showed no date, so the
+    model could not answer "when does my passport expire?" (found by probing the agent tools)."""
     from langchain_core.documents import Document
 
     from langchain_fused_memory.tools import memory_line
     fact = Document("Badge renewed.\n\nNew number E-1.", metadata={"type": "fact", "event_at": "2025-01-02T00:00:00+00:00"})
-    assert memory_line(fact) == "[fact] Badge renewed.\nNew number E-1."
+    assert memory_line(fact) == "[fact, 2025-01-02T00:00:00+00:00] Badge renewed.\nNew number E-1."
+    undated = Document("Prefers aisle seats.", metadata={"type": "preference", "event_at": None})
+    assert memory_line(undated) == "[preference] Prefers aisle seats."
     spaced = Document("a\n \n \nb", metadata={"type": "fact"})  # lines of spaces read as blank too
     assert memory_line(spaced) == "[fact] a\nb"
     event = Document("Lunch.", metadata={"type": "event", "event_at": "2026-03-18T17:00:00+00:00"})
