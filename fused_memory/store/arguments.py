@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import InvalidMemory, QueryError
-from ..types import MAX_NAME_BYTES, memory_id_text, require_clean
+from ..types import MAX_NAME_BYTES, Memory, memory_id_text, require_clean
 
 __all__ = ["check_mentions", "check_namespace", "memory_ids"]
 
@@ -25,10 +25,20 @@ def check_mentions(memory: Any) -> None:
 
 
 
-def memory_ids(ids: Any) -> list[str]:
-    """Ids as `add` keyed them, for every backend alike ("123" for 123); one id may be given bare."""
-    one = isinstance(ids, str) or not isinstance(ids, Iterable)  # memory_id_text decides what an id may be
-    return [memory_id_text(i, QueryError) for i in ([ids] if one else list(ids))]
+def memory_ids(ids: Any, namespace: str | None = None) -> list[str]:
+    """Ids as `add` keyed them, for every backend alike ("123" for 123); one id may be given bare.
+    A `Memory` (as `add` returns them) stands for its id: `delete(ns, memory)` refused it with the
+    whole memory's repr as the bad id. One from another namespace than `namespace` is refused."""
+    one = isinstance(ids, (str, Memory)) or not isinstance(ids, Iterable)  # memory_id_text decides the rest
+    return [_memory_id(i, namespace) for i in ([ids] if one else list(ids))]
+
+
+def _memory_id(item: Any, namespace: str | None) -> str:
+    if not isinstance(item, Memory):
+        return memory_id_text(item, QueryError)
+    if namespace is not None and item.namespace != namespace:
+        raise QueryError(f"memory {item.id!r} is in namespace {item.namespace!r}, not {namespace!r}")
+    return item.id
 
 
 def check_namespace(namespace: str) -> str:

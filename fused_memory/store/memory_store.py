@@ -286,10 +286,10 @@ class MemoryStore(SharedHandle):
     def _lexical_doc(m: Memory) -> LexicalDoc:
         return LexicalDoc(m.id, m.namespace, m.text, m.predicate, m.type, m.context)
 
-    def delete(self, namespace: str, memory_ids: str | Sequence[str]) -> None:
-        """Remove memories from every index. Unknown ids are ignored."""
+    def delete(self, namespace: str, memory_ids: str | Memory | Sequence[str | Memory]) -> None:
+        """Remove memories (ids, or the `Memory` objects `add` returned) everywhere; unknown ids: no-op."""
         check_namespace(namespace)
-        ids = keyed_ids(memory_ids)
+        ids = keyed_ids(memory_ids, namespace)
         if not ids:
             return
         with self._write_lock:
@@ -341,7 +341,7 @@ class MemoryStore(SharedHandle):
     def get_many(self, namespace: str, memory_ids: str | Sequence[str]) -> list[Memory]:
         """Memories by id, in the order asked; ids not in this namespace are left out."""
         check_namespace(namespace)
-        ids = keyed_ids(memory_ids)
+        ids = keyed_ids(memory_ids, namespace)
         with self._live():
             return [from_payload(p) for p in self.vectors.get(namespace, ids)]
 

@@ -89,3 +89,18 @@ def test_a_batch_with_an_entity_the_graph_would_refuse_writes_nothing(tmp_path: 
         with pytest.raises(InvalidMemory):
             store.add([*good, bad])
         assert store.count("a") == 0
+
+
+def test_delete_and_get_many_take_the_memories_add_returned(tmp_path: Path) -> None:
+    """`store.delete(ns, memory)` refused the object with its whole repr as the bad id (found by
+    probing the agent tools); a memory of another namespace is refused, not deleted there."""
+    with embedded(tmp_path / "s") as store:
+        a, b = store.add([Memory(text="dentist on Tuesday", id="d", namespace="me"),
+                          Memory(text="rent due on the 1st", id="r", namespace="me")])
+        assert [m.id for m in store.get_many("me", [a, "r"])] == ["d", "r"]
+        store.delete("me", a)
+        assert store.count("me") == 1
+        with pytest.raises(QueryError, match="is in namespace 'me', not 'you'"):
+            store.delete("you", [b])
+        store.delete("me", [b])
+        assert store.count("me") == 0
