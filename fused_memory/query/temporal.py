@@ -28,7 +28,7 @@ from dateutil.relativedelta import relativedelta
 from ..errors import QueryError
 from ..types import TimeWindow, require_aware
 from .temporal_calendar import Ahead
-from .temporal_future import FUTURE_PATTERN, h_future
+from .temporal_future import FUTURE_PATTERN, FUTURE_TAG_PATTERN, h_future
 from .temporal_points import (_ABS, _DEC_FOLLOWER, _I, _MODAL_FOLLOWER, _MONTH_ANY, _MONTH_FULL, _NOT_A_UNIT, _NUMW,
                               _POINT, _POINTS, _RANGE, _REL, _SESSION, _UNIT, _US, _WD_ABBR, _WD_FULL, _YEAR,
                               _around, _count, _Ctx, _days, _h_month, _h_year, _Handler, _int, _point, _shift,
@@ -183,8 +183,11 @@ _RULES = tuple((n, t, re.compile(rf"(?<!\w)(?:{p})(?!\w)", _I), h) for n, t, p, 
 #: Rule names in table order (TemporalMatch.rule is one of these).
 RULE_NAMES: tuple[str, ...] = tuple(r[0] for r in _RULES)
 #: Every rule's pattern: what the parser would read as a time, whether or not it yields a window
-#: ("next time" is read, and names no window). `cues.mentions_time` scans memory text with them.
-TIME_PATTERNS: tuple[re.Pattern[str], ...] = tuple(r[2] for r in _RULES)
+#: ("next time" is read, and names no window), less the open-ended "coming up" (a memory asking
+#: "anything coming up?" states no time). `cues.mentions_time` scans memory text with them.
+TIME_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(rf"(?<!\w)(?:{FUTURE_TAG_PATTERN})(?!\w)", _I) if r[0] == "future" else r[2] for r in _RULES)
+
 
 def parse_time(text: str, now: datetime, *, last_session_end: datetime | None = None, recent_days: int = 30,
                few_months: tuple[int, int] = (90, 30)) -> TemporalMatch | None:
@@ -211,7 +214,10 @@ def parse_time(text: str, now: datetime, *, last_session_end: datetime | None = 
         pieces, last = [], 0
         for m in rx.finditer(work):
             try:
-                window = _clip(handler(m, c), now)
+                span = handler(m, c)
+                if span is not None and tier == _ABS and (span[0] > now or c.plans) and re.search(_YEAR, m.group()):
+                    span = Ahead(span)  # a date with its year, still to come: "on April 15, 2026", "in 2100"
+                window = _clip(span, now)
             except (ValueError, OverflowError):  # e.g. a date outside datetime's range: no window
                 window = None
             pieces += [work[last:m.start()], " " * (m.end() - m.start())]

@@ -15,7 +15,7 @@ from datetime import date, datetime, timedelta
 
 from dateutil.relativedelta import relativedelta
 
-__all__ = ["Ahead", "_I", "_US", "_MONTH_FULL", "_MONTH_ANY", "_YEAR", "_Span", "_Ctx", "_at", "_days", "_recent",
+__all__ = ["Ahead", "ahead_if", "_upcoming", "_I", "_US", "_MONTH_FULL", "_MONTH_ANY", "_YEAR", "_Span", "_Ctx", "_at", "_days", "_recent",
            "_month_num", "_span_months", "_calendar_unit"]
 
 _I = re.IGNORECASE
@@ -54,6 +54,13 @@ class _Ctx:
         from .temporal_future import past_tense  # it knows the phrases; this module only dates
         return past_tense(self.text)
 
+    @cached_property
+    def plans(self) -> bool:
+        """The query asks about plans ("what do I have on Tuesday?"): a bare weekday or date is the
+        one to come (`temporal_future.asks_ahead`)."""
+        from .temporal_future import asks_ahead
+        return asks_ahead(self.text)
+
 
 def _at(c: _Ctx, d: date) -> datetime:
     """Midnight of `d` in now's zone (pytz zones need localize, zoneinfo/fixed offsets do not)."""
@@ -77,6 +84,25 @@ def _recent(c: _Ctx, month: int, day: int = 1) -> date | None:
         if d <= today:
             return d
     return None
+
+
+def _upcoming(c: _Ctx, month: int, day: int | None = None) -> date | None:
+    """The first month/day (or month, with `day` None) that has not ended yet: "April 2nd" asked of
+    plans on March 19 is this year's, "March" on March 19 this very month."""
+    today = c.now.date()
+    for y in range(today.year, today.year + 9):
+        try:
+            d = date(y, month, day or 1)
+        except ValueError:
+            continue
+        if (d if day else d + relativedelta(months=1, days=-1)) >= today:
+            return d
+    return None
+
+
+def ahead_if(c: _Ctx, span: _Span) -> _Span:
+    """`span` kept whole (`Ahead`) when it reaches past now: a date the query asked of plans."""
+    return Ahead(span) if span[1] > c.now else span
 
 
 def _month_num(word: str) -> int:

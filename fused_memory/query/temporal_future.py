@@ -30,10 +30,11 @@ from dateutil.relativedelta import relativedelta
 from .temporal_calendar import _I, _MONTH_FULL, Ahead, _calendar_unit, _Ctx, _days, _month_num, _Span, _span_months
 from .temporal_points import _NUMW, _WD_ABBR, _WD_FULL, _around, _count, _shift
 
-__all__ = ["FUTURE_PATTERN", "h_future", "past_tense"]
+__all__ = ["FUTURE_PATTERN", "FUTURE_TAG_PATTERN", "h_future", "past_tense", "asks_ahead"]
 
 _WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _LATER = r"(?:days?|weeks?|weekend|months?|years?|hours?|time|spring|summer|fall|autumn|winter)"
+_SOON = r"|(?P<soon>coming\s+up(?!\s+with)|upcoming(?=\s*(?:[?.!,]|$)))"
 #: The rule's pattern (`temporal._RULE_TABLE`'s "future" row): every form is matched and masked,
 #: whether or not it gives a window ("next time", "next summer" give none).
 FUTURE_PATTERN = (
@@ -42,7 +43,12 @@ FUTURE_PATTERN = (
     rf"(?:(?P<n>{_NUMW}|few|several)\s+)?(?P<u>{_LATER}|{_WD_FULL}|{_WD_ABBR}|{_MONTH_FULL})(?!\w)"
     rf"|in\s+(?P<in_n>{_NUMW}|(?:a\s+)?few|several)\s+(?P<in_u>hours?|days?|weeks?|months?|years?)(?!\w)(?!\s+ago)"
     r"|later\s+(?:this\s+(?P<later>week|month|year)|(?P<today>today|tonight))"
+    r"|(?:for\s+)?the\s+rest\s+of\s+(?:the|this)\s+(?P<rest>week|month|year)"
+    + _SOON
 )
+#: The same, less the open-ended "coming up": a memory that says "any trips coming up?" asks about a
+#: time and states none, so ingest's time tag (`cues.mentions_time`) does not read it.
+FUTURE_TAG_PATTERN = FUTURE_PATTERN[:-len(_SOON)]
 
 #: Before the phrase: it ends a window from now ("by next Friday", "between now and next Friday").
 _UNTIL = re.compile(r"(?:\b(?:by|until|till|(?<!day\s)before|through|thru|up\s+to)|\bbetween\s+now\s+and)\s+$", _I)
@@ -68,6 +74,20 @@ def past_tense(text: str) -> bool:
     return any(m.group().lower() not in _NOT_PAST for m in _PAST.finditer(text))
 
 
+#: Words that ask about plans: a bare "Tuesday" or "April 2nd" then means the one to come.
+_PLANS = re.compile(
+    r"\b(?:will|won't|going\s+to|gonna|do\s+i\s+have|have\s+i\s+got|am\s+i|are\s+we|is\s+there|what'?s\s+on"
+    r"|what\s+is\s+on|on\s+for|(?:'s|is|are|be)\s+(?:plann?ed|scheduled)|plans?|planning|need\s+to|have\s+to"
+    r"|should\s+i|upcoming"
+    r"|coming\s+up|due|remind\s+me)\b", _I)
+
+
+def asks_ahead(text: str) -> bool:
+    """Whether `text` asks about plans (and is not told in the past tense): "what do I have on
+    Tuesday?" is next Tuesday, "what did I do on Tuesday?" the last one."""
+    return bool(_PLANS.search(text)) and not past_tense(text)
+
+
 def h_future(m: re.Match[str], c: _Ctx) -> _Span | None:
     """The window ahead that the match names, or None (masked all the same)."""
     before, after = m.string[:m.start()], m.string[m.end():]
@@ -89,8 +109,10 @@ def _ahead(m: re.Match[str], c: _Ctx) -> _Span | None:
     if m.group("tomorrow"):
         d = today + timedelta(days=2 if "after" in m.group("tomorrow").lower() else 1)
         return _days(c, d, d)
-    if m.group("later"):  # "later this week": from now to the end of the calendar unit
-        return c.now, _calendar_unit(c, m.group("later").lower(), 0)[1]
+    if m.group("later") or m.group("rest"):  # "later this week", "the rest of the month": now to its end
+        return c.now, _calendar_unit(c, (m.group("later") or m.group("rest")).lower(), 0)[1]
+    if m.group("soon"):  # "what's coming up?": as far ahead as "recently" looks back
+        return c.now, c.now + timedelta(days=c.recent_days)
     if m.group("today"):
         return c.now, _days(c, today, today)[1]
     if m.group("in_u"):

@@ -17,7 +17,7 @@ from functools import lru_cache
 
 from dateutil.relativedelta import relativedelta
 
-from .temporal_calendar import (Ahead, _I, _MONTH_ANY, _MONTH_FULL, _US, _YEAR, _at, _calendar_unit, _Ctx, _days,
+from .temporal_calendar import (Ahead, ahead_if, _upcoming, _I, _MONTH_ANY, _MONTH_FULL, _US, _YEAR, _at, _calendar_unit, _Ctx, _days,
                                 _month_num, _recent, _Span, _span_months)
 from .temporal_quarters import _ORDINAL_Q, _h_quarter
 
@@ -127,10 +127,10 @@ def _h_day(m: re.Match[str], c: _Ctx) -> _Span | None:
         return None
     mon = int(mon_s) if mon_s.isdigit() else _month_num(mon_s)
     try:
-        d = date(int(y), mon, day) if y else _recent(c, mon, day)
+        d = date(int(y), mon, day) if y else (_upcoming if c.plans else _recent)(c, mon, day)
     except ValueError:
         return None
-    return _days(c, d, d) if d else None
+    return ahead_if(c, _days(c, d, d)) if d and c.plans and not y else _days(c, d, d) if d else None
 
 
 def _h_numeric(m: re.Match[str], c: _Ctx) -> _Span | None:
@@ -155,6 +155,9 @@ def _h_month(m: re.Match[str], c: _Ctx) -> _Span | None:
     mon = _month_num(g["mon"])
     if g.get("y"):
         return _span_months(c, date(int(g["y"]), mon, 1), 1)
+    if c.plans and (g.get("mod") or "").lower() != "last":  # "what's planned in April?": the April to come
+        d = _upcoming(c, mon)
+        return ahead_if(c, _span_months(c, d, 1)) if d else None
     d = _recent(c, mon)
     if d is not None and (g.get("mod") or "").lower() == "last" and (d.year, mon) == (c.now.year, c.now.month):
         d = d.replace(year=d.year - 1)  # "last May", said in May, is a year ago
@@ -178,6 +181,9 @@ def _h_weekday(m: re.Match[str], c: _Ctx) -> _Span | None:
                     or _WEEKDAY_NAME_AFTER.match(m.string, m.end())):
         return None  # "Black Friday", "Sunday school"; "on Friday sales were up" is the day
     wd = _WEEKDAYS.index(m.group("wd").lower()[:3])
+    if mod in ("", "on") and c.plans:  # "what do I have on Tuesday?": the Tuesday to come (today's too)
+        d = c.now.date() + timedelta(days=(wd - c.now.weekday()) % 7)
+        return Ahead(_days(c, d, d))
     if mod == "this" and not c.past:  # this calendar week's: "what's on this Friday?" on a Thursday is tomorrow
         d = c.now.date() + timedelta(days=wd - c.now.weekday())
         return Ahead(_days(c, d, d)) if d > c.now.date() else _days(c, d, d)

@@ -88,6 +88,8 @@ def plans(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EnsembleMemory]:
     ("anything tomorrow?", "flight"),
     ("any flights in the next few weeks?", "flight"),  # not last month's to Lisbon
     ("when is my review with Sarah next month?", "review"),  # April 6th
+    ("what do I have on Tuesday?", "dentist"),  # the Tuesday to come (it was the 17th)
+    ("what's on March 24?", "dentist"),  # this year's (it was March 2025)
 ])
 def test_a_window_ahead_finds_the_plans_in_it(plans: EnsembleMemory, query: str, first: str) -> None:
     """"next week", "tomorrow" were read but gave no window: the plan was found by words alone,
