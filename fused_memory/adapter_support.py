@@ -252,7 +252,9 @@ def _retrieval_info(retrieval: Retrieval) -> dict[str, Any]:
 def hit_metadata(hit: FusedHit, retrieval: Retrieval) -> dict[str, Any]:
     """JSON-safe metadata for one fused hit, built from `FusedHit.to_json()`.
 
-    The memory's fields come first (type, ISO `event_at`, entities...), the caller's own memory
+    The memory's fields come first (type, ISO `event_at` in the zone of the query's `now`: the
+    agent tool showed a Friday-evening dinner asked about from Los Angeles as Saturday in UTC,
+    entities...), the caller's own memory
     metadata under `metadata`, then the retrieval facts: score, rank, arms, per-arm contributions,
     the explain string and the skipped / failed / widened arms. The caller's own keys are also
     copied to the top level, where LangChain document prompts ("{source}") and LlamaIndex
@@ -263,6 +265,9 @@ def hit_metadata(hit: FusedHit, retrieval: Retrieval) -> dict[str, Any]:
     memory = dict(data["memory"])
     memory_id = memory.pop("id")
     memory.pop("text")
+    for key in ("event_at", "created_at"):  # in the zone the query was asked in, as its windows are
+        if memory.get(key):
+            memory[key] = datetime.fromisoformat(memory[key]).astimezone(retrieval.parsed.now.tzinfo).isoformat()
     out = {
         "memory_id": memory_id,
         **memory,

@@ -17,7 +17,7 @@ from fused_memory.ensemble import EnsembleMemory
 from fused_memory.errors import ConfigurationError, QueryError
 from fused_memory.store.memory_store import MemoryStore
 
-from ._seed import NOW, NS, OTHER_NS
+from ._seed import NOW, NS, OTHER_NS, QUERY
 
 BADGE = "what's my badge ID?"
 
@@ -249,3 +249,23 @@ def test_the_callers_metadata_is_top_level_in_both_adapters(store: MemoryStore) 
         assert isinstance(metadata["score"], float)
         assert metadata["metadata"] == {"source": "slack#ops", "score": "caller's", "tags": ["ops"]}
     assert "source: slack#ops" in node.get_content(metadata_mode="llm")
+
+
+def test_memory_times_are_shown_in_the_zone_the_query_was_asked_in(seeded_store: MemoryStore) -> None:
+    """Windows follow `now`'s zone, but the times came back in UTC: a Friday-evening dinner asked
+    about from Los Angeles was shown to the model as Saturday (found by probing the agent tools)."""
+    from zoneinfo import ZoneInfo
+
+    from langchain_fused_memory import memory_tool as lc_tool
+
+    la = NOW.astimezone(ZoneInfo("America/Los_Angeles"))
+    utc_docs = LCEnsemble(store=seeded_store, namespace=NS, now=NOW).invoke(QUERY)
+    la_docs = LCEnsemble(store=seeded_store, namespace=NS, now=la).invoke(QUERY)
+    nodes = LIEnsemble(seeded_store, namespace=NS, now=la).retrieve(QUERY)
+    dated = [(u, d) for u, d in zip(utc_docs, la_docs) if u.metadata["event_at"]]
+    assert dated and all(d.metadata["event_at"][-6:] in ("-07:00", "-08:00") for _, d in dated)  # PDT / PST
+    assert all(datetime.fromisoformat(u.metadata["event_at"]) == datetime.fromisoformat(d.metadata["event_at"])
+               for u, d in dated)  # the same instants
+    assert [n.node.metadata["event_at"] for n in nodes] == [d.metadata["event_at"] for d in la_docs]
+    content = lc_tool(LCEnsemble(store=seeded_store, namespace=NS, now=la)).invoke({"query": QUERY})
+    assert dated[0][1].metadata["event_at"] in content
