@@ -11,9 +11,10 @@ zone is reattached) and `PREFER_DATES_FROM='past'`.
 Rules run in table order (session, future, ranges, then single points). A span a rule has matched
 is masked, even when it gave no window, so a later rule never reinterprets part of it (the "last" of
 "since we last talked" is not "last <unit>"). Every window is clipped to `now` and a window wholly
-in the future gives None, except those the "future" rule reads ("next week", "tomorrow":
-`temporal_future.py`), which lie ahead by design; no window is ever inverted. Single points and their handlers live in
-`temporal_points.py`; this module holds the ranges, the rule order and `parse_time`.
+in the future gives None, except a span its handler marks `Ahead` ("next week", "tomorrow":
+`temporal_future.py`) or a date with its year still to come; no window is ever inverted. Single
+points and their handlers live in `temporal_points.py`; this module holds the ranges, the rule
+order and `parse_time`.
 """
 
 from __future__ import annotations
@@ -179,14 +180,18 @@ _RULE_TABLE: tuple[tuple[str, int, str, _Handler], ...] = (
     ("year", _ABS, rf"(?:in|during|throughout|back\s+in|the\s+year|early|late|mid|(?:the\s+)?(?:end|start|beginning"
                    rf"|middle)\s+of)(?:\s+|-)(?P<y>{_YEAR}){_NOT_A_UNIT}", _h_year),
 )
-_RULES = tuple((n, t, re.compile(rf"(?<!\w)(?:{p})(?!\w)", _I), h) for n, t, p, h in _RULE_TABLE)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w)(?:{pattern})(?!\w)", _I)
+
+
+_RULES = tuple((n, t, _compiled(p), h) for n, t, p, h in _RULE_TABLE)
 #: Rule names in table order (TemporalMatch.rule is one of these).
 RULE_NAMES: tuple[str, ...] = tuple(r[0] for r in _RULES)
 #: Every rule's pattern: what the parser would read as a time, whether or not it yields a window
 #: ("next time" is read, and names no window), less the open-ended "coming up" (a memory asking
 #: "anything coming up?" states no time). `cues.mentions_time` scans memory text with them.
 TIME_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
-    re.compile(rf"(?<!\w)(?:{FUTURE_TAG_PATTERN})(?!\w)", _I) if r[0] == "future" else r[2] for r in _RULES)
+    _compiled(FUTURE_TAG_PATTERN) if r[0] == "future" else r[2] for r in _RULES)
 
 
 def parse_time(text: str, now: datetime, *, last_session_end: datetime | None = None, recent_days: int = 30,
@@ -213,17 +218,18 @@ def parse_time(text: str, now: datetime, *, last_session_end: datetime | None = 
     for order, (name, tier, rx, handler) in enumerate(_RULES):
         pieces, last = [], 0
         for m in rx.finditer(work):
+            phrase = text[m.start():m.end()].strip()
+            dated = tier == _ABS and re.search(_YEAR, phrase) is not None  # a date with its year
             try:
                 span = handler(m, c)
-                if span is not None and tier == _ABS and (span[0] > now or c.plans) and re.search(_YEAR, m.group()):
-                    span = Ahead(span)  # a date with its year, still to come: "on April 15, 2026", "in 2100"
+                if dated and span is not None and (span[0] > now or c.plans):
+                    span = Ahead(span)  # still to come, or asked of plans: "on April 15, 2026", "in 2100"
                 window = _clip(span, now)
             except (ValueError, OverflowError):  # e.g. a date outside datetime's range: no window
                 window = None
             pieces += [work[last:m.start()], " " * (m.end() - m.start())]
             last = m.end()
-            phrase = text[m.start():m.end()].strip()
-            key = (tier if tier != _ABS else 2 if re.search(_YEAR, phrase) else 4, order)
+            key = (2 if dated else 4 if tier == _ABS else tier, order)
             if window is not None and (best is None or key < best[0]):
                 best = (key, TemporalMatch(window, phrase, name))
         if pieces:  # mask what this rule read, in one pass (linear in the text, however many matches)

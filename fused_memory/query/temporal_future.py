@@ -28,11 +28,10 @@ from datetime import timedelta
 from dateutil.relativedelta import relativedelta
 
 from .temporal_calendar import _I, _MONTH_FULL, Ahead, _calendar_unit, _Ctx, _days, _month_num, _Span, _span_months
-from .temporal_points import _NUMW, _WD_ABBR, _WD_FULL, _around, _count, _shift
+from .temporal_points import _NUMW, _WD_ABBR, _WD_FULL, _WEEKDAYS, _around, _count, _shift
 
 __all__ = ["FUTURE_PATTERN", "FUTURE_TAG_PATTERN", "h_future", "past_tense", "asks_ahead"]
 
-_WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _LATER = r"(?:days?|weeks?|weekend|months?|years?|hours?|time|spring|summer|fall|autumn|winter)"
 _SOON = r"|(?P<soon>coming\s+up(?!\s+with)|upcoming(?=\s*(?:[?.!,]|$)))"
 #: The rule's pattern (`temporal._RULE_TABLE`'s "future" row): every form is matched and masked,

@@ -24,7 +24,7 @@ from .temporal_quarters import _ORDINAL_Q, _h_quarter
 __all__ = ["_SESSION", "_RANGE", "_REL", "_ABS", "_Ctx", "_DEC_FOLLOWER", "_Handler", "_I", "_MODAL_FOLLOWER", "_MONTH_ANY",
            "_MONTH_FULL", "_NOT_A_UNIT",
            "_NUMW", "_POINT", "_POINTS", "_Span", "_UNIT", "_US", "_WD_ABBR", "_WD_FULL", "_YEAR", "_around",
-           "_count", "_days", "_h_month", "_h_year", "_int", "_point", "_shift"]
+           "_count", "_days", "_WEEKDAYS", "_h_month", "_h_year", "_int", "_point", "_shift"]
 
 _WD_FULL = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _WD_ABBR = r"(?:mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\.?"
@@ -130,7 +130,9 @@ def _h_day(m: re.Match[str], c: _Ctx) -> _Span | None:
         d = date(int(y), mon, day) if y else (_upcoming if c.plans else _recent)(c, mon, day)
     except ValueError:
         return None
-    return ahead_if(c, _days(c, d, d)) if d and c.plans and not y else _days(c, d, d) if d else None
+    if d is None:
+        return None
+    return _days(c, d, d) if y or not c.plans else ahead_if(c, _days(c, d, d))
 
 
 def _h_numeric(m: re.Match[str], c: _Ctx) -> _Span | None:
@@ -188,7 +190,7 @@ def _h_weekday(m: re.Match[str], c: _Ctx) -> _Span | None:
         d = c.now.date() + timedelta(days=wd - c.now.weekday())
         return Ahead(_days(c, d, d)) if d > c.now.date() else _days(c, d, d)
     delta = (c.now.weekday() - wd) % 7
-    if delta == 0 and (m.group("mod") or "").lower() in ("last", "past"):
+    if delta == 0 and mod in ("last", "past"):
         delta = 7
     d = c.now.date() - timedelta(days=delta)
     return _days(c, d, d)
@@ -203,11 +205,12 @@ _WEEKDAY_NAME_AFTER = re.compile(r"\s+(?:school|the\s+13th|deals?|sales?|service
 def _h_weekend(m: re.Match[str], c: _Ctx) -> _Span | None:
     """"this weekend" asked of plans on a weekday is the coming one; told in the past, or "last
     weekend", the one before (as it always was)."""
-    if (m.group("mod") or "").lower() == "this" and not c.past and c.now.weekday() < 5:
+    mod = (m.group("mod") or "").lower()
+    if mod == "this" and not c.past and c.now.weekday() < 5:
         sat = c.now.date() + timedelta(days=5 - c.now.weekday())
         return Ahead(_days(c, sat, sat + timedelta(days=1)))
     sat = c.now.date() - timedelta(days=(c.now.weekday() - 5) % 7)
-    if (m.group("mod") or "").lower() in ("last", "past") and c.now.weekday() >= 5:
+    if mod in ("last", "past") and c.now.weekday() >= 5:
         sat -= timedelta(days=7)
     return _days(c, sat, sat + timedelta(days=1))
 

@@ -28,9 +28,19 @@ def _h_quarter(m: re.Match[str], c: _Ctx) -> _Span | None:
         return None  # "the last quarter of the game"; "the last quarter of 2023" is Q4
     if qo and not m.group("y") and _QUARTER_OF_SOMETHING.match(m.string, m.end()):
         return None  # "the fourth quarter of the game"; "the third quarter of the year" is Q3
-    q = int(m.group("q")) if m.group("q") else 4 if qo == "last" else _ORDINAL_Q[qo]
+    q = _number(m)
     y = int(m.group("y")) if m.group("y") else c.now.year - (c.now.month < 3 * q - 2)  # latest begun
-    return _span_months(c, date(y, 3 * q - 2, 1), 3)
+    return _quarter(c, y, q)
+
+
+def _number(m: re.Match[str]) -> int:
+    """The quarter a match names: "Q3", "the third quarter", "the last quarter" (the fourth)."""
+    qo = (m.group("qo") or "").lower()
+    return int(m.group("q")) if m.group("q") else 4 if qo == "last" else _ORDINAL_Q[qo]
+
+
+def _quarter(c: _Ctx, year: int, q: int) -> _Span:
+    return _span_months(c, date(year, 3 * q - 2, 1), 3)
 
 
 #: "the fourth quarter of last year", "Q1 of next year": run before the rolling "last year" and the
@@ -41,9 +51,7 @@ QUARTER_OF_YEAR = (r"(?:q(?P<q>[1-4])|(?:the\s+)?(?P<qo>first|second|third|fourt
 
 def h_quarter_of_year(m: re.Match[str], c: _Ctx) -> _Span | None:
     """"the fourth quarter of last year": that quarter, not the rolling year "last year" alone reads."""
-    qo = (m.group("qo") or "").lower()
-    q = int(m.group("q")) if m.group("q") else 4 if qo == "last" else _ORDINAL_Q[qo]
     rel = m.group("rel").lower()
     y = c.now.year + (1 if rel in ("next", "coming") else -1 if rel in ("last", "previous") else 0)
-    span = _span_months(c, date(y, 3 * q - 2, 1), 3)
+    span = _quarter(c, y, _number(m))
     return Ahead(span) if y > c.now.year else span

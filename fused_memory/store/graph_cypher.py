@@ -19,8 +19,8 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from itertools import combinations
 from typing import Any
@@ -133,6 +133,14 @@ class CypherGraphStore:
     def _work(self, write: bool = False) -> AbstractContextManager[cd.Work]:
         return self._bolt.work(write)
 
+    @contextmanager
+    def _writing(self, ns: str) -> Iterator[cd.Work]:
+        """A write to namespace `ns`: this store's writers one at a time, and on Neo4j the
+        namespace's lock taken first (`graph_gc.lock`)."""
+        with self._wlock, self._work(write=True) as w:
+            lock(w, ns)
+            yield w
+
     def _next_seq(self, n: int) -> int:
         """First of `n` increasing link sequence numbers (microseconds, so later writers from other
         processes still sort after earlier ones)."""
@@ -212,8 +220,7 @@ class CypherGraphStore:
     def _link(self, ns: str, batch: Mapping[str, tuple[list[tuple[str, str, str | None]], MemoryType | None]]) -> bool:
         """One attempt at `link`; False when an entity it planned was deleted before its mention was
         written (another writer's collection: the upsert is then run again, re-creating it)."""
-        with self._wlock, self._work(write=True) as w:
-            lock(w, ns)
+        with self._writing(ns) as w:
             names = [n for ms, _t in batch.values() for n in ms]
             plan = plan_entities(_Catalog(w, ns), names)
             touched = self._apply(w, ns, plan, {eid: kind for eid, _n, kind in names if kind})
@@ -249,8 +256,7 @@ class CypherGraphStore:
         mkeys = [memory_key(ns, str(m)) for m in dict.fromkeys(memory_ids)]
         if not mkeys:
             return
-        with self._wlock, self._work(write=True) as w:
-            lock(w, ns)
+        with self._writing(ns) as w:
             co: Counter[tuple[str, str]] = Counter()
             touched, existed = self._drop(w, ns, mkeys, co)
             if existed:
@@ -266,8 +272,7 @@ class CypherGraphStore:
         graphs written before it did (open does not run it: it scans the namespace's entities).
         Optional beside `GraphStore`, like the embedded store's, which also runs on open."""
         ns = _check_ns(namespace)
-        with self._wlock, self._work(write=True) as w:
-            lock(w, ns)
+        with self._writing(ns) as w:
             # counts first: an unlink cut off after its memories went (FalkorDB has no rollback)
             # left them stale, and a stale count keeps a name the sweep would otherwise find
             self._recount(w, ns, {r["key"] for r in w.run(Q_ENTITY_KEYS, ns=ns)})
@@ -282,8 +287,7 @@ class CypherGraphStore:
     def _relate(self, ns: str, relation: Relation, names: list[tuple[str, str, None]], src: str, dst: str,
                 label: str) -> bool:
         """One attempt at `relate`; False when an end was deleted before the edge was written."""
-        with self._wlock, self._work(write=True) as w:
-            lock(w, ns)
+        with self._writing(ns) as w:
             plan = plan_entities(_Catalog(w, ns), names)
             self._recount(w, ns, self._apply(w, ns, plan, {}))
             rk, a, b = rel_key(label), entity_key(ns, plan.resolved[src]), entity_key(ns, plan.resolved[dst])
@@ -300,8 +304,7 @@ class CypherGraphStore:
         aid = normalize_entity_id(check_name(alias, "alias"))
         if not eid or not aid:
             raise QueryError(f"entity and alias must be non-empty names: {entity!r}, {alias!r}")
-        with self._wlock, self._work(write=True) as w:
-            lock(w, ns)
+        with self._writing(ns) as w:
             cat = _Catalog(w, ns)
             plan = plan_entities(cat, [(eid, " ".join(entity.split()), None)])
             touched = self._apply(w, ns, plan, {})

@@ -62,6 +62,7 @@ class EmbeddedGraphStore:
         self._spaces: dict[str, NamespaceGraph] = {}
         self._ops: list[tuple[str, tuple[Any, ...]]] = []
         self._checkpoint = False  # a collected name is in the write-ahead log too: empty it after the commit
+        self._asserted_table = False  # whether the file has the table of names given to add_alias
         self._seq = 0
         self._opened = False
         self._closed = False  # close() was called: only open() opens it again, not a first use
@@ -87,11 +88,13 @@ class EmbeddedGraphStore:
                 self._db.executescript(_SCHEMA)
             except (OSError, sqlite3.Error) as exc:
                 raise BackendError(f"cannot open the embedded graph at {self.path}: {exc}") from exc
-            legacy = not self._has_table("asserted")
+            legacy = self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'asserted'").fetchone() is None
             try:
                 self._db.execute(_ASSERTED)
+                self._asserted_table = True
             except sqlite3.Error as exc:  # a read-only store written before it: open as it is
                 _log.warning("embedded graph opened without its 'asserted' table: %s", exc)
+                self._asserted_table = not legacy
             self._load()
             self._sweep(legacy)
         self._opened = True
@@ -121,13 +124,9 @@ class EmbeddedGraphStore:
             self._seq = max(self._seq, seq)
         for ns, s, rel, d, kind, conf, vf, vt in db.execute("SELECT * FROM relation"):
             self._space(ns).put_rel(s, rel, d, (kind, conf, vf, vt))
-        if self._has_table("asserted"):
+        if self._asserted_table:  # read once on open, not on every reload after a failed write
             for ns, eid in db.execute("SELECT ns, id FROM asserted"):
                 self._space(ns).asserted.add(eid)
-
-    def _has_table(self, name: str) -> bool:
-        assert self._db is not None
-        return self._db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)).fetchone() is not None
 
     def _sweep(self, legacy: bool) -> None:
         """Collect the orphaned entities a store written before `graph_gc` kept (their memories were
@@ -274,7 +273,7 @@ class EmbeddedGraphStore:
         Cypher store's one-off sweep, here for symmetry (optional beside `GraphStore`)."""
         with self._lock:
             sp = self._check(namespace)
-            return int(self._write(self._collect, sp, list(sp.ent)))
+            return self._write(self._collect, sp, list(sp.ent))
 
     def reconcile(self, want: Mapping[str, Mapping[str, tuple[Sequence[EntityMention], MemoryType | None]]]
                   ) -> tuple[int, int]:
@@ -352,7 +351,7 @@ class EmbeddedGraphStore:
         elif sp.ent[aid][2] != target:
             left = sp.ent[aid][2]  # the group the alias leaves may have nothing else to keep it
             (self._fold if left == aid else self._move)(sp, aid, target)
-            self._collect(sp, [left] if left in sp.ent else [])
+            self._collect(sp, [left])
         sp.asserted.update((eid, aid))  # both names are the user's facts: `graph_gc` keeps their group
         self._ops.extend(("INSERT OR IGNORE INTO asserted VALUES (?,?)", (sp.namespace, x)) for x in (eid, aid))
 

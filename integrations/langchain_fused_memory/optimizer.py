@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
 from langchain_core.runnables.config import run_in_executor
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import BeforeValidator, ConfigDict, Field, model_validator
 
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.store.memory_store import MemoryStore
@@ -23,7 +23,16 @@ from fused_memory.types import MemoryType, QueryPlan
 
 from fused_memory.adapter_support import CallOptions, bound_ensemble, resolve_ensemble
 
-__all__ = ["QueryOptimizerChain"]
+__all__ = ["QueryOptimizerChain", "TypesField"]
+
+
+def _one_type(value: Any) -> Any:
+    """A single type is a common shorthand, as it is per call and in LlamaIndex."""
+    return [value] if isinstance(value, (str, MemoryType)) else value
+
+
+#: The `types` field of the retrievers and of this chain: a list of types, or one given bare.
+TypesField = Annotated[list[MemoryType | str] | None, BeforeValidator(_one_type)]
 
 
 class QueryOptimizerChain(RunnableSerializable[str, QueryPlan]):
@@ -36,18 +45,12 @@ class QueryOptimizerChain(RunnableSerializable[str, QueryPlan]):
     namespace: str = "default"
     now: datetime | None = None
     """The moment queries are asked at (tz-aware); None = the core's clock."""
-    types: list[MemoryType | str] | None = Field(default=None)
+    types: TypesField = Field(default=None)
     """Memory types the caller forces, as the retrievers take them: the plan then shows them as its
     hard type filter (a plan shown without them was not the plan the retriever ran)."""
 
     # a misspelled field (namesapce=...) must fail, not plan against "default" (as the retrievers)
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
-
-    @field_validator("types", mode="before")
-    @classmethod
-    def _one_type(cls, value: Any) -> Any:
-        """A single type is a common shorthand, as in the retrievers."""
-        return [value] if isinstance(value, (str, MemoryType)) else value
 
     @model_validator(mode="after")
     def _bind(self) -> QueryOptimizerChain:

@@ -35,7 +35,7 @@ from fused_memory.types import MemoryType, Retrieval
 
 from fused_memory.adapter_support import (ARM_RETRIEVERS, ArmReport, CallOptions, answered, arm_reports,
                                           bound_ensemble, hit_metadata, resolve_ensemble)
-from .optimizer import QueryOptimizerChain
+from .optimizer import QueryOptimizerChain, TypesField
 
 __all__ = [
     "FusedMemoryRetriever",
@@ -102,19 +102,13 @@ class FusedMemoryRetriever(BaseRetriever):
     """Number of documents returned."""
     now: datetime | None = None
     """The moment queries are asked at (tz-aware; resolves "last week"); None = the core's clock."""
-    types: list[MemoryType | str] | None = Field(default=None)
+    types: TypesField = Field(default=None)
     """Types to filter on (e.g. ["preference"] or "preference"): a hard pre-filter for dense and
     lexical, widened to all types when it leaves fewer than `FusionConfig.widen_below` results (the
     documents' metadata then lists the arm under `widened_arms`); None lets the optimizer decide."""
 
     # a misspelled field (namesapce=...) must fail, not search the "default" namespace
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
-
-    @field_validator("types", mode="before")
-    @classmethod
-    def _one_type(cls, value: Any) -> Any:
-        """A single type is a common shorthand, as it is per call and in LlamaIndex."""
-        return [value] if isinstance(value, (str, MemoryType)) else value
 
     @field_validator("k", mode="before")
     @classmethod
