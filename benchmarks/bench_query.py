@@ -31,7 +31,7 @@ from typing import Any
 
 from fused_memory.evaluation.metrics import percentile
 from fused_memory.query import EntityMatcher, optimize, optimize_off, parse_query
-from fused_memory.store.protocols import Entity
+from fused_memory.types import Entity
 
 __all__ = ["QUERIES", "make_entities", "bench", "main"]
 

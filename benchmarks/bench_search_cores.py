@@ -36,10 +36,10 @@ import qdrant_edge as qe
 
 from fused_memory.embeddings import default_embedder
 from fused_memory.evaluation.synth import synth_memories, synth_queries
-from fused_memory.store._qdrant_common import filter_conditions
+from fused_memory.backends.vector.common import filter_conditions
 from fused_memory.store.memory_store import MemoryStore
-from fused_memory.store.protocols import VectorFilter
-from fused_memory.store.qdrant_edge import _edge_filter
+from fused_memory.backends.protocols import VectorFilter
+from fused_memory.backends.vector.edge import _edge_filter
 
 __all__ = ["main"]
 

@@ -33,8 +33,8 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import qdrant_edge as qe
 
-from fused_memory.store.protocols import VectorFilter, VectorQuery, VectorRecord
-from fused_memory.store.qdrant_edge import DEFAULT_INDEX_AFTER, QdrantEdgeBackend
+from fused_memory.backends.protocols import VectorFilter, VectorQuery, VectorRecord
+from fused_memory.backends.vector.edge import DEFAULT_INDEX_AFTER, QdrantEdgeBackend
 from fused_memory.types import MemoryType, TimeWindow
 
 __all__ = ["Row", "main"]

@@ -19,7 +19,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from fused_memory.demo_data import DEMO_NAMESPACE, DEMO_NOW, demo_memories
+from fused_memory.demo import DEMO_NAMESPACE, DEMO_NOW, demo_memories
 from fused_memory.store.memory_store import MemoryStore
 from langchain_fused_memory import EnsembleMemoryRetriever, memory_tool
 

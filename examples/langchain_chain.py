@@ -18,7 +18,7 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableParallel, RunnablePassthrough
 
-from fused_memory.demo_data import DEMO_NAMESPACE, DEMO_NOW, DEMO_RELATIONS, demo_memories
+from fused_memory.demo import DEMO_NAMESPACE, DEMO_NOW, DEMO_RELATIONS, demo_memories
 from fused_memory.store.memory_store import MemoryStore
 from langchain_fused_memory import EnsembleMemoryRetriever
 

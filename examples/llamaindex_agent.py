@@ -18,7 +18,7 @@ from llama_index.core.agent.workflow import FunctionAgent, ToolCallResult
 from llama_index.core.base.llms.types import ChatMessage, MessageRole, TextBlock, ToolCallBlock
 from llama_index.core.llms.mock import MockFunctionCallingLLM
 
-from fused_memory.demo_data import DEMO_NAMESPACE, DEMO_NOW, demo_memories
+from fused_memory.demo import DEMO_NAMESPACE, DEMO_NOW, demo_memories
 from fused_memory.store.memory_store import MemoryStore
 from llama_index.retrievers.fused_memory import EnsembleMemoryRetriever, memory_tool
 

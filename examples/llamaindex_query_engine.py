@@ -15,7 +15,7 @@ from typing import Any
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 
-from fused_memory.demo_data import DEMO_NAMESPACE, DEMO_NOW, demo_memories
+from fused_memory.demo import DEMO_NAMESPACE, DEMO_NOW, demo_memories
 from fused_memory.store.memory_store import MemoryStore
 from llama_index.retrievers.fused_memory import EnsembleMemoryRetriever
 

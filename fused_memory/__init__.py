@@ -10,13 +10,13 @@ from __future__ import annotations
 from .config import FusionConfig, StoreConfig
 from .conversation import conversation_context
 from .ensemble import EnsembleMemory
-from .errors import (BackendError, BackendUnavailable, ConfigurationError, EmbeddingMismatch,
-                     FusedMemoryError, InvalidMemory, MissingDependency, NotPicklable, QueryError,
-                     StoreClosed)
+from .errors import (BackendError, BackendUnavailable, ConfigurationError, EmbeddingMismatch, FusedMemoryError,
+                     InvalidMemory, MissingDependency, NotPicklable, QueryError, StoreClosed)
 from .retrievers.base import ArmRequest, Retriever
 from .store.memory_store import MemoryStore
-from .types import (ArmFailure, Contribution, EntityCandidate, EntityRef, FusedHit, Hit, Memory,
-                    MemoryType, ParsedQuery, QueryPlan, Retrieval, TimeWindow)
+from .results import (ArmFailure, Contribution, EntityCandidate, EntityRef, FusedHit, Hit, ParsedQuery, QueryPlan,
+                      Retrieval)
+from .types import Memory, MemoryType, TimeWindow
 
 __version__ = "0.1.0"
 

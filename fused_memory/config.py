@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from .errors import ConfigurationError
-from .types import ARMS
+from .results import ARMS
 
 __all__ = ["FusionConfig", "StoreConfig", "DEFAULT_WEIGHTS", "DEFAULT_TIMEOUTS_S", "DEFAULT_RRF_K"]
 

@@ -24,7 +24,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-__all__ = ["tokenize", "identifiers", "stem", "STOPWORDS"]
+__all__ = ["tokenize", "identifiers", "stem", "normalize_entity_id", "STOPWORDS"]
 
 #: A small built-in English stopword list (no downloads). Contractions are listed whole because the
 #: tokenizer keeps "don't" as one token; "what's"/"it's" reduce to "what"/"it" via the possessive rule.
@@ -210,3 +210,24 @@ def identifiers(text: str) -> list[str]:
             seen.add(tok)
             found.append(tok)
     return found
+
+
+#: Kept at a name's ends by `normalize_entity_id` ("C#", "50%", "@handle").
+_EDGE_KEEP = frozenset("#&%@")
+
+
+def normalize_entity_id(name: str) -> str:
+    """The canonical id of an entity name: NFKC, casefolded, whitespace collapsed, punctuation
+    stripped at both ends ("  'Sarah  Chen.' " -> "sarah chen"). Ingest, the graph and the query
+    side all key entities by this, so the same name always lands on the same node."""
+    s = " ".join(unicodedata.normalize("NFKC", str(name)).casefold().split())
+    start, end = 0, len(s)
+    while start < end and _strippable(s[start]):
+        start += 1
+    while end > start and _strippable(s[end - 1]):
+        end -= 1
+    return s[start:end]
+
+
+def _strippable(ch: str) -> bool:
+    return ch.isspace() or (unicodedata.category(ch).startswith("P") and ch not in _EDGE_KEEP)

@@ -1,50 +1,24 @@
-"""Value types shared by every layer. All are frozen dataclasses: results can be cached, hashed and
-passed between threads without anyone mutating them underneath a caller."""
+"""What is stored: memories, their types and times, and the entities and relations of the graph.
+
+Value types shared by every layer (what a query produces is in `results`). All are frozen
+dataclasses: values can be cached, hashed and passed between threads without anyone mutating them
+underneath a caller."""
 
 from __future__ import annotations
 
 import hashlib
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
-from types import MappingProxyType
 from typing import Any
 
 from .errors import InvalidMemory, QueryError
-from .validation import (MAX_NAME_BYTES, check_size, json_safe, memory_id_text, name_or_int, require_aware,
-                         require_clean, require_storable, stable_json, thaw, utcnow)
+from .validation import (check_size, json_safe, name_or_int, require_aware,
+                         require_clean, require_storable, thaw)
 
-__all__ = [
-    "MemoryType",
-    "Memory",
-    "TimeWindow",
-    "EntityCandidate",
-    "EntityRef",
-    "ParsedQuery",
-    "QueryPlan",
-    "Hit",
-    "Contribution",
-    "FusedHit",
-    "ArmFailure",
-    "Retrieval",
-    "ARMS",
-    "AMBIGUOUS_BELOW",
-    "parse_memory_type",
-    "type_list",
-    "memory_id_text",
-    "require_aware",
-    "require_clean",
-    "MAX_NAME_BYTES",
-    "thaw",
-    "utcnow",
-    "stable_json",
-]
-
-#: The five arms, in the order explanations list them.
-ARMS: tuple[str, ...] = ("dense", "lexical", "graph", "temporal", "type")
-
+__all__ = ["MemoryType", "Memory", "TimeWindow", "EntityMention", "Entity", "Relation", "parse_memory_type",
+           "type_list"]
 
 class MemoryType(str, Enum):
     """What kind of thing a memory records; drives the type arm and the hard pre-filter."""
@@ -208,195 +182,41 @@ class TimeWindow:
         return f"[{self.start.isoformat()} .. {self.end.isoformat()}]"
 
 
+# ---------------------------------------------------------------- entities (graph values)
 @dataclass(frozen=True)
-class EntityCandidate:
-    """One entity a query mention may refer to, with the resolver's confidence in [0, 1]."""
+class EntityMention:
+    """An entity named in a memory, as ingest found it (`kind` is spaCy's label, e.g. PERSON)."""
 
-    entity_id: str
     name: str
+    kind: str | None = None
+
+
+@dataclass(frozen=True)
+class Entity:
+    """A canonical entity of one namespace. `id` is the normalized name; `aliases` are the other
+    names that resolve to it (merged and explicit aliases, plus the first and last name of a
+    multi-token PERSON); `mentions` counts the memories that mention it (any alias); `relations`
+    lists the explicit relations its group has with another as (name, forward), forward when the
+    entity is the source, sorted (the optimizer checks whether a query asks one of them, in that
+    direction: `query.relations`)."""
+
+    id: str
+    name: str
+    aliases: tuple[str, ...] = ()
+    kind: str | None = None
+    mentions: int = 0
+    relations: tuple[tuple[str, bool], ...] = ()
+
+
+@dataclass(frozen=True)
+class Relation:
+    """An explicit entity relation; endpoints are names (normalized, created when missing).
+    Times are aware datetimes; `valid_to` in the past makes a lifecycle edge stale (x 0.3)."""
+
+    src: str
+    rel: str
+    dst: str
+    kind: str = "semantic"  # structural | semantic | lifecycle
     confidence: float = 1.0
-
-
-#: A ref whose best candidate is below this is ambiguous: the graph arm fans out from every candidate.
-AMBIGUOUS_BELOW = 0.7
-
-
-@dataclass(frozen=True)
-class EntityRef:
-    """A mention in the query ("Sarah") and the entities it may resolve to, best first."""
-
-    text: str
-    candidates: tuple[EntityCandidate, ...] = ()
-    source: str = "known"  # "known" (phrase matcher) or "ner" (spaCy fallback)
-
-    @property
-    def ambiguous(self) -> bool:
-        return not self.candidates or self.candidates[0].confidence < AMBIGUOUS_BELOW
-
-
-@dataclass(frozen=True)
-class ParsedQuery:
-    """Stage 1 output: everything the arms need to know about the query text."""
-
-    text: str
-    now: datetime
-    terms: tuple[str, ...] = ()
-    identifiers: tuple[str, ...] = ()
-    entity_refs: tuple[EntityRef, ...] = ()
-    temporal_window: TimeWindow | None = None
-    time_cue: bool = False
-    temporal_phrase: str | None = None
-    #: What the answer looks like, when the question says: "time" for "when did...?" (`cues.asks_time`).
-    answer_type: str | None = None
-
-
-@dataclass(frozen=True)
-class QueryPlan:
-    """Stage 2 output: which arms run, at what weight, with which type hints, and why."""
-
-    type_hints: frozenset[MemoryType] = frozenset()
-    arms: tuple[str, ...] = ("dense", "lexical")
-    weights: Mapping[str, float] = field(default_factory=dict)
-    max_hops: int = 2
-    hard_filter: bool = False
-    reasons: tuple[str, ...] = ()
-    skipped: Mapping[str, str] = field(default_factory=dict)
-    #: What the vector arms embed when it is not the query itself: the query without the names of
-    #: hub entities (`optimizer.mask_hub_names`). None: the query text.
-    embed_text: str | tuple[str, ...] | None = None
-    #: Entity names, as memories store them, whose memories the graph arm ranks by relevance instead
-    #: of traversing from them: set when every seed is a hub (`store_rules.scope_hub_seeds`). Empty:
-    #: the graph arm traverses.
-    graph_scope: tuple[str, ...] = ()
-    #: (entity id, relation, forward) the query asks (`query.relations`): the graph arm re-roots there.
-    asked_relations: tuple[tuple[str, str, bool], ...] = ()
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "weights", MappingProxyType(dict(self.weights)))
-        object.__setattr__(self, "skipped", MappingProxyType(dict(self.skipped)))
-        object.__setattr__(self, "type_hints", frozenset(self.type_hints))
-
-    def weight(self, arm: str) -> float:
-        return float(self.weights.get(arm, 1.0))
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-safe, for traces (`QueryOptimizerChain`'s output) and `Retrieval.to_json()`."""
-        return {"arms": list(self.arms), "type_hints": sorted(t.value for t in self.type_hints),
-                "weights": dict(self.weights), "max_hops": self.max_hops, "hard_filter": self.hard_filter,
-                "reasons": list(self.reasons), "skipped": dict(self.skipped)}
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One arm's answer for one memory: score in [0, 1] (higher is better). `detail` explains the
-    score in the arm's own terms (a graph path, the matched window); `memory` is filled when the arm
-    already has the payload, which saves a hydration round trip. Inside the ensemble the vector arms
-    hand over the raw stored `payload` instead, and only the hits that make the fused top k are
-    turned into `Memory` objects (building ~150 per query was ~0.7 ms of CPU for nothing)."""
-
-    memory_id: str
-    score: float
-    detail: str | None = None
-    memory: Memory | None = None
-    payload: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        s = float(self.score)
-        if not math.isfinite(s):
-            s = 0.0
-        object.__setattr__(self, "score", min(1.0, max(0.0, s)))
-
-
-@dataclass(frozen=True)
-class Contribution:
-    """How much one arm added to one fused score: w * sqrt(score) / (k + rank)."""
-
-    arm: str
-    rank: int
-    raw_score: float
-    weight: float
-    contribution: float
-    detail: str | None = None
-
-
-@dataclass(frozen=True)
-class FusedHit:
-    """A memory in the fused ranking, with every arm's share of its score."""
-
-    memory: Memory
-    score: float
-    rank: int
-    contributions: tuple[Contribution, ...]
-    k: int = 60
-
-    def explain(self) -> str:
-        """e.g. `lexical#1(0.93) + dense#4(0.81) k=10 -> 0.1627`."""
-        parts = " + ".join(f"{c.arm}#{c.rank}({c.raw_score:.2f})" for c in self.contributions)
-        return f"{parts or 'none'} k={self.k} -> {self.score:.4f}"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "memory": self.memory.to_json(), "score": self.score, "rank": self.rank,
-            "explain": self.explain(),
-            "contributions": [
-                {"arm": c.arm, "rank": c.rank, "raw_score": c.raw_score, "weight": c.weight,
-                 "contribution": c.contribution, "detail": c.detail}
-                for c in self.contributions
-            ],
-        }
-
-
-@dataclass(frozen=True)
-class ArmFailure:
-    """An arm that was planned but gave no answer: it raised, or it ran past its timeout; or one
-    whose hits were left out because their memories could not be read ("hydration")."""
-
-    arm: str
-    reason: str
-    kind: str = "error"  # "error" | "timeout" | "hydration"
-
-
-@dataclass(frozen=True)
-class Retrieval:
-    """The ensemble's answer: fused hits plus everything needed to explain and debug them."""
-
-    hits: tuple[FusedHit, ...]
-    plan: QueryPlan
-    parsed: ParsedQuery | None = None
-    failures: tuple[ArmFailure, ...] = ()
-    widened: tuple[str, ...] = ()
-    timings_ms: Mapping[str, float] = field(default_factory=dict)
-    #: Arms whose search was read off a broader one of the same query (`FusionConfig.pool_min`).
-    pooled: tuple[str, ...] = ()
-
-    @property
-    def skipped(self) -> Mapping[str, str]:
-        return self.plan.skipped
-
-    def ids(self) -> list[str]:
-        return [h.memory.id for h in self.hits]
-
-    def explain(self) -> str:
-        """A multi-line human explanation of the whole retrieval (CLI `--explain`)."""
-        lines = [f"plan: arms={','.join(self.plan.arms)} hints="
-                 f"{','.join(sorted(t.value for t in self.plan.type_hints)) or '-'}"]
-        lines += [f"  why: {r}" for r in self.plan.reasons]
-        lines += [f"  skipped {a}: {why}" for a, why in self.plan.skipped.items()]
-        lines += [f"  FAILED {f.arm} ({f.kind}): {f.reason}" for f in self.failures]
-        lines += [f"  widened {a}: type filter left too few results, searched all types" for a in self.widened]
-        lines += [f"  pooled {a}: its filter applied to a broader search's results, no search of its own"
-                  for a in self.pooled]
-        if self.timings_ms:
-            lines.append("  timings: " + ", ".join(f"{a}={ms:.1f}ms" for a, ms in self.timings_ms.items()))
-        for h in self.hits:
-            lines.append(f"{h.rank:>3}. [{h.memory.type or '?'}] {h.memory.text}")
-            lines.append(f"     {h.explain()}")
-        return "\n".join(lines)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "hits": [h.to_json() for h in self.hits],
-            "plan": self.plan.to_json(),
-            "failures": [{"arm": f.arm, "kind": f.kind, "reason": f.reason} for f in self.failures],
-            "widened": list(self.widened), "pooled": list(self.pooled), "timings_ms": dict(self.timings_ms),
-        }
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None

@@ -17,7 +17,7 @@ from .errors import InvalidMemory, QueryError
 
 __all__ = ["require_aware", "require_storable", "is_storable", "FIRST_STORABLE", "LAST_STORABLE", "require_clean",
            "check_size", "json_safe", "thaw", "utcnow", "stable_json", "MAX_NAME_BYTES", "memory_id_text",
-           "name_or_int"]
+           "name_or_int", "check_namespace"]
 
 
 def require_aware(value: datetime, what: str, error: type[Exception] = QueryError) -> datetime:
@@ -141,3 +141,14 @@ def name_or_int(value: object, what: str, error: type[Exception] = InvalidMemory
     if isinstance(value, uuid.UUID):
         return str(value)
     raise error(f"{what} must be a string (or an integer or UUID), got {type(value).__name__}: {value!r}")
+
+
+def check_namespace(namespace: str) -> str:
+    """A namespace as every entry point takes it (store, ensemble, adapters, CLI): a non-empty clean
+    string of at most `MAX_NAME_BYTES` of UTF-8; anything else is a `QueryError`."""
+    if not isinstance(namespace, str) or not namespace.strip():
+        raise QueryError("namespace must be a non-empty string")
+    require_clean(namespace, "namespace", QueryError)
+    if len(namespace.encode("utf-8")) > MAX_NAME_BYTES:
+        raise QueryError(f"namespace is longer than {MAX_NAME_BYTES} bytes of UTF-8")
+    return namespace

@@ -6,7 +6,7 @@ working directory, no persistence, Redis itself on a unix socket only (`--port 0
 free port in 20000-32000. `start()` returns once a Bolt handshake is answered.
 
 Readiness is probed with a raw handshake, never with the driver: a driver closing with GOODBYE
-leaves FalkorDB's listener deaf to the next connection (see `fused_memory.store.cypher_dialect`).
+leaves FalkorDB's listener deaf to the next connection (see `fused_memory.backends.graph.dialect`).
 """
 
 from __future__ import annotations

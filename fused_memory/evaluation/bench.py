@@ -48,7 +48,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import ConfigurationError
-from ..types import ARMS
+from ..results import ARMS
 from .metrics import percentile
 from .runner import Progress, quiet_progress
 from .significance import bootstrap_ci, median_of, nearest_rank
@@ -232,8 +232,8 @@ def _lexical(store: Any, ens: Any, memories: Sequence[Any], queries: Sequence[Sy
     from rank_bm25 import BM25Okapi
 
     from ..retrievers.base import ArmRequest
-    from ..store.bm25 import doc_terms
-    from ..store.protocols import LexicalDoc
+    from ..backends.lexical.bm25 import doc_terms
+    from ..backends.protocols import LexicalDoc
     from ..text import tokenize
 
     arm = store.retriever("lexical")

@@ -34,7 +34,8 @@ from ..conversation import DEFAULT_CONTEXT_TURNS, conversation_context
 from ..errors import FusedMemoryError, QueryError, StoreClosed
 from ..query.parse import check_query_text
 from ..terminal import terminal_safe
-from ..types import ARMS, Memory
+from ..results import ARMS
+from ..types import Memory
 from .data import EvalDataError, EvalDataset, EvalQuery
 from .metrics import mean_scores, metric_names, percentile, score_query
 from .significance import fusion_margins

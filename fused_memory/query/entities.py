@@ -27,11 +27,11 @@ from itertools import pairwise
 from typing import Any
 
 from ..errors import MissingDependency
-from ..store.protocols import Entity
-from ..text import STOPWORDS
-from ..types import AMBIGUOUS_BELOW, EntityCandidate, EntityRef
+from ..types import Entity
+from ..text import STOPWORDS, normalize_entity_id
+from ..results import AMBIGUOUS_BELOW, EntityCandidate, EntityRef
 
-__all__ = ["EntityMatcher", "Mention", "normalize_entity_id", "ner_refs", "ner_mentions", "load_nlp",
+__all__ = ["EntityMatcher", "Mention", "ner_refs", "ner_mentions", "load_nlp",
            "NER_LABELS", "SPACY_MODELS", "MAX_PHRASE_TOKENS", "AMBIGUOUS_BELOW", "seed_candidates"]
 
 #: spaCy labels worth a graph lookup; dates, numbers and money are not entities for us.
@@ -45,7 +45,6 @@ MAX_PHRASE_TOKENS = 8
 _WORD = re.compile(r"[^\W_]+")
 #: What may sit between two words of one name: spaces, a hyphen, an apostrophe, an initial's dot.
 _JOIN = re.compile(r"[\s\-'\u2019.]{1,3}")
-_EDGE_KEEP = frozenset("#&%@")
 _MONTHS_DAYS = frozenset("january february march april may june july august september october november december "
                          "monday tuesday wednesday thursday friday saturday sunday today yesterday".split())
 #: A one-word alias that is also an everyday word matches only when capitalized in the query.
@@ -67,23 +66,6 @@ def seed_candidates(ref: EntityRef) -> list[EntityCandidate]:
     seeds and for the relations a query asks of them (`query.relations`)."""
     cands = sorted(ref.candidates, key=lambda c: (-c.confidence, c.entity_id))
     return cands if cands and cands[0].confidence < AMBIGUOUS_BELOW else cands[:1]
-
-
-def normalize_entity_id(name: str) -> str:
-    """The canonical id of an entity name: NFKC, casefolded, whitespace collapsed, punctuation
-    stripped at both ends ("  'Sarah  Chen.' " -> "sarah chen"). Ingest, the graph and the query
-    side all key entities by this, so the same name always lands on the same node."""
-    s = " ".join(unicodedata.normalize("NFKC", str(name)).casefold().split())
-    start, end = 0, len(s)
-    while start < end and _strippable(s[start]):
-        start += 1
-    while end > start and _strippable(s[end - 1]):
-        end -= 1
-    return s[start:end]
-
-
-def _strippable(ch: str) -> bool:
-    return ch.isspace() or (unicodedata.category(ch).startswith("P") and ch not in _EDGE_KEEP)
 
 
 @lru_cache(maxsize=65536)

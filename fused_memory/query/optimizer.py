@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from ..text import tokenize
-from ..types import ARMS, EntityRef, MemoryType, ParsedQuery, QueryPlan
+from ..results import ARMS, EntityRef, ParsedQuery, QueryPlan
+from ..types import MemoryType
 from .cues import temporal_mode
 from .store_rules import (ASKED_RELATION_WEIGHT, MAX_FILTER_SHARE, MIN_SEED_DAMPING, asked_relation_leads,
                           mask_hub_names, mask_time_phrase, scope_hub_seeds, skip_unselective, with_store)

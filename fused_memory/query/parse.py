@@ -14,7 +14,8 @@ from typing import Any
 
 from ..errors import QueryError
 from ..text import STOPWORDS, identifiers, tokenize
-from ..types import ParsedQuery, require_aware
+from ..results import ParsedQuery
+from ..validation import require_aware
 from .entities import EntityMatcher, Mention, ner_mentions
 from .cues import ANSWER_TIME, asks_time, has_time_cue
 from .temporal import parse_time

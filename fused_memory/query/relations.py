@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
 from ..text import STOPWORDS, stem
-from ..types import EntityRef
+from ..results import EntityRef
 from .entities import seed_candidates
 
 __all__ = ["AskedRelation", "DirectedRelation", "relation_words", "asked_relations"]

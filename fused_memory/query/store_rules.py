@@ -15,7 +15,8 @@ from dataclasses import replace
 from typing import Any
 
 from ..text import tokenize
-from ..types import MemoryType, ParsedQuery, QueryPlan
+from ..types import MemoryType
+from ..results import ParsedQuery, QueryPlan
 from .cues import temporal_mode
 from .relations import asked_relations
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigurationError
-from ..types import ARMS
+from ..results import ARMS
 from .base import ArmRequest, Retriever, dedupe_hits
 from .lexical import LexicalRetriever
-from .vector_arms import DenseRetriever, TemporalRetriever, TypeFilterRetriever, VectorArm, run_vector_arms
+from .vector import DenseRetriever, TemporalRetriever, TypeFilterRetriever, VectorArm, run_vector_arms
 
 if TYPE_CHECKING:
     from ..store.memory_store import MemoryStore

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
-from ..types import Hit, MemoryType, ParsedQuery, TimeWindow
+from ..results import Hit, ParsedQuery
+from ..types import MemoryType, TimeWindow
 
 __all__ = ["ArmRequest", "Retriever", "dedupe_hits"]
 

@@ -3,7 +3,7 @@
 It answers relational questions that have no lexical or semantic anchor ("who reports to Sarah?").
 Seeds come from `ParsedQuery.entity_refs`: a confident ref (top candidate >= 0.7) seeds its top
 candidate; an ambiguous one fans out from every candidate, each weighted by its confidence. The
-store does the hop traversal and scoring (`fused_memory.store.graph_common`).
+store does the hop traversal and scoring (`fused_memory.backends.graph.traversal`).
 
 Multi-hop weighting: DESIGN.md gives the graph arm fusion weight 1.0 for 0-hop and 0.8 for
 multi-hop evidence, but fusion has one weight per arm. So the arm keeps weight 1.0 and multiplies
@@ -21,9 +21,9 @@ from collections.abc import Callable
 
 from ..errors import BackendError, FusedMemoryError
 from ..query.entities import AMBIGUOUS_BELOW, seed_candidates
-from ..store.graph_common import MAX_HOPS
-from ..store.protocols import GraphStore
-from ..types import EntityRef, Hit
+from ..backends.graph.traversal import MAX_HOPS
+from ..backends.protocols import GraphStore
+from ..results import EntityRef, Hit
 from .base import ArmRequest
 
 __all__ = ["GraphRetriever", "MULTI_HOP_FACTOR", "AMBIGUOUS_BELOW", "seeds_from_refs"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..types import Hit
+from ..results import Hit
 from .base import ArmRequest
 
 if TYPE_CHECKING:

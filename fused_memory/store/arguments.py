@@ -7,22 +7,21 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import InvalidMemory, QueryError
-from ..types import MAX_NAME_BYTES, Memory, memory_id_text, require_clean
+from ..backends.graph.values import clean_mentions
+from ..validation import memory_id_text
+from ..types import Memory
 
-__all__ = ["check_mentions", "check_namespace", "memory_ids"]
+__all__ = ["check_mentions", "memory_ids"]
 
 
 def check_mentions(memory: Any) -> None:
     """A memory's own entity names as the graph will check them (also once normalized: NFKC can grow
     a name past the limit), so `add` refuses the batch before writing any of it. A name that grew
     past 16 KB was refused by the graph write of its chunk, after earlier chunks were stored."""
-    from .graph_values import clean_mentions
-
     try:
         clean_mentions(memory.entities)
     except QueryError as exc:
         raise InvalidMemory(f"memory {memory.id!r}: {exc}") from None
-
 
 
 def memory_ids(ids: Any, namespace: str | None = None) -> list[str]:
@@ -39,12 +38,3 @@ def _memory_id(item: Any, namespace: str | None) -> str:
     if namespace is not None and item.namespace != namespace:
         raise QueryError(f"memory {item.id!r} is in namespace {item.namespace!r}, not {namespace!r}")
     return item.id
-
-
-def check_namespace(namespace: str) -> str:
-    if not isinstance(namespace, str) or not namespace.strip():
-        raise QueryError("namespace must be a non-empty string")
-    require_clean(namespace, "namespace", QueryError)
-    if len(namespace.encode("utf-8")) > MAX_NAME_BYTES:
-        raise QueryError(f"namespace is longer than {MAX_NAME_BYTES} bytes of UTF-8")
-    return namespace

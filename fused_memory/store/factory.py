@@ -11,7 +11,7 @@ from typing import Any
 
 from ..config import StoreConfig
 from ..errors import ConfigurationError
-from .protocols import GraphStore
+from ..backends.protocols import GraphStore
 
 __all__ = ["embedded_parts", "connected_parts"]
 
@@ -23,9 +23,9 @@ def _embedder(embedder: Any) -> Any:
 
 def embedded_parts(path: str | Path, *, embedder: Any, ner: bool, show_progress: bool | None) -> dict[str, Any]:
     """Everything in process under `path`: qdrant-edge shard, BM25, embedded graph."""
-    from .bm25 import BM25Index
-    from .graph_embedded import EmbeddedGraphStore
-    from .qdrant_edge import QdrantEdgeBackend
+    from ..backends.lexical.bm25 import BM25Index
+    from ..backends.graph.embedded import EmbeddedGraphStore
+    from ..backends.vector.edge import QdrantEdgeBackend
 
     if not isinstance(path, (str, Path)) or not str(path).strip():  # "" was the current directory
         raise ConfigurationError(f"MemoryStore.embedded needs a directory path, got {path!r}")
@@ -41,9 +41,9 @@ def connected_parts(*, qdrant_url: str | None, qdrant_api_key: str | None, qdran
                     embedder: Any, ner: bool, show_progress: bool | None) -> dict[str, Any]:
     """A Qdrant server or cluster (or qdrant-client local mode) and, when `neo4j_uri` is given, a
     Bolt server for the graph; else an embedded graph."""
-    from .bm25 import BM25Index
-    from .graph_embedded import EmbeddedGraphStore
-    from .qdrant_server import QdrantClientBackend
+    from ..backends.lexical.bm25 import BM25Index
+    from ..backends.graph.embedded import EmbeddedGraphStore
+    from ..backends.vector.server import QdrantClientBackend
 
     if not qdrant_url and not qdrant_location:
         raise ConfigurationError("connect() needs qdrant_url (server) or qdrant_location (local mode)")
@@ -53,7 +53,7 @@ def connected_parts(*, qdrant_url: str | None, qdrant_api_key: str | None, qdran
                       show_progress=show_progress)
     graph: GraphStore
     if neo4j_uri:
-        from .graph_cypher import CypherGraphStore
+        from ..backends.graph.cypher import CypherGraphStore
         graph = CypherGraphStore(neo4j_uri, auth=neo4j_auth, database=neo4j_database, dialect=graph_dialect)
     else:
         graph = EmbeddedGraphStore(graph_path)

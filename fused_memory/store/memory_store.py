@@ -45,16 +45,19 @@ import numpy as np
 from ..config import StoreConfig
 from ..errors import BackendError, ConfigurationError, InvalidMemory, StoreClosed
 from ..handles import SharedHandle
-from ..ingest import EntityExtractor, classify_type, extract_beside
-from ..lookup import SharedVersions
+from .ingest import EntityExtractor, classify_type, extract_beside
+from .versions import SharedVersions
 from ..query.store_rules import filter_share
-from ..types import Memory, MemoryType, utcnow
+from ..types import Memory, MemoryType
+from ..validation import utcnow
 from ..validation import require_storable
-from .arguments import check_mentions, check_namespace, memory_ids as keyed_ids
-from .codec import from_payload, stored_time, to_payload
-from .graph_values import check_relation
-from .protocols import (GraphStore, LexicalDoc, LexicalIndex, Relation, VectorBackend, VectorQuery,
-                        VectorRecord, ScoredPayload)
+from .arguments import check_mentions, memory_ids as keyed_ids
+from ..validation import check_namespace
+from ..backends.codec import from_payload, stored_time, to_payload
+from ..backends.graph.values import check_relation
+from ..backends.protocols import (GraphStore, LexicalDoc, LexicalIndex, VectorBackend, VectorQuery, VectorRecord,
+                                  ScoredPayload)
+from ..types import Relation
 from .recovery import merged_sessions, open_backends, snapshot, undo
 
 if TYPE_CHECKING:

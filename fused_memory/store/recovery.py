@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, EmbeddingMismatch
 from ..types import Memory
-from .codec import LAYOUT_VERSION, answer_tags, from_payload, payload_mentions
-from .protocols import EntityMention, LexicalDoc, PayloadWriter, VectorBackend, VectorRecord
+from ..backends.codec import LAYOUT_VERSION, answer_tags, from_payload, payload_mentions
+from ..types import EntityMention
+from ..backends.protocols import LexicalDoc, PayloadWriter, VectorBackend, VectorRecord
 
 if TYPE_CHECKING:
     from .memory_store import MemoryStore

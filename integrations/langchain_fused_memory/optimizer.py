@@ -19,9 +19,10 @@ from pydantic import BeforeValidator, ConfigDict, Field, model_validator
 
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.store.memory_store import MemoryStore
-from fused_memory.types import MemoryType, QueryPlan
+from fused_memory.types import MemoryType
+from fused_memory.results import QueryPlan
 
-from fused_memory.adapter_support import CallOptions, bound_ensemble, resolve_ensemble
+from fused_memory.adapters import CallOptions, bound_ensemble, resolve_ensemble
 
 __all__ = ["QueryOptimizerChain", "TypesField"]
 

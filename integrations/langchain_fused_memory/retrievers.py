@@ -3,7 +3,7 @@
 Each class is a thin shell over the core: the ensemble class calls `EnsembleMemory.retrieve` /
 `aretrieve`; a single-arm class calls the same method restricted to its arm (`arms=[arm]`, on an
 ensemble built with `optimizer=False` unless the caller brings one: see
-`fused_memory.adapter_support.resolve_ensemble`), so it gets the core's parsing, per-arm request
+`fused_memory.adapters.resolve_ensemble`), so it gets the core's parsing, per-arm request
 building and explanations without any of that living here. For one arm the fused order is exactly
 the arm's order.
 
@@ -31,10 +31,11 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.store.memory_store import MemoryStore
-from fused_memory.types import MemoryType, Retrieval
+from fused_memory.types import MemoryType
+from fused_memory.results import Retrieval
 
-from fused_memory.adapter_support import (ARM_RETRIEVERS, ArmReport, CallOptions, answered, arm_reports,
-                                          bound_ensemble, hit_metadata, resolve_ensemble)
+from fused_memory.adapters import (ARM_RETRIEVERS, ArmReport, CallOptions, answered, arm_reports, bound_ensemble,
+                                   hit_metadata, resolve_ensemble)
 from .optimizer import QueryOptimizerChain, TypesField
 
 __all__ = [

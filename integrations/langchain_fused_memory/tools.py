@@ -26,8 +26,8 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import StructuredTool, ToolException
 from langchain_core.tools.retriever import RetrieverInput
 
-from fused_memory import adapter_support
-from fused_memory.adapter_support import DEFAULT_TOOL_DESCRIPTION, DEFAULT_TOOL_NAME, NO_MEMORIES
+from fused_memory import adapters as adapter_support
+from fused_memory.adapters import DEFAULT_TOOL_DESCRIPTION, DEFAULT_TOOL_NAME, NO_MEMORIES
 from fused_memory.errors import ConfigurationError, QueryError
 
 __all__ = ["memory_tool", "memory_line", "NO_MEMORIES", "DEFAULT_TOOL_NAME", "DEFAULT_TOOL_DESCRIPTION"]

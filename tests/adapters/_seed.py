@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from fused_memory.demo_data import DEMO_NAMESPACE, DEMO_NOW
+from fused_memory.demo import DEMO_NAMESPACE, DEMO_NOW
 from fused_memory.types import Memory, MemoryType
 
 __all__ = ["NS", "NOW", "OTHER_NS", "QUERY", "QUERIES", "ARMS_BY_CLASS", "OTHER_MEMORIES"]

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from fused_memory.demo_data import DEMO_RELATIONS, demo_memories
+from fused_memory.demo import DEMO_RELATIONS, demo_memories
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.store.memory_store import MemoryStore
 

@@ -19,12 +19,13 @@ from langchain_fused_memory import memory_tool as lc_tool
 from llama_index.retrievers.fused_memory import EnsembleMemoryRetriever as LIEnsemble
 from llama_index.retrievers.fused_memory import memory_tool as li_tool
 
-from fused_memory.adapter_support import NO_MEMORIES
+from fused_memory.adapters import NO_MEMORIES
 from fused_memory.conversation import conversation_context
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.errors import BackendUnavailable, ConfigurationError
 from fused_memory.store.memory_store import MemoryStore
-from fused_memory.types import Hit, Memory
+from fused_memory.results import Hit
+from fused_memory.types import Memory
 
 from ._seed import NOW, NS
 
@@ -85,8 +86,8 @@ def test_each_tool_refuses_the_other_frameworks_retriever(seeded_store: MemorySt
 def test_a_failure_outside_the_plan_does_not_make_an_empty_answer_raise() -> None:
     """The planner's entity lookup reports a down graph as a graph failure whatever arms run; a
     BM25 retriever's empty answer on a new user's namespace then raised (found by review)."""
-    from fused_memory.adapter_support import answered
-    from fused_memory.types import ArmFailure, ParsedQuery, QueryPlan, Retrieval
+    from fused_memory.adapters import answered
+    from fused_memory.results import ArmFailure, ParsedQuery, QueryPlan, Retrieval
 
     parsed = ParsedQuery(text="q", now=NOW)
     lookup_only = Retrieval((), QueryPlan(arms=("lexical",)), parsed, (ArmFailure("graph", "entity lookup failed"),))

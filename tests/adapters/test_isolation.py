@@ -76,7 +76,7 @@ def test_langchain_adapter_is_lazy() -> None:
     """`import langchain_fused_memory` alone loads no LangChain (the LlamaIndex adapter relies on it)."""
     out = _run("""
         import sys
-        import langchain_fused_memory, fused_memory.adapter_support
+        import langchain_fused_memory, fused_memory.adapters
         print(sorted(m for m in sys.modules if m.startswith("langchain_core")))
         print(langchain_fused_memory.EnsembleMemoryRetriever.__module__)
     """)

@@ -16,7 +16,8 @@ from langchain_core.runnables import ConfigurableField
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.errors import BackendUnavailable, QueryError
 from fused_memory.store.memory_store import MemoryStore
-from fused_memory.types import ARMS, Hit, MemoryType, QueryPlan
+from fused_memory.results import ARMS, Hit, QueryPlan
+from fused_memory.types import MemoryType
 from langchain_fused_memory import (DenseMemoryRetriever, EnsembleMemoryRetriever, QueryOptimizerChain,
                                     TemporalMemoryRetriever, memory_tool)
 from langchain_fused_memory.tools import NO_MEMORIES

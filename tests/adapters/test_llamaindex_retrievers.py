@@ -18,10 +18,10 @@ from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.instrumentation.events.retrieval import RetrievalEndEvent, RetrievalStartEvent
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, TextNode
 
-from fused_memory.adapter_support import RETRIEVAL_KEYS
+from fused_memory.adapters import RETRIEVAL_KEYS
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.store.memory_store import MemoryStore
-from fused_memory.types import ARMS, Hit
+from fused_memory.results import ARMS, Hit
 
 from ._seed import ARMS_BY_CLASS, NOW, NS, QUERY
 
@@ -210,7 +210,7 @@ def test_one_memory_has_one_hash_whichever_retriever_found_it(seeded_store: Memo
 def hit_metadata_keys(store: MemoryStore) -> list[str]:
     """Every key `hit_metadata` writes that is not the memory's own: RETRIEVAL_KEYS must name them
     all, or a new per-retrieval key would slip into `MemoryNode.hash`."""
-    from fused_memory.adapter_support import hit_metadata
+    from fused_memory.adapters import hit_metadata
 
     ens = EnsembleMemory(store)
     r = ens.retrieve(QUERY, namespace=NS, k=1, now=NOW)

@@ -12,7 +12,7 @@ import pytest
 
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.store.memory_store import MemoryStore
-from fused_memory.types import Retrieval
+from fused_memory.results import Retrieval
 
 from ._seed import ARMS_BY_CLASS, NOW, NS, QUERIES
 

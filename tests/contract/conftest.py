@@ -11,8 +11,8 @@ import pytest
 from falkordb_server import bolt_server  # noqa: F401 - session fixture shared with tests/integration
 from graph_contract import Factory
 
-from fused_memory.store.graph_cypher import CypherGraphStore
-from fused_memory.store.graph_embedded import EmbeddedGraphStore
+from fused_memory.backends.graph.cypher import CypherGraphStore
+from fused_memory.backends.graph.embedded import EmbeddedGraphStore
 
 
 @pytest.fixture(params=["embedded", "cypher"])

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from fused_memory.store.protocols import EntityMention as M
-from fused_memory.store.protocols import GraphStore, Relation
+from fused_memory.types import EntityMention as M
+from fused_memory.backends.protocols import GraphStore
+from fused_memory.types import Relation
 from fused_memory.types import MemoryType
 
 __all__ = ["NOW", "NS", "Factory", "link", "scores", "details", "approx", "chain"]

@@ -1,6 +1,6 @@
 """Asked relations, on both graph backends: when the plan says the query asks a relation of a seed
 ("who reports to Sarah?" asks Sarah's `reports_to` edges backwards), the walk is re-rooted at the
-relation's other end. Expected values are hand-computed from `fused_memory.store.graph_common`
+relation's other end. Expected values are hand-computed from `fused_memory.backends.graph.traversal`
 (module docstring, "Asked relations").
 
 The office below: Tom -reports_to-> Sarah (0.9), Lena -reports_to-> Sarah (0.8),
@@ -16,10 +16,12 @@ from graph_contract import NOW, NS, Factory, approx, details, link, scores
 from fused_memory.errors import QueryError
 from fused_memory.retrievers.base import ArmRequest
 from fused_memory.retrievers.graph import GraphRetriever
-from fused_memory.store import graph_common as gc
-from fused_memory.store.graph_embedded import EmbeddedGraphStore
-from fused_memory.store.protocols import GraphStore, Relation
-from fused_memory.types import EntityCandidate, EntityRef, MemoryType, ParsedQuery
+from fused_memory.backends.graph import traversal as gc
+from fused_memory.backends.graph.embedded import EmbeddedGraphStore
+from fused_memory.backends.protocols import GraphStore
+from fused_memory.types import Relation
+from fused_memory.results import EntityCandidate, EntityRef, ParsedQuery
+from fused_memory.types import MemoryType
 
 WHO_REPORTS_TO_SARAH = (("sarah", "reports_to", False),)
 

@@ -1,6 +1,6 @@
 """One contract for every `GraphStore`: the embedded store (SQLite-backed, in a tmp dir) and the
 Cypher store through the official neo4j driver against a real FalkorDB Bolt server. Expected
-values are hand-computed from the formula in `fused_memory.store.graph_common` and identical for
+values are hand-computed from the formula in `fused_memory.backends.graph.traversal` and identical for
 both backends. Each Cypher test starts from an empty graph (FalkorDB's Bolt listener maps every
 database name to one graph, so the fixture wipes it; tests run serially)."""
 
@@ -16,10 +16,12 @@ from graph_contract import NOW, NS, Factory, approx, chain, details, link, score
 from fused_memory.errors import BackendError
 from fused_memory.retrievers.base import ArmRequest
 from fused_memory.retrievers.graph import GraphRetriever
-from fused_memory.store import graph_common as gc
-from fused_memory.store.protocols import EntityMention as M
-from fused_memory.store.protocols import GraphStore, Relation
-from fused_memory.types import EntityCandidate, EntityRef, MemoryType, ParsedQuery
+from fused_memory.backends.graph import traversal as gc
+from fused_memory.types import EntityMention as M
+from fused_memory.backends.protocols import GraphStore
+from fused_memory.types import Relation
+from fused_memory.results import EntityCandidate, EntityRef, ParsedQuery
+from fused_memory.types import MemoryType
 
 
 # ---------------------------------------------------------------- scoring
@@ -331,7 +333,7 @@ def test_cypher_dialect_and_limits(make_cypher: Factory) -> None:
 
 
 def test_dialect_helpers() -> None:
-    from fused_memory.store import cypher_dialect as cd
+    from fused_memory.backends.graph import dialect as cd
     p = {"a": "O'B\\", "l": ["x'y", {"k": "'"}], "n": 1.5}
     assert cd.escape_params(cd.NEO4J, p) == p
     assert cd.escape_params(cd.FALKORDB, p) == {"a": "O\\'B\\\\", "l": ["x\\'y", {"k": "\\'"}], "n": 1.5}

@@ -1,4 +1,4 @@
-"""Deleting memories deletes the names only they mentioned (`fused_memory.store.graph_gc`), on both
+"""Deleting memories deletes the names only they mentioned (`fused_memory.backends.graph.gc`), on both
 graph backends: gone from `entities`, `resolve`, traversal and the raw storage (the SQLite file,
 reopened; the graph on the Bolt server, queried directly). Names the user asserted (`relate`,
 `add_alias`) and names other memories still mention stay."""
@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 from graph_contract import NOW, NS, Factory, details, link, scores
 
-from fused_memory.store import graph_cypher, graph_embedded
-from fused_memory.store.protocols import EntityMention as M
-from fused_memory.store.protocols import GraphStore, Relation
+from fused_memory.backends.graph import cypher as graph_cypher, embedded as graph_embedded
+from fused_memory.types import EntityMention as M
+from fused_memory.backends.protocols import GraphStore
+from fused_memory.types import Relation
 
 
 def stored_strings(make: Factory, g: GraphStore) -> list[str]:
@@ -199,8 +200,8 @@ def test_a_collection_by_another_writer_mid_link_loses_no_mention(make_cypher: F
     naming her. B planned "zelda quist" as existing, A's collection deleted it, and B's mention
     then matched nothing, silently (review: 124 of 772 links under contention). B now sees the
     short write and runs its upsert again, which re-creates the entity; `relate` likewise."""
-    from fused_memory.store import cypher_dialect
-    from fused_memory.store.graph_cypher_queries import Q_NEW_MEM, Q_REL
+    from fused_memory.backends.graph import dialect as cypher_dialect
+    from fused_memory.backends.graph.queries import Q_NEW_MEM, Q_REL
 
     b = make_cypher()
     a = graph_cypher.CypherGraphStore(bolt_server)
@@ -297,8 +298,8 @@ def test_a_retried_delete_after_a_cut_off_unlink_lets_collect_orphans_find_the_n
     counts stale, the retry found no memory, and `collect_orphans` (which looked at the counts)
     never removed the name (review)."""
     from fused_memory.errors import BackendError
-    from fused_memory.store import cypher_dialect
-    from fused_memory.store.graph_cypher_queries import Q_DEL_MEM
+    from fused_memory.backends.graph import dialect as cypher_dialect
+    from fused_memory.backends.graph.queries import Q_DEL_MEM
 
     g = make_cypher()
     link(g, NS, ("z", [M("Zelda Quist", "PERSON")]), ("a", [M("Acme", "ORG")]))

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from fused_memory.store.pooling import search_pooled
-from fused_memory.store.protocols import ScoredPayload, VectorBackend, VectorFilter, VectorQuery, VectorRecord
-from fused_memory.store.qdrant_edge import QdrantEdgeBackend
-from fused_memory.store.qdrant_server import QdrantClientBackend
+from fused_memory.backends.vector.pooling import search_pooled
+from fused_memory.backends.protocols import ScoredPayload, VectorBackend, VectorFilter, VectorQuery, VectorRecord
+from fused_memory.backends.vector.edge import QdrantEdgeBackend
+from fused_memory.backends.vector.server import QdrantClientBackend
 from fused_memory.types import MemoryType
 
 DIM = 16

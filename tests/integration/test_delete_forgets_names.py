@@ -1,6 +1,6 @@
 """`MemoryStore.delete` forgets the names only the deleted memories mentioned: gone from the
 graph's entities, from the query-time matcher, and from the graph's files once closed
-(`fused_memory.store.graph_gc`; the contract suite checks both graph backends directly)."""
+(`fused_memory.backends.graph.gc`; the contract suite checks both graph backends directly)."""
 
 from __future__ import annotations
 

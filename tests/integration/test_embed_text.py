@@ -9,7 +9,7 @@ import asyncio
 import numpy as np
 import pytest
 
-from fused_memory.demo_data import DEMO_NAMESPACE, DEMO_NOW
+from fused_memory.demo import DEMO_NAMESPACE, DEMO_NOW
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.errors import QueryError
 

@@ -14,7 +14,7 @@ import pytest
 
 from fused_memory.errors import MissingDependency
 from fused_memory.evaluation.significance import MIN_N
-from fused_memory.types import ARMS
+from fused_memory.results import ARMS
 
 pytestmark = pytest.mark.slow
 

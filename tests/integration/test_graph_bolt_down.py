@@ -20,9 +20,9 @@ from falkordb_server import FalkorDBServer
 from fused_memory.errors import BackendUnavailable
 from fused_memory.retrievers.base import ArmRequest
 from fused_memory.retrievers.graph import GraphRetriever
-from fused_memory.store.graph_cypher import CypherGraphStore
-from fused_memory.store.protocols import EntityMention, Relation
-from fused_memory.types import EntityCandidate, EntityRef, ParsedQuery
+from fused_memory.backends.graph.cypher import CypherGraphStore
+from fused_memory.types import EntityMention, Relation
+from fused_memory.results import EntityCandidate, EntityRef, ParsedQuery
 
 NOW = datetime(2024, 5, 15, 12, 0, tzinfo=timezone.utc)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from fused_memory.demo_data import DEMO_NAMESPACE, DEMO_NOW, DEMO_RELATIONS, demo_memories
+from fused_memory.demo import DEMO_NAMESPACE, DEMO_NOW, DEMO_RELATIONS, demo_memories
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.query.store_rules import ASKED_RELATION_WEIGHT
 from fused_memory.store.memory_store import MemoryStore

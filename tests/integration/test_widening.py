@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from fused_memory.demo_data import DEMO_NAMESPACE, DEMO_NOW, demo_memories
+from fused_memory.demo import DEMO_NAMESPACE, DEMO_NOW, demo_memories
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.store.memory_store import MemoryStore
 from fused_memory.types import Memory, MemoryType

@@ -24,7 +24,8 @@ from fused_memory.config import FusionConfig
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.query.parse import parse_query
 from fused_memory.retrievers.base import ArmRequest
-from fused_memory.types import ARMS, Memory, MemoryType, Retrieval
+from fused_memory.results import ARMS, Retrieval
+from fused_memory.types import Memory, MemoryType
 
 NS = "busy"
 DURATION_S = 4.0

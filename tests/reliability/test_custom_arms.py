@@ -16,7 +16,8 @@ from fused_memory.config import FusionConfig
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.errors import ConfigurationError, QueryError
 from fused_memory.store.memory_store import MemoryStore
-from fused_memory.types import Hit, Memory
+from fused_memory.results import Hit
+from fused_memory.types import Memory
 
 NS = "custom"
 

@@ -32,7 +32,8 @@ from fused_memory.config import FusionConfig
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.errors import BackendError, BackendUnavailable, FusedMemoryError
 from fused_memory.store.memory_store import MemoryStore
-from fused_memory.types import ARMS, Hit, Memory, MemoryType
+from fused_memory.results import ARMS, Hit
+from fused_memory.types import Memory, MemoryType
 
 NS = "faults"
 QUERY = "what is Sarah Chen doing on the Kestrel project?"
@@ -212,8 +213,8 @@ def test_vector_backend_failing_hydration_answers_with_what_the_arms_carried(sto
 
 
 def _hydrate(store: MemoryStore, results: dict, k: int) -> tuple[list[str], dict[str, str]]:
-    from fused_memory.fusion import fuse
-    from fused_memory.hydration import hydrate
+    from fused_memory.ensemble.fusion import fuse
+    from fused_memory.ensemble.hydration import hydrate
 
     weights = {a: 1.0 for a in results}
     kept, failures = hydrate(store, NS, results, fuse(results, weights, 10, limit=k), k,

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from _support import NOW, FaultProxy, counts, embedded
 
-from fused_memory import (EnsembleMemory, FusedMemoryError, FusionConfig, Memory, MemoryStore, NotPicklable,
-                          StoreClosed)
+from fused_memory import EnsembleMemory, FusedMemoryError, FusionConfig, Memory, MemoryStore, NotPicklable, StoreClosed
 from fused_memory.query.parse import parse_query
 from fused_memory.retrievers.base import ArmRequest
-from fused_memory.types import EntityCandidate, EntityRef, MemoryType
+from fused_memory.results import EntityCandidate, EntityRef
+from fused_memory.types import MemoryType
 
 NS = "ns"
 
@@ -214,8 +214,8 @@ def test_a_direct_graph_write_racing_close_lands_whole(tmp_path: Path, monkeypat
     """The embedded graph's writes checked its state, then took its lock: a close() in between
     dropped the write silently (its commit found no database). They now hold the lock throughout,
     so the close waits and the write is there after a reopen."""
-    from fused_memory.store import graph_embedded
-    from fused_memory.store.protocols import EntityMention
+    from fused_memory.backends.graph import embedded as graph_embedded
+    from fused_memory.types import EntityMention
 
     graph = graph_embedded.EmbeddedGraphStore(str(tmp_path / "g"))
     graph.open()

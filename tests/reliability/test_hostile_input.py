@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.errors import FusedMemoryError, InvalidMemory, QueryError
-from fused_memory.query.entities import normalize_entity_id
-from fused_memory.store.codec import to_payload
+from fused_memory.text import normalize_entity_id
+from fused_memory.backends.codec import to_payload
 from fused_memory.store.memory_store import MemoryStore
 from fused_memory.types import Memory, MemoryType
 

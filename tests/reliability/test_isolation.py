@@ -22,12 +22,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fused_memory.ensemble import EnsembleMemory
-from fused_memory.query.entities import normalize_entity_id
+from fused_memory.text import normalize_entity_id
 from fused_memory.query.parse import parse_query
 from fused_memory.retrievers.base import ArmRequest
-from fused_memory.retrievers.vector_arms import ScopedGraphRetriever
+from fused_memory.retrievers.vector import ScopedGraphRetriever
 from fused_memory.store.memory_store import MemoryStore
-from fused_memory.types import ARMS, EntityCandidate, EntityRef, Memory, MemoryType, TimeWindow
+from fused_memory.results import ARMS, EntityCandidate, EntityRef
+from fused_memory.types import Memory, MemoryType, TimeWindow
 
 SUFFIX = uuid.uuid4().hex[:6]
 NAMESPACES = tuple(f"{n}-{SUFFIX}" for n in ("acme", "globex", "initech", "o'hare `x`"))

@@ -26,11 +26,11 @@ from fused_memory.ensemble import EnsembleMemory
 from fused_memory.errors import BackendError, BackendUnavailable, ConfigurationError, EmbeddingMismatch
 from fused_memory.query.parse import parse_query
 from fused_memory.retrievers.base import ArmRequest
-from fused_memory.store.bm25 import BM25Index
-from fused_memory.store.codec import LAYOUT_VERSION
+from fused_memory.backends.lexical.bm25 import BM25Index
+from fused_memory.backends.codec import LAYOUT_VERSION
 from fused_memory.store.memory_store import MemoryStore
-from fused_memory.store.protocols import VectorRecord
-from fused_memory.store.qdrant_edge import QdrantEdgeBackend
+from fused_memory.backends.protocols import VectorRecord
+from fused_memory.backends.vector.edge import QdrantEdgeBackend
 from fused_memory.types import Memory
 
 NS = "pin"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from fused_memory import cli
+from fused_memory.cli import commands as cli
 from fused_memory.cli import main
-from fused_memory.options import MAX_K
+from fused_memory.ensemble.options import MAX_K
 
 
 def _write(path: Path, rows: list[dict]) -> Path:

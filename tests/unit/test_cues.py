@@ -11,7 +11,7 @@ import pytest
 
 from fused_memory.query import asks_time, has_time_cue, mentions_time, parse_query
 from fused_memory.query.cues import ANSWER_TIME, answer_types
-from fused_memory.store.codec import from_payload, to_payload
+from fused_memory.backends.codec import from_payload, to_payload
 from fused_memory.types import Memory
 
 ASKS = [

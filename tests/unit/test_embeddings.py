@@ -14,13 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fused_memory.embeddings import (Embedder, EmbedderId, HashingEmbedder, LangChainEmbedder,
-                                     LlamaIndexEmbedder, MiniLMEmbedder, as_embedder, default_embedder,
-                                     is_embedder)
+from fused_memory.embeddings import (Embedder, EmbedderId, HashingEmbedder, LangChainEmbedder, LlamaIndexEmbedder,
+                                     MiniLMEmbedder, as_embedder, default_embedder, is_embedder)
 from fused_memory.embeddings import minilm as minilm_mod
 from fused_memory.embeddings.base import Lazy, QueryCache
-from fused_memory.errors import (BackendError, ConfigurationError, EmbeddingMismatch, MissingDependency,
-                                 QueryError)
+from fused_memory.errors import BackendError, ConfigurationError, EmbeddingMismatch, MissingDependency, QueryError
 
 CAT = "The cat sat on the mat"
 CAT2 = "A cat is sitting on a mat"

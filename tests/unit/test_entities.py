@@ -8,8 +8,9 @@ import pytest
 
 import fused_memory.query.entities as entities_mod
 from fused_memory.errors import MissingDependency
-from fused_memory.query.entities import EntityMatcher, load_nlp, ner_mentions, ner_refs, normalize_entity_id
-from fused_memory.store.protocols import Entity
+from fused_memory.query.entities import EntityMatcher, load_nlp, ner_mentions, ner_refs
+from fused_memory.text import normalize_entity_id
+from fused_memory.types import Entity
 
 ENTITIES = [
     Entity("sarah chen", "Sarah Chen", ("Sarah", "Chen"), "PERSON", mentions=10),

@@ -9,7 +9,7 @@ import threading
 import time
 from types import SimpleNamespace
 
-from fused_memory.lookup import EntityLookup, wait_s
+from fused_memory.ensemble.lookup import EntityLookup, wait_s
 
 
 class SlowGraphStore:

@@ -13,7 +13,7 @@ from fused_memory.cli import main
 from fused_memory.config import FusionConfig
 from fused_memory.errors import ConfigurationError, FusedMemoryError
 from fused_memory.evaluation.bench import run_bench
-from fused_memory.evaluation.cli import parse_weights
+from fused_memory.cli.evaluation import parse_weights
 from fused_memory.evaluation.data import EvalDataError, load_dataset, read_jsonl
 from fused_memory.evaluation.report import check_output
 from fused_memory.evaluation.runner import run_eval

@@ -7,8 +7,8 @@ import logging
 
 import pytest
 
-from fused_memory.hung_arms import FailureLog
-from fused_memory.types import ArmFailure
+from fused_memory.ensemble.hung_arms import FailureLog
+from fused_memory.results import ArmFailure
 
 DOWN = ArmFailure("graph", "BackendUnavailable: bolt down", "error")
 SLOW = ArmFailure("lexical", "no answer within 2.00s", "timeout")

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from fused_memory.fusion import fuse, rrf_contribution
-from fused_memory.types import Hit
+from fused_memory.ensemble.fusion import fuse, rrf_contribution
+from fused_memory.results import Hit
 
 
 def hits(*pairs: tuple[str, float]) -> list[Hit]:

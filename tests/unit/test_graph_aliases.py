@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fused_memory.store.graph_aliases import build_entity, name_parts
+from fused_memory.backends.graph.aliases import build_entity, name_parts
 
 
 @pytest.mark.parametrize(("name", "kind", "members", "aliases"), [

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from fused_memory.ingest import EntityExtractor, _capitalizes_names, extract_beside, load_nlp
+from fused_memory.store.ingest import EntityExtractor, _capitalizes_names, extract_beside, load_nlp
 from fused_memory.store.memory_store import MemoryStore
 from fused_memory.types import Memory
 

@@ -10,21 +10,14 @@ from datetime import datetime, timezone
 
 import pytest
 
-from fused_memory.query import (
-    DEFAULT_RULES,
-    OFF_RULES,
-    RULE_NAMES,
-    EntityMatcher,
-    PlanBuilder,
-    fired_rules,
-    optimize,
-    optimize_off,
-    parse_query,
-)
-from fused_memory.query.optimizer import (ANSWER_TIME_WEIGHT, MULTI_HOPS, PURE_TIME_WEIGHT, SPECULATIVE_TEMPORAL_WEIGHT,
-                                         WINDOW_TEMPORAL_WEIGHT, mask_hub_names, mask_time_phrase, scope_hub_seeds, skip_unselective)
-from fused_memory.store.protocols import Entity
-from fused_memory.types import ARMS, MemoryType, ParsedQuery
+from fused_memory.query import (DEFAULT_RULES, OFF_RULES, RULE_NAMES, EntityMatcher, PlanBuilder, fired_rules,
+                                optimize, optimize_off, parse_query)
+from fused_memory.query.optimizer import (ANSWER_TIME_WEIGHT, MULTI_HOPS, PURE_TIME_WEIGHT,
+                                          SPECULATIVE_TEMPORAL_WEIGHT, WINDOW_TEMPORAL_WEIGHT, mask_hub_names,
+                                          mask_time_phrase, scope_hub_seeds, skip_unselective)
+from fused_memory.types import Entity
+from fused_memory.results import ARMS, ParsedQuery
+from fused_memory.types import MemoryType
 
 NOW = datetime(2024, 5, 15, 12, 0, tzinfo=timezone.utc)
 SESSION = datetime(2024, 5, 10, 18, 0, tzinfo=timezone.utc)

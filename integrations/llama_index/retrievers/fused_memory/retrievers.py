@@ -1,6 +1,6 @@
 """The six fused-memory retrievers as native LlamaIndex `BaseRetriever`s.
 
-Same contract as the LangChain adapter (both share `fused_memory.adapter_support`, which imports
+Same contract as the LangChain adapter (both share `fused_memory.adapters`, which imports
 neither framework): the ensemble class calls `EnsembleMemory.retrieve` / `aretrieve`, a single-arm
 class calls it restricted to its arm (on an `optimizer=False` ensemble unless one is given, so the arm
 runs whenever it can). `_aretrieve` awaits the core's `aretrieve`, so an event loop
@@ -23,9 +23,10 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.store.memory_store import MemoryStore
-from fused_memory.types import FusedHit, MemoryType, Retrieval
-from fused_memory.adapter_support import (ARM_RETRIEVERS, LLM_HIDDEN_KEYS, RETRIEVAL_KEYS, CallOptions,
-                                            answered, bound_ensemble, hit_metadata, resolve_ensemble)
+from fused_memory.results import FusedHit, Retrieval
+from fused_memory.types import MemoryType
+from fused_memory.adapters import (ARM_RETRIEVERS, LLM_HIDDEN_KEYS, RETRIEVAL_KEYS, CallOptions, answered,
+                                   bound_ensemble, hit_metadata, resolve_ensemble)
 
 __all__ = [
     "FusedMemoryRetriever",

@@ -15,7 +15,7 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import MetadataMode
 from llama_index.core.tools import RetrieverTool, ToolOutput
 
-from fused_memory.adapter_support import DEFAULT_TOOL_DESCRIPTION, DEFAULT_TOOL_NAME, NO_MEMORIES, memory_line
+from fused_memory.adapters import DEFAULT_TOOL_DESCRIPTION, DEFAULT_TOOL_NAME, NO_MEMORIES, memory_line
 from fused_memory.errors import ConfigurationError, QueryError
 
 __all__ = ["memory_tool", "MemoryTool", "NO_MEMORIES", "DEFAULT_TOOL_NAME", "DEFAULT_TOOL_DESCRIPTION"]

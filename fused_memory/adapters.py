@@ -1,0 +1,317 @@
+"""Framework-neutral glue shared by the LangChain and the LlamaIndex adapters.
+
+Both adapters do the same three things around the core: turn "a store or an ensemble" into an
+`EnsembleMemory`, merge constructor defaults with per-call overrides into the core's keyword
+arguments, and flatten a `FusedHit` (via the core's own `FusedHit.to_json()`) into JSON-safe
+metadata. Doing that here, once, keeps the two adapters down to framework glue and guarantees they
+describe a memory identically. It lives in the core because it imports neither framework: each
+adapter works with the other framework absent.
+
+No ranking, parsing or fusion happens here: every ordering comes from the core's `Retrieval`.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from .ensemble import EnsembleMemory, check_options
+from .errors import BackendUnavailable, ConfigurationError, QueryError
+from .store.memory_store import MemoryStore
+from .results import Contribution, FusedHit, Retrieval
+from .types import MemoryType, type_list
+
+__all__ = [
+    "ARM_RETRIEVERS",
+    "DEFAULT_TOOL_NAME",
+    "DEFAULT_TOOL_DESCRIPTION",
+    "LLM_HIDDEN_KEYS",
+    "RETRIEVAL_KEYS",
+    "NO_MEMORIES",
+    "ArmReport",
+    "CallOptions",
+    "answered",
+    "arm_reports",
+    "memory_line",
+    "hit_metadata",
+    "resolve_ensemble",
+    "bound_ensemble",
+]
+
+#: Adapter class name -> the core arm it exposes (None: the fused ensemble). One table, so both
+#: adapters agree on which class is which arm.
+ARM_RETRIEVERS: Mapping[str, str | None] = {
+    "DenseMemoryRetriever": "dense",
+    "BM25MemoryRetriever": "lexical",
+    "GraphMemoryRetriever": "graph",
+    "TemporalMemoryRetriever": "temporal",
+    "TypeFilterMemoryRetriever": "type",
+    "EnsembleMemoryRetriever": None,
+}
+
+#: Name and description both adapters give `memory_tool` unless the caller chooses others.
+DEFAULT_TOOL_NAME = "search_memory"
+DEFAULT_TOOL_DESCRIPTION = (
+    "Search the user's long-term memory (facts, preferences, past and planned events, people and projects). "
+    "Input: a natural-language question, e.g. 'what did I tell Sarah last week?' or 'what do I have "
+    "next week?'."
+)
+
+#: What an agent tool says when nothing matched: some providers refuse empty content, and every
+#: model reads it ambiguously.
+NO_MEMORIES = "No memories matched this query."
+_BLANK_LINES = re.compile(r"\n(?:[ \t\r\f\v]*\n)+")
+
+
+def memory_line(kind: object, event_at: object, text: str) -> str:
+    """One memory as an agent tool shows it to the model, in both frameworks: `[type, event time]
+    text`, the time whenever the memory has one ("when did I...?" is half of what agents ask a
+    memory; a fact typed by the caller with its own `event_at`, "my passport expires", showed none).
+    Blank lines inside a memory are closed up, since a blank line separates one memory from the next."""
+    tag = str(kind or "memory")
+    when = event_at
+    text = _BLANK_LINES.sub("\n", text)
+    return f"[{tag}, {when}] {text}" if when else f"[{tag}] {text}"
+
+
+def answered(retrieval: Retrieval) -> Retrieval:
+    """The retrieval an adapter may hand over: no hits while some arm failed is not "no memories"
+    (the answer may be in the part that failed), and a framework's empty list cannot say so, so it
+    raises, as a query whose every arm failed does. With hits, the failures ride in the metadata."""
+    planned = [f for f in retrieval.failures if f.arm in retrieval.plan.arms]  # not the entity lookup of
+    if not retrieval.hits and planned:  # a query whose graph arm was not asked for (a BM25 retriever's)
+        causes = {f.arm: f"{f.kind}: {f.reason}" for f in planned}
+        raise BackendUnavailable("no memory matched, and the search was incomplete (the answer may be in "
+                                 "what failed): " + "; ".join(f"{a}: {r}" for a, r in causes.items()), causes)
+    return retrieval
+
+
+#: Metadata keys that belong to one retrieval, not to the memory: they change from query to query
+#: and from arm to arm. A node's content hash leaves them out (see the LlamaIndex `MemoryNode`).
+RETRIEVAL_KEYS: tuple[str, ...] = (
+    "score", "rank", "arms", "contributions", "explain", "skipped_arms", "failed_arms", "widened_arms",
+    "pooled_arms",
+)
+
+#: Metadata keys that describe *how* a memory was found, or are bookkeeping. They stay on the
+#: Document / node for programs and traces but are kept out of the text an LLM or an embedder sees
+#: (LlamaIndex renders node metadata into prompts by default; a prompt full of RRF arithmetic helps
+#: no one).
+LLM_HIDDEN_KEYS: tuple[str, ...] = ("memory_id", "namespace", "created_at", "session_id", "metadata",
+                                    "context", *RETRIEVAL_KEYS)  # context: the turns before, not the memory
+
+
+def bound_ensemble(store: MemoryStore | EnsembleMemory | None, ensemble: EnsembleMemory | None) -> EnsembleMemory:
+    """The ensemble an adapter runs, checked against its store on every call: pydantic's
+    `model_copy(update={"store": ...})` and attribute assignment skip validation, and answering from
+    the old store under the new one's name would be another tenant's memories (or entities). A
+    default the adapter derived gives way to the new store, as at construction (`resolve_ensemble`);
+    a caller's own ensemble over another store is refused."""
+    if ensemble is not None and store is not ensemble.store and type(ensemble) is _DefaultEnsemble \
+            and isinstance(store, MemoryStore):
+        return _switched_default(store, ensemble.optimizer)
+    if ensemble is None or store is not ensemble.store:
+        raise ConfigurationError(
+            "this retriever's store and ensemble disagree (model_copy(update=...) and assignment skip "
+            "validation); build a new one with the store, or update store and ensemble together")
+    return ensemble
+
+
+class _DefaultEnsemble(EnsembleMemory):
+    """The ensemble an adapter builds for a store given alone. Its type records that it was derived,
+    not chosen: LangChain's `configurable_fields(store=...)` rebuilds a retriever from its fields
+    with only the store replaced, so the old default arrives beside the new store, and the store is
+    what the caller chose. A copy keeps the type (`EnsembleMemory.__copy__`), so copied retrievers
+    can switch stores too. Anything else about it is `EnsembleMemory`'s."""
+
+
+_SWITCHED_LOCK = threading.Lock()
+
+
+def _switched_default(store: MemoryStore, optimizer: bool) -> _DefaultEnsemble:
+    """One derived default per (store, optimizer) for retrievers switched to that store:
+    `configurable_fields` rebuilds the retriever on every call, and a new ensemble each time would
+    start a new thread pool per call and forget which arms are still hung past their timeout. Kept
+    on the store itself (not in a module-level map, whose values would keep every store alive)."""
+    with _SWITCHED_LOCK:
+        by_mode: dict[bool, _DefaultEnsemble] = vars(store).setdefault("_adapter_switched_defaults", {})
+        if optimizer not in by_mode:
+            by_mode[optimizer] = _DefaultEnsemble(store, optimizer=optimizer)
+        return by_mode[optimizer]
+
+
+def resolve_ensemble(store: MemoryStore | EnsembleMemory | None, ensemble: EnsembleMemory | None,
+                     arm: str | None = None) -> tuple[MemoryStore, EnsembleMemory]:
+    """Accept a store, an ensemble, or both (then they must agree) and return both.
+
+    A store alone gets a default `EnsembleMemory` (construction does no I/O): with the optimizer for
+    the fused retriever; without it (`optimizer=False`, "every arm that can run") for a single-arm
+    retriever, because the optimizer's skip rules and type pre-filter exist to make the *fusion*
+    better: a caller who asked for BM25 alone wants BM25 for "what did I do yesterday?", not an empty
+    list because the fused plan would have left BM25 out. The arm still gets everything the parser
+    found (time window, entities, type hints). Passing an ensemble is how a caller chooses otherwise,
+    or brings a tuned `FusionConfig` or custom arms. A store that disagrees with an ensemble this
+    function built for another store replaces it (see `_DefaultEnsemble`); one that disagrees with a
+    caller's ensemble is refused, since which of the two the caller meant cannot be known.
+    """
+    if isinstance(store, EnsembleMemory):  # "the store" may be given as an ensemble
+        store, ensemble = (None, store) if ensemble is None else (store, ensemble)
+        if isinstance(store, EnsembleMemory):
+            raise TypeError("pass the ensemble as `ensemble=` and its store as `store=`, not two ensembles")
+    if ensemble is not None and not isinstance(ensemble, EnsembleMemory):
+        raise TypeError(f"ensemble must be a fused_memory EnsembleMemory, got {type(ensemble).__name__}")
+    if store is not None and not isinstance(store, MemoryStore):
+        raise TypeError(f"store must be a fused_memory MemoryStore or EnsembleMemory, got {type(store).__name__}")
+    if ensemble is None:
+        if store is None:
+            raise TypeError("give a MemoryStore (store=...) or an EnsembleMemory (ensemble=...)")
+        return store, _DefaultEnsemble(store, optimizer=arm is None)
+    if store is not None and store is not ensemble.store:
+        if type(ensemble) is _DefaultEnsemble:  # derived from the old store: the new one is the choice
+            return store, _switched_default(store, ensemble.optimizer)
+        raise ValueError("store and ensemble disagree: the ensemble runs over a different store (to "
+                         "switch stores, give the new store alone or with an ensemble built over it)")
+    return ensemble.store, ensemble
+
+
+def _parse_now(value: datetime | str | None) -> datetime | None:
+    """Agents and configs pass times as ISO strings; the core wants datetimes (and itself refuses
+    naive ones, so no zone is guessed here)."""
+    if value is None or isinstance(value, datetime):
+        return value
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError:
+            raise QueryError(f"now must be an ISO-8601 time, got {value!r}") from None
+    raise QueryError(f"now must be a datetime or an ISO-8601 string, got {type(value).__name__}")
+
+
+@dataclass(frozen=True)
+class CallOptions:
+    """The per-call parameters both adapters accept, resolved against the retriever's defaults.
+
+    `None` in an override means "use the default"; the values are checked by the core's own
+    `check_options` (at construction through `checked`, and by every retrieve).
+    """
+
+    namespace: str
+    k: int
+    now: datetime | None = None
+    types: tuple[MemoryType | str, ...] | None = None
+
+    @classmethod
+    def of(cls, namespace: str, k: int, now: datetime | str | None = None,
+           types: Sequence[MemoryType | str] | MemoryType | str | None = None) -> CallOptions:
+        return cls(namespace, k, _parse_now(now), type_list(types))
+
+    def checked(self, arm: str | None = None) -> CallOptions:
+        """These options, after the checks the core makes on every call (`check_options`) for a
+        retriever of `arm` (None: the ensemble): its defaults are checked where they are written,
+        not on its first query."""
+        check_options(self.namespace, self.k, self.now, self.types, [arm] if arm else None)
+        return self
+
+    def override(self, *, namespace: str | None = None, k: int | None = None,
+                 now: datetime | str | None = None,
+                 types: Sequence[MemoryType | str] | MemoryType | str | None = None) -> CallOptions:
+        """These options with every non-None override applied."""
+        changes: dict[str, Any] = {}
+        if namespace is not None:
+            changes["namespace"] = namespace
+        if k is not None:
+            changes["k"] = k
+        if now is not None:
+            changes["now"] = _parse_now(now)
+        if types is not None:
+            changes["types"] = type_list(types)
+        return replace(self, **changes) if changes else self
+
+    def core_kwargs(self, arm: str | None) -> dict[str, Any]:
+        """Keyword arguments for `EnsembleMemory.retrieve` / `aretrieve`; a single-arm retriever
+        is the ensemble restricted to that arm (for one arm, fused order is the arm's order)."""
+        kw: dict[str, Any] = {"namespace": self.namespace, "k": self.k, "now": self.now, "types": self.types}
+        if arm is not None:
+            kw["arms"] = [arm]
+        return kw
+
+
+def _retrieval_info(retrieval: Retrieval) -> dict[str, Any]:
+    """What one retrieval says about arms that did not answer: the same on every hit."""
+    return {
+        "skipped_arms": dict(retrieval.plan.skipped),
+        "failed_arms": {f.arm: f"{f.kind}: {f.reason}" for f in retrieval.failures},
+        "widened_arms": list(retrieval.widened),
+        "pooled_arms": list(retrieval.pooled),
+    }
+
+
+def hit_metadata(hit: FusedHit, retrieval: Retrieval) -> dict[str, Any]:
+    """JSON-safe metadata for one fused hit, built from `FusedHit.to_json()`.
+
+    The memory's fields come first (type, ISO `event_at` in the zone of the query's `now`: the
+    agent tool showed a Friday-evening dinner asked about from Los Angeles as Saturday in UTC,
+    entities...), the caller's own memory
+    metadata under `metadata`, then the retrieval facts: score, rank, arms, per-arm contributions,
+    the explain string and the skipped / failed / widened arms. The caller's own keys are also
+    copied to the top level, where LangChain document prompts ("{source}") and LlamaIndex
+    postprocessors look for them; where one is named like a key above, ours keeps the name and the
+    caller's value stays under `metadata`.
+    """
+    data = hit.to_json()
+    memory = dict(data["memory"])
+    memory_id = memory.pop("id")
+    memory.pop("text")
+    for key in ("event_at", "created_at"):  # in the zone the query was asked in, as its windows are
+        if memory.get(key):
+            memory[key] = datetime.fromisoformat(memory[key]).astimezone(retrieval.parsed.now.tzinfo).isoformat()
+    out = {
+        "memory_id": memory_id,
+        **memory,
+        "score": data["score"],
+        "rank": data["rank"],
+        "arms": [c["arm"] for c in data["contributions"]],
+        "contributions": data["contributions"],
+        "explain": data["explain"],
+        **_retrieval_info(retrieval),
+    }
+    for key, value in (memory.get("metadata") or {}).items():
+        out.setdefault(key, value)
+    return out
+
+
+@dataclass(frozen=True)
+class ArmReport:
+    """One planned arm as a trace wants to show it: the fused hits it contributed to, in the arm's
+    own rank order, how long it took, and why it failed if it did. `partial`: it answered, but
+    the memories of some of its hits could not be read (a "hydration" failure), so `hits` is what
+    of its answer survived rather than nothing."""
+
+    arm: str
+    hits: tuple[tuple[FusedHit, Contribution], ...]
+    elapsed_ms: float | None
+    error: str | None = None
+    widened: bool = False
+    partial: bool = False
+
+
+def arm_reports(retrieval: Retrieval) -> list[ArmReport]:
+    """A report per planned arm, in plan order.
+
+    The core keeps each arm's share of every *returned* hit (`FusedHit.contributions`), not the
+    arm's full candidate list, so a report lists the returned hits that arm found, ordered by the
+    rank the arm itself gave them.
+    """
+    failed = {f.arm: f"{f.kind}: {f.reason}" for f in retrieval.failures}
+    partial = {f.arm for f in retrieval.failures if f.kind == "hydration"}
+    out: list[ArmReport] = []
+    for arm in retrieval.plan.arms:
+        found = [(h, c) for h in retrieval.hits for c in h.contributions if c.arm == arm]
+        found.sort(key=lambda hc: hc[1].rank)
+        out.append(ArmReport(arm, tuple(found), retrieval.timings_ms.get(arm), failed.get(arm),
+                             arm in retrieval.widened, arm in partial))
+    return out

@@ -1,0 +1,126 @@
+"""Memory <-> payload. The vector store's payload is the source of truth (BM25 and the embedded
+graph are rebuilt from it), so this is the one place that knows the on-disk shape."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from ..query.cues import answer_types
+from ..types import Memory, MemoryType
+from ..validation import thaw
+from ..validation import FIRST_STORABLE, LAST_STORABLE, is_storable
+from ..types import EntityMention
+
+__all__ = ["LAYOUT_VERSION", "to_payload", "from_payload", "payload_mentions", "stored_time", "answer_tags"]
+
+#: Bumped when the payload shape changes; a store of another layout is refused on open.
+LAYOUT_VERSION = 1
+
+
+def _ts(value: datetime | None) -> float | None:
+    return value.timestamp() if value is not None else None
+
+
+def stored_time(value: Any, iso: Any = None) -> datetime | None:
+    """The stored instant in UTC: from its ISO text when the payload has it (exact to the
+    microsecond at any date; a float of epoch seconds is exact only for years ~1700-2240),
+    else from the epoch seconds (which the range filters use). A time outside what a store can
+    hold (written before such times were refused) reads back as the nearer end of the range, so
+    one bad value cannot keep a store from opening."""
+    if value is None:
+        return None
+    dt = _read(lambda: datetime.fromisoformat(iso).astimezone(timezone.utc)) if isinstance(iso, str) else None
+    dt = dt or _read(lambda: datetime.fromtimestamp(float(value), tz=timezone.utc))
+    if dt is None or not is_storable(dt):
+        return FIRST_STORABLE if float(value) < 0 else LAST_STORABLE
+    return dt
+
+
+def _read(parse: Any) -> datetime | None:
+    try:
+        return parse()
+    except (OverflowError, ValueError, OSError):
+        return None
+
+
+def answer_tags(text: str) -> list[str]:
+    """The payload's `answers` field for a memory's text: what it can answer (`cues.answer_types`).
+    Ingest writes it and `open` derives it for memories written before it existed, the same way."""
+    return list(answer_types(text))
+
+
+def to_payload(m: Memory, entity_kinds: Sequence[str | None] | None = None) -> dict[str, Any]:
+    """Epoch floats for times (range filters in both Qdrant engines and FalkorDB all take floats).
+    `entity_kinds` (NER labels, parallel to `m.entities`) lets the graph be re-linked from the
+    payload exactly as ingest linked it; payloads without it read back with unknown kinds.
+    `answers` (derived from the text, indexed) tags what the memory can answer: "time" when it
+    states one, for "when did...?" questions (`query.cues`)."""
+    kinds = list(entity_kinds) if entity_kinds is not None else []
+    return {
+        "memory_id": m.id,
+        "namespace": m.namespace,
+        "text": m.text,
+        "predicate": m.predicate,
+        "type": m.type.value if m.type else None,
+        "event_at": _ts(m.event_at),
+        "event_at_iso": m.event_at.isoformat() if m.event_at else None,
+        "created_at": _ts(m.created_at),
+        "created_at_iso": m.created_at.isoformat() if m.created_at else None,
+        "entities": list(m.entities),
+        "entity_kinds": kinds if len(kinds) == len(m.entities) else [None] * len(m.entities),
+        "session_id": m.session_id,
+        "context": m.context,
+        "answers": answer_tags(m.text),
+        "metadata": thaw(m.metadata),
+        **({"metadata_json": json.dumps(thaw(m.metadata), separators=(",", ":"))} if _has_float(m.metadata) else {}),
+    }
+
+
+def _has_float(value: Any) -> bool:
+    """qdrant-edge reads ~1 in 6 floats back one ULP off (its JSON number parsing is not exact), so
+    metadata holding floats is also kept as JSON text, which `from_payload` prefers."""
+    if isinstance(value, float):
+        return True
+    if isinstance(value, Mapping):
+        return any(_has_float(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_has_float(v) for v in value)
+    return False
+
+
+def from_payload(p: Mapping[str, Any]) -> Memory:
+    """Rebuild a Memory. Times come back in UTC; the instant is preserved exactly."""
+    return Memory(
+        id=str(p["memory_id"]), namespace=str(p["namespace"]), text=str(p["text"]),
+        predicate=p.get("predicate"),
+        type=MemoryType(p["type"]) if p.get("type") else None,
+        event_at=stored_time(p.get("event_at"), p.get("event_at_iso")),
+        created_at=stored_time(p.get("created_at"), p.get("created_at_iso")),
+        entities=tuple(p.get("entities") or ()), session_id=_session(p.get("session_id")),
+        metadata=_metadata(p), context=p.get("context"),
+    )
+
+
+def _session(value: Any) -> str | None:
+    """Stores written before session ids had to be text may hold another JSON value: read it as
+    its text rather than refuse a memory that was accepted when it was written."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value) if isinstance(value, (list, dict)) else str(value)  # as str() grouped them
+
+
+def _metadata(p: Mapping[str, Any]) -> Any:
+    text = p.get("metadata_json")
+    return json.loads(text) if isinstance(text, str) else p.get("metadata") or {}
+
+
+def payload_mentions(p: Mapping[str, Any]) -> list[EntityMention]:
+    """The entity mentions a payload records, with their kinds when it has them."""
+    names = list(p.get("entities") or ())
+    kinds = list(p.get("entity_kinds") or ())
+    if len(kinds) != len(names):
+        kinds = [None] * len(names)
+    return [EntityMention(str(n), k if isinstance(k, str) else None) for n, k in zip(names, kinds)]

@@ -1,0 +1,161 @@
+"""Small protocols for the three kinds of backend. The store and the arms depend only on these,
+so an embedded engine and a server are interchangeable and pass one contract suite each."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+from ..results import Hit
+from ..types import Entity, EntityMention, MemoryType, Relation, TimeWindow
+
+__all__ = [
+    "VectorFilter", "VectorQuery", "VectorRecord", "ScoredPayload", "VectorBackend", "PayloadWriter",
+    "LexicalDoc", "LexicalIndex",
+    "GraphStore",
+]
+
+
+# ---------------------------------------------------------------- vectors + payload (Qdrant)
+@dataclass(frozen=True)
+class VectorFilter:
+    """Backend-neutral payload filter. `namespace` is mandatory: no query can cross tenants."""
+
+    namespace: str
+    types: frozenset[MemoryType] | None = None
+    event_window: TimeWindow | None = None
+    memory_ids: tuple[str, ...] | None = None
+    #: Only memories tagged with this answer type (payload `answers`, e.g. "time").
+    answers: str | None = None
+    #: Only memories mentioning at least one of these entity names, as the payload's `entities` holds
+    #: them (each mention as written), compared exactly.
+    entities: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class VectorQuery:
+    """One search: nearest neighbours of `vector` under `filter`, at most `limit` results."""
+
+    vector: tuple[float, ...]
+    filter: VectorFilter
+    limit: int
+
+
+@dataclass(frozen=True)
+class VectorRecord:
+    """What the store writes per memory: its vector and its payload (the source of truth)."""
+
+    memory_id: str
+    namespace: str
+    vector: tuple[float, ...]
+    payload: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ScoredPayload:
+    payload: Mapping[str, Any]
+    score: float  # cosine similarity in [-1, 1]
+
+
+@runtime_checkable
+class VectorBackend(Protocol):
+    """Qdrant-shaped storage. Constructors do no I/O; `open` creates or opens the collection."""
+
+    name: str
+
+    def open(self, dim: int) -> None: ...
+    def upsert(self, records: Sequence[VectorRecord]) -> None: ...
+    def delete(self, namespace: str, memory_ids: Sequence[str]) -> None: ...
+    def get(self, namespace: str, memory_ids: Sequence[str]) -> list[Mapping[str, Any]]: ...
+    def query_batch(self, queries: Sequence[VectorQuery]) -> list[list[ScoredPayload]]: ...
+    def scroll(self, namespace: str | None = None) -> Iterator[Mapping[str, Any]]: ...
+    def count(self, namespace: str) -> int: ...
+    def namespaces(self) -> list[str]: ...
+    def read_meta(self) -> dict[str, Any] | None: ...
+    def write_meta(self, meta: Mapping[str, Any]) -> None: ...
+    def flush(self) -> None: ...
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class PayloadWriter(Protocol):
+    """Optional beside `VectorBackend`: merge keys into stored payloads without touching vectors.
+    `open` uses it to add fields a newer version derives (e.g. `answers`) to memories written
+    before; a backend without it keeps serving them as before (see `recovery.backfill`)."""
+
+    def set_payload(self, namespace: str, memory_ids: Sequence[str], payload: Mapping[str, Any]) -> None: ...
+
+
+# ---------------------------------------------------------------- lexical (BM25)
+@dataclass(frozen=True)
+class LexicalDoc:
+    memory_id: str
+    namespace: str
+    text: str
+    predicate: str | None
+    type: MemoryType | None
+    context: str | None = None  # indexed at the index's context weight (see Memory.context)
+
+
+@runtime_checkable
+class LexicalIndex(Protocol):
+    """BM25 over one namespace at a time; scores normalized to [0, 1] per query."""
+
+    def add(self, docs: Sequence[LexicalDoc]) -> None: ...
+    def delete(self, namespace: str, memory_ids: Sequence[str]) -> None: ...
+    def search(self, namespace: str, text: str, k: int,
+               types: frozenset[MemoryType] | None = None) -> list[tuple[str, float]]: ...
+    def count(self, namespace: str) -> int: ...
+
+
+# ---------------------------------------------------------------- entity graph
+@runtime_checkable
+class GraphStore(Protocol):
+    """Entities, MENTIONS edges and entity relations, scoped by namespace in every call.
+    Constructors do no I/O; `open` connects or loads. Entity arguments are names or ids (both are
+    normalized)."""
+
+    name: str
+
+    def open(self) -> None: ...
+    def link(self, namespace: str,
+             items: Sequence[tuple[str, Sequence[EntityMention], MemoryType | None]]) -> None:
+        """Batch: for each (memory_id, mentions, type) write MENTIONS edges and co-mention edges.
+        Upsert: re-linking a memory replaces its mentions (names left unmentioned go as in `unlink`)."""
+        ...
+    def unlink(self, namespace: str, memory_ids: Sequence[str]) -> None:
+        """Forget memories: their MENTIONS edges go, co-mention counts are decremented, and the
+        entities no memory mentions any more are deleted unless a relation or an `add_alias` keeps
+        them (`graph_gc`: a deleted memory's names must not stay in storage)."""
+        ...
+    def relate(self, namespace: str, relation: Relation) -> None: ...
+    def add_alias(self, namespace: str, entity: str, alias: str) -> None:
+        """Make `alias` resolve to `entity` (both created when missing). Both names are user facts:
+        their group stays when no memory mentions it."""
+        ...
+    def entities(self, namespace: str) -> list[Entity]: ...
+    def resolve(self, namespace: str, name: str) -> list[Entity]:
+        """Canonical entities a name may mean, best first: its own entity, then the full names it
+        is the first or last token of (ambiguous "Sarah" -> Sarah Chen, Sarah Park)."""
+        ...
+    def mentions_of(self, namespace: str, memory_id: str) -> list[str]:
+        """Ids of the entities a memory is linked to (sorted)."""
+        ...
+    def entity_version(self, namespace: str) -> int:
+        """Changes whenever the namespace's entity list (names, aliases, kinds) changes."""
+        ...
+    def stats(self, namespace: str | None = None) -> Mapping[str, int]:
+        """Counts: entities, memories, mentions, relations, co_mentions (all namespaces if None)."""
+        ...
+    def traverse(self, namespace: str, seeds: Sequence[tuple[str, float]], max_hops: int,
+                 limit: int, now: datetime, *, multi_hop_factor: float = 1.0,
+                 types: frozenset[MemoryType] | None = None,
+                 asked: Sequence[tuple[str, str, bool]] = ()) -> list[Hit]:
+        """Memories reachable from the seed entities (entity id, ref confidence), best first.
+        `multi_hop_factor` scales hits found at hop >= 1; `types` keeps only those memory types;
+        `asked` lists (entity id, relation, forward) the query asks: the walk re-roots at the
+        other end of those edges (`graph_common`, "Asked relations")."""
+        ...
+    def close(self) -> None: ...

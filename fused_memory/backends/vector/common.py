@@ -1,0 +1,234 @@
+"""What the two Qdrant backends share, so that the embedded shard and the server agree exactly.
+
+Both backends turn the same neutral values into their engine's own types: point ids, the payload
+indexes to create, the filter of a query (as engine-free `Condition`s), the payloads to write, the
+order of `get` results and the clamping of scores all live here. A backend only translates.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar, Union
+
+from ...errors import BackendError, EmbeddingMismatch, FusedMemoryError, InvalidMemory, QueryError
+from ..protocols import VectorFilter, VectorQuery, VectorRecord
+
+__all__ = [
+    "POINT_ID_NAMESPACE", "SCROLL_PAGE", "META_POINT_ID",
+    "IndexSpec", "PAYLOAD_INDEXES",
+    "MatchOne", "MatchAnyOf", "Between", "Condition", "filter_conditions", "can_match",
+    "PreparedPoint", "point_id", "prepare_points", "check_query", "in_requested_order", "unique", "plain",
+    "clamp_score", "paginate", "chunks", "encode_meta", "engine_errors", "WRITE_CHUNK",
+]
+
+_T = TypeVar("_T")
+
+#: Fixed uuid5 namespace for point ids. Changing it would orphan every stored point: never do.
+POINT_ID_NAMESPACE = uuid.UUID("6f1c1f0e-4d8a-5b59-9a57-3e0f1d5c2b7a")
+#: Id of the single point that holds the store's meta in the client backend's meta collection.
+META_POINT_ID = str(uuid.uuid5(POINT_ID_NAMESPACE, "fused-memory/meta"))
+#: Payloads fetched per scroll page: large enough to amortize a round trip, small enough that one
+#: engine call (which holds the GIL on qdrant-edge) stays in the low milliseconds.
+SCROLL_PAGE = 256
+#: Points per write call: bounds one call's GIL hold on qdrant-edge (a 60k-point upsert held it for
+#: 850 ms) and one request's body on a server (Qdrant refuses bodies over 32 MB by default).
+WRITE_CHUNK = 512
+
+
+# ---------------------------------------------------------------- payload indexes
+@dataclass(frozen=True)
+class IndexSpec:
+    """One payload index. `tenant` marks the field Qdrant should co-locate points by."""
+
+    field: str
+    kind: Literal["keyword", "float"]
+    tenant: bool = False
+
+
+#: Created on `open` by both backends: every filter below runs on an index, never a payload scan.
+PAYLOAD_INDEXES: tuple[IndexSpec, ...] = (
+    IndexSpec("namespace", "keyword", tenant=True),
+    IndexSpec("type", "keyword"),
+    IndexSpec("event_at", "float"),
+    IndexSpec("memory_id", "keyword"),
+    IndexSpec("answers", "keyword"),
+    IndexSpec("entities", "keyword"),
+)
+
+
+# ---------------------------------------------------------------- filters
+@dataclass(frozen=True)
+class MatchOne:
+    key: str
+    value: str
+
+
+@dataclass(frozen=True)
+class MatchAnyOf:
+    key: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Between:
+    """Inclusive float range; a point without the field never matches (Qdrant range semantics)."""
+
+    key: str
+    gte: float
+    lte: float
+
+
+Condition = Union[MatchOne, MatchAnyOf, Between]
+
+
+def _require_namespace(namespace: object) -> str:
+    if not isinstance(namespace, str) or not namespace:
+        raise QueryError(f"namespace must be a non-empty string, got {namespace!r}")
+    return namespace
+
+
+def filter_conditions(f: VectorFilter) -> tuple[Condition, ...]:
+    """All `must` conditions of a filter. The namespace comes first and is never optional, so
+    no query can see another tenant's points whatever else the filter says."""
+    conds: list[Condition] = [MatchOne("namespace", _require_namespace(f.namespace))]
+    if f.types is not None:
+        conds.append(MatchAnyOf("type", tuple(sorted(str(getattr(t, "value", t)) for t in f.types))))
+    if f.event_window is not None:
+        conds.append(Between("event_at", f.event_window.start.timestamp(), f.event_window.end.timestamp()))
+    if f.memory_ids is not None:
+        conds.append(MatchAnyOf("memory_id", unique(f.memory_ids)))
+    if f.answers is not None:
+        conds.append(MatchOne("answers", f.answers))  # `answers` is a list: matches any element
+    if f.entities is not None:
+        conds.append(MatchAnyOf("entities", unique(f.entities)))  # a list too: any shared element
+    return tuple(conds)
+
+
+def can_match(conds: Sequence[Condition]) -> bool:
+    """False when an explicit empty set (types=frozenset(), memory_ids=()) rules out every point.
+    Such a query is answered with [] without asking the engine: "any of nothing" matches nothing
+    (both engines agree, checked), so the round trip would be wasted."""
+    return all(not (isinstance(c, MatchAnyOf) and not c.values) for c in conds)
+
+
+# ---------------------------------------------------------------- points
+@dataclass(frozen=True)
+class PreparedPoint:
+    """A record ready for either engine: deterministic id, plain-list vector, plain-JSON payload."""
+
+    id: str
+    vector: list[float]
+    payload: dict[str, Any]
+
+
+def point_id(namespace: str, memory_id: str) -> str:
+    """uuid5 of (namespace, memory_id): the same memory id in two namespaces is two points, and an
+    upsert of a known id overwrites it. JSON-encoding the pair keeps ("a:b", "c") != ("a", "b:c"),
+    and its ASCII escapes make any Python string hashable (even one no engine could store)."""
+    return str(uuid.uuid5(POINT_ID_NAMESPACE, json.dumps([namespace, memory_id])))
+
+
+def unique(items: Sequence[str]) -> tuple[str, ...]:
+    """Deduplicate, keeping first occurrences in order."""
+    return tuple(dict.fromkeys(items))
+
+
+def _vector(values: Sequence[float], dim: int, what: str, bad: type[Exception]) -> list[float]:
+    """A wrong length means another embedder wrote or asked: refuse rather than mix models."""
+    if len(values) != dim:
+        raise EmbeddingMismatch(f"{what} has {len(values)} dimensions; this store holds {dim}-d vectors")
+    out = [float(v) for v in values]
+    if not all(math.isfinite(v) for v in out):
+        raise bad(f"{what} contains NaN or infinity")
+    return out
+
+
+def prepare_points(records: Sequence[VectorRecord], dim: int) -> list[PreparedPoint]:
+    """Validate a batch before anything is written. The record's namespace and memory id are
+    authoritative for filtering, so the payload must agree with them (or leave them out). A point
+    given twice keeps its last version, as two upserts in a row would."""
+    out: dict[str, PreparedPoint] = {}
+    for rec in records:
+        ns = _require_namespace(rec.namespace)
+        if not isinstance(rec.memory_id, str) or not rec.memory_id:
+            raise InvalidMemory(f"memory_id must be a non-empty string, got {rec.memory_id!r}")
+        payload = plain(rec.payload)
+        for key, want in (("namespace", ns), ("memory_id", rec.memory_id)):
+            if payload.setdefault(key, want) != want:
+                raise InvalidMemory(f"payload {key} {payload[key]!r} differs from the record's {want!r}")
+        pid = point_id(ns, rec.memory_id)
+        out.pop(pid, None)
+        out[pid] = PreparedPoint(pid, _vector(rec.vector, dim, f"vector of memory {rec.memory_id!r}",
+                                              InvalidMemory), payload)
+    return list(out.values())
+
+
+def check_query(q: VectorQuery, dim: int) -> list[float]:
+    """Validate one query and return its vector as a plain list."""
+    if not isinstance(q.limit, int) or q.limit <= 0:
+        raise QueryError(f"query limit must be a positive integer, got {q.limit!r}")
+    return _vector(q.vector, dim, "query vector", QueryError)
+
+
+def plain(value: Any) -> Any:
+    """Deep copy into dict/list/scalars: the engines' converters take neither MappingProxyType
+    (frozen metadata) nor tuples at every depth, and the caller's objects must not be aliased."""
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
+def in_requested_order(payloads: Sequence[Mapping[str, Any]], memory_ids: Sequence[str]
+                       ) -> list[Mapping[str, Any]]:
+    """`get` answers in the order asked, each id once, missing ids left out."""
+    by_id = {p.get("memory_id"): p for p in payloads}
+    return [by_id[m] for m in unique(memory_ids) if m in by_id]
+
+
+def clamp_score(score: float) -> float:
+    """Cosine of float32 vectors can land a hair outside [-1, 1]; the protocol promises the range."""
+    return max(-1.0, min(1.0, float(score)))
+
+
+def paginate(fetch: Callable[[Any], tuple[Sequence[Mapping[str, Any]], Any]]) -> Iterator[Mapping[str, Any]]:
+    """Drive a scroll: `fetch(offset)` returns one page and the next offset (None at the end)."""
+    offset: Any = None
+    while True:
+        page, offset = fetch(offset)
+        yield from page
+        if offset is None:
+            return
+
+
+def chunks(items: Sequence[_T], size: int = WRITE_CHUNK) -> Iterator[Sequence[_T]]:
+    """Consecutive slices of at most `size` points or ids (see WRITE_CHUNK for why writes are sliced)."""
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
+
+
+def encode_meta(meta: Mapping[str, Any]) -> str:
+    """The meta dict as JSON text; refuse what would not read back identically."""
+    try:
+        return json.dumps(plain(meta), ensure_ascii=False, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise BackendError(f"store meta is not JSON-serializable: {exc}") from exc
+
+
+@contextmanager
+def engine_errors(what: str, classify: Callable[[Exception], FusedMemoryError]) -> Iterator[None]:
+    """Let our own errors through; turn anything an engine raises into a `BackendError` subclass
+    chosen by `classify`, keeping the original as `__cause__`."""
+    try:
+        yield
+    except FusedMemoryError:
+        raise
+    except Exception as exc:  # engines raise bare Exception (qdrant-edge) or many client types
+        err = classify(exc)
+        raise type(err)(f"{what}: {err}") from exc

@@ -1,0 +1,304 @@
+"""The scale-out vector backend: a Qdrant server or cluster through `qdrant-client`.
+
+`location=":memory:"` or a folder path runs qdrant-client's local mode instead. That mode is
+pure-Python brute force (about 100 ms per query at 100k, payload indexes ignored) and exists so
+the same code and the same contract suite run in CI without a server; do not use it for real data.
+
+The store's meta lives as one point in a tiny side collection `<collection>__meta` (JSON text in
+its payload), so a server deployment needs nothing but Qdrant.
+
+Threading: against a server, calls go straight to qdrant-client's HTTP client, which is safe to
+share and lets the arms' requests overlap. Local mode keeps plain Python dicts (and, with a path,
+a SQLite file opened with check_same_thread disabled), so there every call takes one lock.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
+
+from qdrant_client import QdrantClient, models
+from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+
+from ...errors import BackendError, BackendUnavailable, ConfigurationError, EmbeddingMismatch, FusedMemoryError
+from .common import (META_POINT_ID, PAYLOAD_INDEXES, SCROLL_PAGE, Between, Condition, IndexSpec, MatchAnyOf, MatchOne,
+                     can_match, check_query, chunks, clamp_score, encode_meta, engine_errors, filter_conditions,
+                     in_requested_order, paginate, point_id, prepare_points)
+from ..protocols import ScoredPayload, VectorFilter, VectorQuery, VectorRecord
+
+__all__ = ["QdrantClientBackend", "DEFAULT_TIMEOUT_S"]
+
+#: Seconds before a request to the server gives up: an unreachable server must fail the arm fast
+#: (the ensemble drops a late arm anyway), not hang the caller.
+DEFAULT_TIMEOUT_S = 5
+_UNAVAILABLE_STATUS = frozenset({408, 429, 502, 503, 504})
+
+
+def _classify(exc: Exception) -> FusedMemoryError:
+    """Transport failures and overload answers are `BackendUnavailable` (worth a retry); every
+    other engine complaint is a plain `BackendError`."""
+    if isinstance(exc, ResponseHandlingException):
+        return BackendUnavailable(f"Qdrant server unreachable: {exc.source!r}")
+    if isinstance(exc, UnexpectedResponse):
+        if exc.status_code in _UNAVAILABLE_STATUS:
+            return BackendUnavailable(f"Qdrant server unavailable: {exc}")
+        return BackendError(str(exc))
+    try:
+        import httpx
+        if isinstance(exc, httpx.TransportError):
+            return BackendUnavailable(f"Qdrant server unreachable: {exc!r}")
+    except ImportError:  # pragma: no cover - httpx is a qdrant-client dependency
+        pass
+    if isinstance(exc, (ConnectionError, TimeoutError)):
+        return BackendUnavailable(f"Qdrant server unreachable: {exc!r}")
+    return BackendError(f"{type(exc).__name__}: {exc}")
+
+
+def _client_index(spec: IndexSpec) -> Any:
+    if spec.kind == "keyword":
+        if spec.tenant:
+            return models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=True)
+        return models.PayloadSchemaType.KEYWORD
+    return models.PayloadSchemaType.FLOAT
+
+
+def _client_condition(c: Condition) -> models.FieldCondition:
+    if isinstance(c, MatchOne):
+        return models.FieldCondition(key=c.key, match=models.MatchValue(value=c.value))
+    if isinstance(c, MatchAnyOf):
+        return models.FieldCondition(key=c.key, match=models.MatchAny(any=list(c.values)))
+    if isinstance(c, Between):
+        return models.FieldCondition(key=c.key, range=models.Range(gte=c.gte, lte=c.lte))
+    raise TypeError(f"unknown condition {c!r}")
+
+
+def _client_filter(conds: Sequence[Condition]) -> models.Filter:
+    return models.Filter(must=[_client_condition(c) for c in conds])
+
+
+class QdrantClientBackend:
+    """`VectorBackend` on qdrant-client. Give `url` (server/cluster) or `location` (local mode:
+    ":memory:" or a folder). The constructor does no I/O; the client is made on first use."""
+
+    name = "qdrant-client"
+
+    def __init__(self, url: str | None = None, api_key: str | None = None, location: str | None = None,
+                 collection: str = "fused_memory", *, timeout: int = DEFAULT_TIMEOUT_S) -> None:
+        if (url is None) == (location is None):
+            raise ConfigurationError("QdrantClientBackend needs exactly one of url (server) or location "
+                                     "(':memory:' or a folder for local mode)")
+        if not collection:
+            raise ConfigurationError("collection name must not be empty")
+        self.url, self.api_key, self.location = url, api_key, location
+        self.collection = collection
+        self.meta_collection = f"{collection}__meta"
+        self.timeout = timeout
+        self._client: QdrantClient | None = None
+        self._dim: int | None = None
+        self._lock = threading.RLock()
+
+    @property
+    def local(self) -> bool:
+        return self.location is not None
+
+    def _guard(self) -> AbstractContextManager[Any]:
+        """Serialize calls in local mode only; a server client is safe to share between threads."""
+        return self._lock if self.local else nullcontext()
+
+    def _connect(self) -> QdrantClient:
+        with self._lock:
+            if self._client is None:
+                with engine_errors("cannot create Qdrant client", _classify):
+                    if self.url is not None:
+                        # check_compatibility would do a request here; open() does the first one
+                        self._client = QdrantClient(url=self.url, api_key=self.api_key, timeout=self.timeout,
+                                                    check_compatibility=False)
+                    elif self.location == ":memory:":
+                        self._client = QdrantClient(location=":memory:")
+                    else:
+                        self._client = QdrantClient(path=self.location, force_disable_check_same_thread=True)
+            return self._client
+
+    def _require(self) -> QdrantClient:
+        if self._dim is None:
+            raise BackendError(f"qdrant-client backend for {self.collection!r} is not open (call open(dim))")
+        return self._connect()
+
+    # ------------------------------------------------------------------ lifecycle
+    def open(self, dim: int) -> None:
+        """Create the collection (cosine, `dim`) and its payload indexes, or check an existing one."""
+        if not isinstance(dim, int) or dim <= 0:
+            raise ConfigurationError(f"vector dimension must be a positive integer, got {dim!r}")
+        client = self._connect()
+        with self._lock:
+            if self._dim is not None:
+                if dim != self._dim:
+                    raise EmbeddingMismatch(f"backend is open with {self._dim}-d vectors, not {dim}-d")
+                return
+            with engine_errors(f"cannot open Qdrant collection {self.collection!r}", _classify):
+                if client.collection_exists(self.collection):
+                    info = client.get_collection(self.collection)
+                    self._check_vectors(info.config.params.vectors, dim)
+                    have = set(info.payload_schema or {})
+                else:
+                    client.create_collection(self.collection, vectors_config=models.VectorParams(
+                        size=dim, distance=models.Distance.COSINE))
+                    have = set()
+                with warnings.catch_warnings():  # local mode warns that indexes have no effect there
+                    warnings.simplefilter("ignore", UserWarning)
+                    for spec in PAYLOAD_INDEXES:
+                        if spec.field not in have:
+                            client.create_payload_index(self.collection, spec.field,
+                                                        field_schema=_client_index(spec), wait=True)
+            self._dim = dim
+
+    def _check_vectors(self, vectors: Any, dim: int) -> None:
+        if not isinstance(vectors, models.VectorParams):
+            raise ConfigurationError(f"collection {self.collection!r} uses named vectors; "
+                                     "fused-memory needs a single unnamed cosine vector")
+        if vectors.size != dim:
+            raise EmbeddingMismatch(f"collection {self.collection!r} holds {vectors.size}-d vectors; "
+                                    f"the embedder in use makes {dim}-d vectors")
+        if vectors.distance != models.Distance.COSINE:
+            raise ConfigurationError(f"collection {self.collection!r} uses {vectors.distance} distance, "
+                                     "not cosine")
+
+    def close(self) -> None:
+        """Release the client (and, in local mode with a path, its folder lock). Idempotent."""
+        with self._lock:
+            client, self._client, self._dim = self._client, None, None
+            if client is not None:
+                with engine_errors("closing Qdrant client", _classify):
+                    client.close()
+
+    def flush(self) -> None:
+        """Nothing to do: the server persists on its own and local mode writes through on every call."""
+        self._require()
+
+    # ------------------------------------------------------------------ writes
+    def upsert(self, records: Sequence[VectorRecord]) -> None:
+        if not records:
+            return
+        client = self._require()
+        points = prepare_points(records, self._dim or 0)
+        with self._guard(), engine_errors("upsert", _classify):
+            for chunk in chunks(points):
+                client.upsert(self.collection, wait=True, points=[
+                    models.PointStruct(id=p.id, vector=p.vector, payload=p.payload) for p in chunk])
+
+    def delete(self, namespace: str, memory_ids: Sequence[str]) -> None:
+        if not memory_ids:
+            return
+        client = self._require()
+        ids: list[Any] = [point_id(namespace, m) for m in dict.fromkeys(memory_ids)]
+        with self._guard(), engine_errors("delete", _classify):
+            client.delete(self.collection, points_selector=models.PointIdsList(points=ids), wait=True)
+
+    def set_payload(self, namespace: str, memory_ids: Sequence[str], payload: Mapping[str, Any]) -> None:
+        """Merge `payload`'s keys into these memories' payloads (`PayloadWriter`); vectors untouched."""
+        client = self._require()
+        ids: list[Any] = [point_id(namespace, m) for m in dict.fromkeys(memory_ids)]
+        with self._guard(), engine_errors("set_payload", _classify):
+            for part in chunks(ids):
+                client.set_payload(self.collection, payload=dict(payload), points=list(part), wait=True)
+
+    # ------------------------------------------------------------------ reads
+    def get(self, namespace: str, memory_ids: Sequence[str]) -> list[Mapping[str, Any]]:
+        if not memory_ids:
+            return []
+        client = self._require()
+        ids: list[Any] = [point_id(namespace, m) for m in dict.fromkeys(memory_ids)]
+        with self._guard(), engine_errors("get", _classify):
+            records = client.retrieve(self.collection, ids, with_payload=True, with_vectors=False)
+        payloads = [r.payload for r in records if r.payload and r.payload.get("namespace") == namespace]
+        return in_requested_order(payloads, memory_ids)
+
+    def query_batch(self, queries: Sequence[VectorQuery]) -> list[list[ScoredPayload]]:
+        """All searches in one `query_batch_points` request; impossible filters are answered []."""
+        results: list[list[ScoredPayload]] = [[] for _ in queries]
+        if not queries:
+            return results
+        client = self._require()
+        asked: list[int] = []
+        requests: list[models.QueryRequest] = []
+        for i, q in enumerate(queries):
+            vector = check_query(q, self._dim or 0)
+            conds = filter_conditions(q.filter)
+            if can_match(conds):
+                asked.append(i)
+                requests.append(models.QueryRequest(query=vector, filter=_client_filter(conds),
+                                                    limit=q.limit, with_payload=True))
+        if not requests:
+            return results
+        with self._guard(), engine_errors("query", _classify):
+            answers = client.query_batch_points(self.collection, requests=requests)
+        for i, answer in zip(asked, answers):
+            results[i] = [ScoredPayload(p.payload or {}, clamp_score(p.score)) for p in answer.points]
+        return results
+
+    def scroll(self, namespace: str | None = None) -> Iterator[Mapping[str, Any]]:
+        client = self._require()
+        flt = _client_filter(filter_conditions(VectorFilter(namespace))) if namespace is not None else None
+
+        def fetch(offset: Any) -> tuple[list[Mapping[str, Any]], Any]:
+            with self._guard(), engine_errors("scroll", _classify):
+                records, nxt = client.scroll(self.collection, scroll_filter=flt, limit=SCROLL_PAGE,
+                                             offset=offset, with_payload=True, with_vectors=False)
+            return [r.payload or {} for r in records], nxt
+
+        return paginate(fetch)
+
+    def count(self, namespace: str) -> int:
+        client = self._require()
+        flt = _client_filter(filter_conditions(VectorFilter(namespace)))
+        with self._guard(), engine_errors("count", _classify):
+            return int(client.count(self.collection, count_filter=flt, exact=True).count)
+
+    def namespaces(self) -> list[str]:
+        """Distinct namespaces from the keyword index (facet), sorted."""
+        client = self._require()
+        with self._guard(), engine_errors("namespaces", _classify):
+            limit = max(1, client.count(self.collection, exact=True).count)
+            hits = client.facet(self.collection, "namespace", limit=limit, exact=True).hits
+        return sorted(str(h.value) for h in hits if h.count > 0)
+
+    # ------------------------------------------------------------------ meta
+    def read_meta(self) -> dict[str, Any] | None:
+        """Works before `open`: the meta collection does not depend on the vector dimension."""
+        client = self._connect()
+        with self._guard(), engine_errors("read meta", _classify):
+            if not client.collection_exists(self.meta_collection):
+                return None
+            records = client.retrieve(self.meta_collection, [META_POINT_ID], with_payload=True)
+        if not records:
+            return None
+        try:
+            meta = json.loads((records[0].payload or {})["json"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise BackendError(f"meta in {self.meta_collection!r} is unreadable: {exc!r}") from exc
+        if not isinstance(meta, dict):
+            raise BackendError(f"meta in {self.meta_collection!r} is not a JSON object")
+        return meta
+
+    def write_meta(self, meta: Mapping[str, Any]) -> None:
+        """One point, stored as JSON text so it reads back exactly; a single upsert replaces it."""
+        text = encode_meta(meta)
+        client = self._connect()
+        with self._guard(), engine_errors("write meta", _classify):
+            if not client.collection_exists(self.meta_collection):
+                try:
+                    client.create_collection(self.meta_collection, vectors_config=models.VectorParams(
+                        size=1, distance=models.Distance.DOT))
+                except Exception:  # another writer created it first
+                    if not client.collection_exists(self.meta_collection):
+                        raise
+            client.upsert(self.meta_collection, wait=True, points=[
+                models.PointStruct(id=META_POINT_ID, vector=[1.0], payload={"json": text})])
+
+    def __repr__(self) -> str:
+        where = f"url={self.url!r}" if self.url is not None else f"location={self.location!r}"
+        return f"QdrantClientBackend({where}, collection={self.collection!r})"

@@ -1,0 +1,198 @@
+"""`fused-memory eval` and `fused-memory bench`, plugged into the main CLI by `add_commands`.
+
+This module imports only argparse at load time: `fused_memory.cli.build_parser` imports it for
+every command (even `demo`), so the store, the models and matplotlib load only when a command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from ..conversation import DEFAULT_CONTEXT_TURNS
+from ..errors import ConfigurationError
+from ..terminal import terminal_safe
+from ..results import ARMS
+
+__all__ = ["add_commands", "cmd_eval", "cmd_bench", "parse_int_list", "parse_arms", "parse_weights"]
+
+
+def parse_int_list(text: str, what: str) -> tuple[int, ...]:
+    """ "5,10" -> (5, 10); every value a positive integer, order kept, duplicates dropped."""
+    try:
+        values = tuple(dict.fromkeys(int(v) for v in text.split(",") if v.strip()))
+    except ValueError:
+        raise ConfigurationError(f"{what} must be comma-separated integers, got {text!r}") from None
+    if not values or any(v <= 0 for v in values):
+        raise ConfigurationError(f"{what} must be positive integers, got {text!r}")
+    return values
+
+
+def parse_arms(text: str) -> tuple[str, ...]:
+    """ "all" or a comma list of arm names."""
+    if text.strip().lower() == "all":
+        return ARMS
+    arms = tuple(a.strip().lower() for a in text.split(",") if a.strip())
+    unknown = [a for a in arms if a not in ARMS]
+    if unknown or not arms:
+        raise ConfigurationError(f"unknown arm(s) {unknown or text!r}; choose 'all' or from {', '.join(ARMS)}")
+    return arms
+
+
+def parse_weights(items: list[str] | None) -> dict[str, float]:
+    """ ["dense=1.2", "graph=0.8"] -> {"dense": 1.2, "graph": 0.8}."""
+    out: dict[str, float] = {}
+    for item in items or []:
+        arm, sep, value = item.partition("=")
+        arm = arm.strip().lower()  # as --arms reads them
+        if not sep or arm not in ARMS:
+            raise ConfigurationError(f"--weight takes ARM=W with ARM in {', '.join(ARMS)}, got {item!r}")
+        try:
+            out[arm] = float(value)
+        except ValueError:
+            raise ConfigurationError(f"--weight {item!r}: {value!r} is not a number") from None
+    return out
+
+
+def _fusion_config(args: argparse.Namespace) -> Any:
+    from ..config import FusionConfig
+
+    base = FusionConfig.from_env()
+    changes: dict[str, Any] = {}
+    if args.rrf_k is not None:
+        changes["k"] = args.rrf_k
+    if args.depth is not None:
+        changes["depth"] = args.depth
+    if args.widen_below is not None:
+        changes["widen_below"] = args.widen_below
+    if args.pool_min is not None:
+        changes["pool_min"] = args.pool_min
+    weights = parse_weights(args.weight)
+    if weights:
+        changes["weights"] = {**base.weights, **weights}
+    return base.with_(**changes) if changes else base
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    """Ingest, answer, score, print; optionally write JSON and a plot."""
+    from ..evaluation.data import load_dataset
+    from ..evaluation.report import format_eval, plot_eval
+    from ..evaluation.runner import default_systems, run_eval, stderr_progress
+
+    ks = parse_int_list(args.k, "--k")
+    arms = parse_arms(args.arms)
+    _check_outputs(args, inputs={"--memories": args.memories, "--queries": args.queries})
+    config = _fusion_config(args)
+    if args.store is not None:
+        from .paths import require_fresh_dir
+
+        require_fresh_dir(args.store, "--store", "eval ingests into a fresh store (memories of an earlier run "
+                                                 "would be found again and change the scores)")
+    dataset = load_dataset(args.memories, args.queries)
+    for warning in dataset.warnings:  # not progress: shown with --quiet too
+        print(terminal_safe(f"fused-memory: warning: {warning}"), file=sys.stderr)
+    systems = default_systems(arms, ablations=not args.no_ablations)
+    report = run_eval(dataset, systems=systems, config=config, ks=ks, ndcg_ks=(10,), path=args.store,
+                      progress=_progress(args, stderr_progress), context_turns=args.context_turns)
+    data = report.to_json()
+    data["config"]["memories"] = str(args.memories)
+    data["config"]["queries"] = str(args.queries)
+    return _emit(args, lambda: format_eval(report), data, lambda png: plot_eval(report, png))
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Run every size side by side; print, optionally write JSON and a plot."""
+    from ..evaluation.bench import run_bench
+    from ..evaluation.report import format_bench, plot_bench
+    from ..evaluation.runner import stderr_progress
+
+    sizes = parse_int_list(args.n, "--n")
+    _check_outputs(args)
+    results = run_bench(sizes, n_queries=args.queries, n_simple=args.simple_queries, seed=args.seed,
+                        progress=_progress(args, stderr_progress))
+    return _emit(args, lambda: format_bench(results), results, lambda png: plot_bench(results, png))
+
+
+def _check_outputs(args: argparse.Namespace, inputs: dict[str, str] | None = None) -> None:
+    """Fail before the long part, not after it: matplotlib present, output paths writable, and no
+    output written over an input or over the other output (`--json Q.jsonl` replaced the queries)."""
+    import os
+
+    from ..evaluation.report import check_output, require_matplotlib
+
+    if args.plot:
+        require_matplotlib()
+    check_output(args.json, "--json")
+    check_output(args.plot, "--plot", plot=True)
+    seen: dict[str, str] = {os.path.realpath(p): flag for flag, p in (inputs or {}).items()}
+    for flag, target in (("--json", args.json), ("--plot", args.plot)):
+        if target and target != "-":
+            real = os.path.realpath(target)
+            if real in seen:
+                raise ConfigurationError(f"{flag} {target} is also {seen[real]}; write the output somewhere else")
+            seen[real] = flag
+
+
+def _progress(args: argparse.Namespace, to_stderr: Callable[[str], None]) -> Callable[[str], None]:
+    return (lambda _m: None) if args.quiet else to_stderr
+
+
+def _emit(args: argparse.Namespace, table: Callable[[], str], data: Any, plot: Callable[[str], str]) -> int:
+    """The table on stdout (unless the JSON goes there), then `--json` and `--plot` if asked."""
+    from ..evaluation.report import write_json
+
+    if args.json != "-":
+        print(table())
+    if args.json:
+        write_json(data, args.json)
+        if args.json != "-":
+            print(terminal_safe(f"fused-memory: wrote {args.json}"), file=sys.stderr)
+    if args.plot:
+        print(terminal_safe(f"fused-memory: wrote {plot(args.plot)}"), file=sys.stderr)
+    return 0
+
+
+def add_commands(subparsers: Any) -> None:
+    """Add `eval` and `bench` to the `fused-memory` subcommands."""
+    e = subparsers.add_parser(
+        "eval", help="Recall@k / NDCG@10 of the ensemble, each arm and ablations on a JSONL dataset",
+        description="Ingest each conversation of M.jsonl into its own namespace of a fresh embedded store "
+                    "(default embedder), answer every query of Q.jsonl at its 'now', and report Recall@k "
+                    "and NDCG@10 of gold_ids per category and overall, for the fused ensemble, each arm "
+                    "alone, the ensemble without each arm, and the optimizer off.")
+    e.add_argument("--memories", required=True, metavar="M.jsonl")
+    e.add_argument("--queries", required=True, metavar="Q.jsonl")
+    e.add_argument("--k", default="5,10", help="recall cut-offs, comma-separated (default 5,10)")
+    e.add_argument("--arms", default="all", help="'all' or a comma list of arms to evaluate (default all)")
+    e.add_argument("--json", metavar="OUT", help="write the JSON report here ('-' for stdout)")
+    e.add_argument("--plot", metavar="PNG", help="grouped bars, category x system (needs matplotlib)")
+    e.add_argument("--no-ablations", action="store_true", help="skip the without-arm and optimizer-off rows")
+    e.add_argument("--rrf-k", type=int, help="RRF constant k (default: FusionConfig)")
+    e.add_argument("--depth", type=int, help="candidates fetched per arm (default: FusionConfig)")
+    e.add_argument("--widen-below", type=int, help="widening threshold (default: FusionConfig)")
+    e.add_argument("--pool-min", type=int, help="read a filtered arm off dense's results when they hold this "
+                                                  "many matches; 0: never (default: FusionConfig)")
+    e.add_argument("--weight", action="append", metavar="ARM=W", help="arm weight, repeatable")
+    e.add_argument("--store", help="keep the ingested store in this directory, which must be new or empty "
+                                   "(default: temporary)")
+    e.add_argument("--context-turns", type=int, default=DEFAULT_CONTEXT_TURNS, metavar="N",
+                   help=f"preceding turns of a session indexed with each turn (default {DEFAULT_CONTEXT_TURNS}, 0: none)")
+    e.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    e.set_defaults(fn=cmd_eval)
+
+    b = subparsers.add_parser(
+        "bench", help="ingest throughput, RSS, per-arm and ensemble latency at several corpus sizes",
+        description="Synthetic realistic memories at each size: ingest throughput (and its overhead over "
+                    "the embedder alone), RSS, per-arm and ensemble p50/p99, fan-out ratios, optimizer on "
+                    "vs off, and the lexical arm vs plain rank-bm25, all measured side by side in one run.")
+    b.add_argument("--n", default="1000,10000,100000", help="corpus sizes, comma-separated (default 1000,10000,100000: "
+                                                           "the 100k size takes minutes)")
+    b.add_argument("--json", metavar="OUT", help="write the JSON results here ('-' for stdout)")
+    b.add_argument("--plot", metavar="PNG", help="latency vs n (needs matplotlib)")
+    b.add_argument("--queries", type=int, default=200, help="mixed queries per size (default 200)")
+    b.add_argument("--simple-queries", type=int, default=100, help="plain queries for optimizer on/off")
+    b.add_argument("--seed", type=int, default=7, help="seed of the synthetic memories and queries (default 7)")
+    b.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    b.set_defaults(fn=cmd_bench)

@@ -1,0 +1,379 @@
+"""`EnsembleMemory`: parse -> optimize -> fan-out -> widen -> fuse -> hydrate.
+
+Sync and async share every step but the waiting: `_prepare` builds the plan and a list of tasks,
+`_finish` fuses whatever came back; `retrieve` waits on threads, `aretrieve` awaits the same
+callables on the event loop. The Qdrant-backed arms of one query go to the engine as one batch
+(one task); BM25 and the graph run beside it. A task that raises or outlives its timeout is dropped
+and recorded; the others still answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures as cf
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from ..config import FusionConfig
+from ..errors import BackendUnavailable, ConfigurationError, QueryError, StoreClosed
+from .fanout import Job, Outcome, Task, checked, raiser
+from .fusion import fuse
+from ..handles import refuse_pickle
+from .hung_arms import FailureLog, HungArms
+from .hydration import hydrate
+from .lookup import EntityLookup, wait_s
+from .caller_plan import with_caller
+from .options import check_options
+from ..query.optimizer import optimize, optimize_off
+from ..query.store_rules import filter_share, with_store
+from ..query.parse import check_embed_text, parse_query
+from ..retrievers import make_retriever
+from ..retrievers.base import ArmRequest, Retriever
+from ..retrievers.vector import ScopedGraphRetriever, VectorArm, run_vector_arms
+from ..backends.graph.traversal import hub_damping
+from ..store.memory_store import MemoryStore
+from ..results import ARMS, ArmFailure, FusedHit, Hit, ParsedQuery, QueryPlan, Retrieval
+from ..types import MemoryType
+from ..validation import require_aware, utcnow
+from .widening import WIDENABLE, needs_widening, widened
+
+__all__ = ["EnsembleMemory", "check_options"]
+
+_log = logging.getLogger("fused_memory.ensemble")  # the name the README tells users to configure
+
+class EnsembleMemory:
+    """The five arms over one `MemoryStore`, fused by score-weighted RRF.
+
+    `optimizer=False` runs every arm that can run (the baseline the optimizer is measured against).
+    `arms` replaces or adds arms by name (any object with the `Retriever` protocol). Construction
+    does no I/O. A copy is a new ensemble over the same store (`handles`).
+    """
+
+    def __init__(self, store: MemoryStore, config: FusionConfig | None = None, *, optimizer: bool = True,
+                 arms: Mapping[str, Retriever] | None = None, max_workers: int = 8,
+                 clock: Callable[[], datetime] = utcnow) -> None:
+        if not hasattr(store, "entity_matcher") or not isinstance(config, (FusionConfig, type(None))):
+            raise ConfigurationError(f"EnsembleMemory(store, config) takes a MemoryStore and a FusionConfig, "
+                                     f"got {type(store).__name__} and {type(config).__name__}")
+        if not isinstance(max_workers, int) or max_workers < 1:
+            raise ConfigurationError(f"max_workers must be an integer >= 1, got {max_workers!r}")
+        self.store = store
+        self.config = config or FusionConfig()
+        self.optimizer = optimizer
+        self.clock = clock
+        self._arms: dict[str, Retriever] = dict(arms or {})
+        self._custom = frozenset(self._arms)
+        self.config.check_arms(self._custom)
+        self._max_workers = max_workers
+        self._fresh_runtime()
+
+    def _fresh_runtime(self) -> None:
+        """What each ensemble (a copy too) keeps of its own: its pool, the scoped graph arm, the
+        record of hung arms and lookups, and the failure log. No I/O."""
+        self._scoped_graph: ScopedGraphRetriever | None = None
+        self._executor: cf.ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()  # two first queries must not make two pools
+        self._hung, self._failure_log, self._lookup = HungArms(), FailureLog(_log), EntityLookup()
+
+    def __copy__(self) -> EnsembleMemory:
+        """A new ensemble over the same store, with everything this one was given or set (its
+        type, settings, custom arms), but its own thread pool and arm cache: closing or
+        reconfiguring a copy (a retriever copied per agent) leaves this one as it was. No I/O."""
+        twin = object.__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        twin._arms = {n: self._arms[n] for n in self._custom}  # not a live dict's items: arm() may add
+        twin._fresh_runtime()
+        return twin
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> EnsembleMemory:
+        return self.__copy__()  # the store is a handle, the config frozen, custom arms the caller's
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        refuse_pickle(self)
+
+    # ------------------------------------------------------------------ public API
+    def plan(self, query: str, *, namespace: str, now: datetime | None = None,
+             types: Sequence[MemoryType | str] | None = None, arms: Sequence[str] | None = None,
+             embed_text: str | Sequence[str] | None = None) -> tuple[ParsedQuery, QueryPlan]:
+        """Stages 1 and 2 only: what `retrieve` with the same options would do for `query`, and why
+        (the caller's forced types, embedding text and arms included)."""
+        _, _, parsed, plan, _ = self._caller_plan(query, namespace, 1, now, types, arms, embed_text)
+        return parsed, plan
+
+    def _plan(self, query: str, namespace: str, now: datetime | None
+              ) -> tuple[ParsedQuery, QueryPlan, ArmFailure | None]:
+        """Parse and optimize. The entity lookup needs the graph backend; if that is down, the query
+        goes on without known entities and the graph arm is reported failed, not the whole query."""
+        now = self._now(now)
+        matcher, failure = self._lookup(self.store, namespace, self._submit_fn,
+                                        float(self.config.timeouts_s.get("graph", 2.0)))
+        parsed = parse_query(query, now=now, matcher=matcher,
+                             last_session_end=self.store.last_session_end(namespace),
+                             max_chars=self.config.max_query_chars)
+        share, damping = self._statistics(namespace, matcher)
+        plan = optimize(parsed) if self.optimizer else optimize_off(parsed)
+        return parsed, with_store(plan, parsed, self.optimizer, share, damping, matcher), failure
+
+    def _statistics(self, namespace: str, matcher: Any
+                    ) -> tuple[Callable[[frozenset[MemoryType]], float | None], Callable[[str], float] | None]:
+        """What stage 2b reads from the store: a type filter's share of the namespace, and a seed's hub
+        damping. Both come from one read of the per-type counts; a statistic that cannot be had
+        is unknown (nothing is skipped for it), never a reason to fail the query."""
+        try:
+            counts = self.store.type_counts(namespace)
+        except Exception:  # noqa: BLE001
+            counts = None
+        total = sum(counts.values()) if counts else 0
+        mentions = getattr(matcher, "mentions", None)
+        damping = None
+        if callable(mentions) and total:
+            damping = lambda entity_id: hub_damping(mentions(entity_id), total)  # noqa: E731
+        return (lambda types: filter_share(counts, types)), damping
+
+    def retrieve(self, query: str, *, namespace: str, k: int = 10, now: datetime | None = None,
+                 types: Sequence[MemoryType | str] | None = None, arms: Sequence[str] | None = None,
+                 embed_text: str | Sequence[str] | None = None) -> Retrieval:
+        """The top `k` memories for `query` in `namespace`, each with its explanation. `embed_text`:
+        what the vector arms embed instead of the query (a HyDE answer, LlamaIndex's
+        `custom_embedding_strs`; several texts are embedded one by one and averaged); BM25, entities
+        and time still read `query`."""
+        job = self._prepare(query, namespace, k, now, types, arms, embed_text)
+        outcomes: dict[str, Any] = {}
+        running: list[tuple[Task, float, cf.Future[Any]]] = []
+        for task in job.tasks:
+            if (stuck := self._stuck_reason(task)) is not None:
+                outcomes[task.label] = stuck
+            else:
+                running.append((task, time.perf_counter(), self._submit(task)))
+        for task, t0, fut in running:
+            remaining = task.timeout_s - (time.perf_counter() - t0)
+            try:
+                outcomes[task.label] = fut.result(timeout=wait_s(remaining))
+            except cf.TimeoutError:
+                outcomes[task.label] = self._timed_out(task, fut)
+            except Exception as exc:  # noqa: BLE001 - fault isolation is the point
+                outcomes[task.label] = exc
+        return self._finish(job, outcomes)
+
+    async def aretrieve(self, query: str, *, namespace: str, k: int = 10, now: datetime | None = None,
+                        types: Sequence[MemoryType | str] | None = None, arms: Sequence[str] | None = None,
+                        embed_text: str | Sequence[str] | None = None) -> Retrieval:
+        """`retrieve` for asyncio: parsing, arms and hydration run off the event loop (planning and
+        fusion on the loop's default executor, so hung arms can never hold them up)."""
+        loop = asyncio.get_running_loop()
+        job = await loop.run_in_executor(
+            None, lambda: self._prepare(query, namespace, k, now, types, arms, embed_text))
+
+        async def run(task: Task) -> Any:
+            if (stuck := self._stuck_reason(task)) is not None:
+                return stuck
+            fut = self._submit(task)
+            try:
+                return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(fut)), task.timeout_s)
+            except asyncio.TimeoutError:
+                return self._timed_out(task, fut)
+            except Exception as exc:  # noqa: BLE001
+                return exc
+
+        results = await asyncio.gather(*(run(t) for t in job.tasks))
+        outcomes = {t.label: r for t, r in zip(job.tasks, results)}
+        return await loop.run_in_executor(None, self._finish, job, outcomes)
+
+    # ------------------------------------------------------------------ hung arms (`hung_arms`)
+    def _submit(self, task: Task) -> cf.Future[Any]:
+        return self._submit_fn(self._timed, task)
+
+    def _submit_fn(self, fn: Callable[..., Any], *args: Any) -> cf.Future[Any]:
+        pool = self._pool()
+        try:
+            return pool.submit(fn, *args)
+        except RuntimeError:  # close() shut this pool down after _pool() handed it out: use a new one
+            return self._pool(dead=pool).submit(fn, *args)
+
+    def _stuck_reason(self, task: Task) -> TimeoutError | None:
+        return self._hung.reason(task.arms, task.timeout_s)
+
+    def _timed_out(self, task: Task, fut: cf.Future[Any]) -> TimeoutError:
+        return self._hung.timed_out(task.arms, task.timeout_s, fut)
+
+    def close(self) -> None:
+        self._lookup.clear()
+        with self._pool_lock:
+            pool, self._executor = self._executor, None
+        if pool is not None:  # queries already running finish on the old pool; the next starts a new one
+            pool.shutdown(wait=False)
+
+    # ------------------------------------------------------------------ shared steps
+    def _pool(self, dead: cf.ThreadPoolExecutor | None = None) -> cf.ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._executor is None or self._executor is dead:
+                self._executor = cf.ThreadPoolExecutor(self._max_workers, thread_name_prefix="fused-memory")
+            return self._executor
+
+    def _now(self, now: datetime | None) -> datetime:
+        return require_aware(now, "now") if now is not None else self.clock()
+
+    def arm(self, name: str) -> Retriever:
+        if name not in self._arms:
+            self._arms[name] = make_retriever(self.store, name)
+        return self._arms[name]
+
+    def _scoped_arm(self, name: str, req: ArmRequest) -> Retriever | None:
+        """The graph arm's scoped form (a vector arm) when the plan scoped it to hub entities and the
+        caller did not replace the graph arm with one of their own."""
+        if name != "graph" or not req.scope or name in self._custom:
+            return None
+        if self._scoped_graph is None:
+            self._scoped_graph = ScopedGraphRetriever(self.store)
+        return self._scoped_graph
+
+    def _caller_plan(self, query: str, namespace: str, k: int, now: datetime | None,
+                     types: Sequence[MemoryType | str] | None, arms: Sequence[str] | None,
+                     embed_text: str | Sequence[str] | None
+                     ) -> tuple[int, frozenset[MemoryType] | None, ParsedQuery, QueryPlan, ArmFailure | None]:
+        """The caller's options checked, then the plan as the rules and those options make it."""
+        if not isinstance(query, str):
+            raise QueryError(f"query must be a string, got {type(query).__name__}")
+        arms = (arms,) if isinstance(arms, str) else arms  # "dense" is one arm, as types="fact" is one type
+        k, forced = check_options(namespace, k, now, types, arms)
+        if embed_text is not None:
+            embed_text = check_embed_text(embed_text, self.config.max_query_chars)
+        if arms is not None:
+            unknown = [a for a in arms if a not in ARMS and a not in self._arms]
+            if unknown:
+                raise QueryError(f"unknown arm(s) {unknown}; arms are {list(ARMS)}"
+                                 + (f" and the custom arms {sorted(self._custom)}" if self._custom else ""))
+        self.config.check_arms(self._custom)  # again: a copy's config may be replaced after it was built
+        parsed, plan, lookup_failure = self._plan(query, namespace, now)
+        plan = with_caller(plan, forced=forced, embed_text=embed_text, arms=arms,
+                           custom=tuple(n for n in self._custom if n not in ARMS))  # the rules know only five arms
+        return k, forced, parsed, plan, lookup_failure
+
+    def _prepare(self, query: str, namespace: str, k: int, now: datetime | None,
+                 types: Sequence[MemoryType | str] | None, arms: Sequence[str] | None,
+                 embed_text: str | Sequence[str] | None) -> Job:
+        started = time.perf_counter()
+        k, forced, parsed, plan, lookup_failure = self._caller_plan(query, namespace, k, now, types, arms, embed_text)
+        depth = max(self.config.depth, k)
+        base = ArmRequest(query=parsed, namespace=namespace, k=depth, window=parsed.temporal_window,
+                          max_hops=plan.max_hops, embed_text=plan.embed_text, asked=plan.asked_relations)
+        job = Job(parsed, plan, namespace, k, self._tasks(plan, base, forced is not None), started)
+        if lookup_failure is not None:
+            job.failures.append(lookup_failure)
+        job.timings["plan"] = (time.perf_counter() - started) * 1000
+        return job
+
+    def _request_for(self, arm: str, plan: QueryPlan, base: ArmRequest) -> ArmRequest:
+        hints = plan.type_hints or None
+        if arm == "graph" and plan.graph_scope:
+            return replace(base, scope=plan.graph_scope)
+        if arm == "type":
+            return replace(base, types=hints)
+        if arm in WIDENABLE and plan.hard_filter:
+            return replace(base, types=hints)
+        return base
+
+    def _tasks(self, plan: QueryPlan, base: ArmRequest, forced: bool = False) -> list[Task]:
+        timeouts = self.config.timeouts_s
+        tasks: list[Task] = []
+        vector_jobs: list[tuple[str, VectorArm, ArmRequest]] = []
+        for name in plan.arms:
+            req = self._request_for(name, plan, base)
+            try:
+                arm = self._scoped_arm(name, req) or self.arm(name)
+            except Exception as exc:  # noqa: BLE001 - an arm that cannot even be built is a failed arm
+                tasks.append(Task(name, (name,), 1.0, raiser(exc)))
+                continue
+            if isinstance(arm, VectorArm):
+                vector_jobs.append((name, arm, req))
+            else:
+                tasks.append(Task(name, (name,), float(timeouts.get(name, 2.0)),
+                                   self._single(name, arm, req, forced)))
+        if vector_jobs:
+            # submitted first: the query embedding is the start of the longest path, and onnxruntime
+            # releases the GIL while it runs, so BM25 and the graph run inside it. Submitted last, it
+            # waited ~2 ms for the GIL until they were done. Alternating A/B, ensemble p50 at 1k / 10k /
+            # 100k: 10.62 -> 9.90, 13.27 -> 12.30, 18.40 -> 18.03 ms.
+            names = tuple(n for n, _, _ in vector_jobs)
+            tasks.insert(0, Task("vector:" + "+".join(names), names,
+                                  max(float(timeouts.get(n, 2.0)) for n in names),
+                                  self._batch(vector_jobs, forced)))
+        return tasks
+
+    def _widen(self, name: str, req: ArmRequest, hits: list[Hit]) -> bool:
+        return needs_widening(name, req, hits, self.config.widen_below)
+
+    def _single(self, name: str, arm: Retriever, req: ArmRequest, forced: bool) -> Callable[[], Outcome]:
+        def run() -> Outcome:
+            hits = checked(name, arm.search(req))
+            if self._widen(name, req, hits):
+                again = checked(name, arm.search(req.without_type_filter()))
+                return {name: (widened(hits, again, req.k, forced), "widened")}
+            return {name: (hits, "")}
+        return run
+
+    def _batch(self, jobs: list[tuple[str, VectorArm, ArmRequest]], forced: bool) -> Callable[[], Outcome]:
+        def run() -> Outcome:
+            vector = self.store.embed_query(jobs[0][2].text_to_embed())
+            reqs = [replace(r, vector=vector) for _, _, r in jobs]
+            results, pooled = run_vector_arms(self.store, [(arm, r) for (_, arm, _), r in zip(jobs, reqs)],
+                                              self.config.pool_min)
+            out = {name: (hits, "pooled" if i in pooled else "") for i, ((name, _, _), hits)
+                   in enumerate(zip(jobs, results))}
+            redo = [(i, jobs[i][1], reqs[i].without_type_filter()) for i, (name, _, _) in enumerate(jobs)
+                    if self._widen(name, reqs[i], results[i])]
+            if redo:
+                again, _ = run_vector_arms(self.store, [(arm, r) for _, arm, r in redo], self.config.pool_min)
+                for (i, _, _), hits in zip(redo, again):
+                    out[jobs[i][0]] = (widened(results[i], hits, reqs[i].k, forced), "widened")
+            return out
+        return run
+
+    @staticmethod
+    def _timed(task: Task) -> tuple[Outcome, float]:
+        t0 = time.perf_counter()
+        result = task.fn()
+        return result, (time.perf_counter() - t0) * 1000
+
+    def _finish(self, job: Job, outcomes: Mapping[str, Any]) -> Retrieval:
+        t0 = time.perf_counter()
+        results: dict[str, list[Hit]] = {}
+        failures: list[ArmFailure] = list(job.failures)
+        how: dict[str, list[str]] = {"widened": [], "pooled": []}
+        for task in job.tasks:
+            outcome = outcomes.get(task.label)
+            if isinstance(outcome, StoreClosed):  # the caller closed the store: not an arm's fault
+                raise outcome
+            if isinstance(outcome, BaseException) or outcome is None:
+                kind = "timeout" if isinstance(outcome, TimeoutError) else "error"
+                reason = f"{type(outcome).__name__}: {outcome}" if outcome is not None else "no answer"
+                failures.extend(ArmFailure(a, reason, kind) for a in task.arms)
+                continue
+            by_arm, ms = outcome
+            for arm in task.arms:
+                hits, note = by_arm.get(arm, ([], ""))
+                results[arm] = hits
+                job.timings[arm] = ms
+                if note:
+                    how[note].append(arm)
+        if job.tasks and not results:
+            causes = {f.arm: f.reason for f in failures}
+            raise BackendUnavailable("every retriever failed: " + "; ".join(f"{a}: {r}" for a, r in causes.items()),
+                                     causes)
+        weights = {a: self.config.weights.get(a, 1.0) * job.plan.weight(a) for a in results}
+        fused = fuse(results, weights, self.config.k, limit=job.k)
+        kept, unread = hydrate(self.store, job.namespace, results, fused, job.k,
+                               lambda: fuse(results, weights, self.config.k))
+        failures.extend(unread)
+        hits = tuple(FusedHit(memory, f.score, rank, f.contributions, self.config.k)
+                     for rank, (f, memory) in enumerate(kept, start=1))
+        job.timings["fuse"] = (time.perf_counter() - t0) * 1000
+        job.timings["total"] = (time.perf_counter() - job.started) * 1000
+        self._failure_log.report(failures, results)
+        return Retrieval(hits, job.plan, job.parsed, tuple(failures), tuple(how["widened"]),
+                         dict(job.timings), tuple(how["pooled"]))

@@ -1,0 +1,52 @@
+"""The units of one query's fan-out, as `EnsembleMemory` builds them in `_prepare` and reads them
+back in `_finish`: a task per arm (or per batch of vector arms) and the job that holds them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import BackendError
+from ..results import ArmFailure, Hit, ParsedQuery, QueryPlan
+
+__all__ = ["Outcome", "Task", "Job", "checked", "raiser"]
+
+Outcome = dict[str, tuple[list[Hit], str]]
+
+
+@dataclass
+class Task:
+    """One unit of fan-out: runs one or more arms, returns {arm: (hits, how)}; `how` is "" for a
+    plain answer, "widened" (type filter dropped, rerun) or "pooled" (read off a broader search)."""
+
+    label: str
+    arms: tuple[str, ...]
+    timeout_s: float
+    fn: Callable[[], Outcome]
+
+
+@dataclass
+class Job:
+    parsed: ParsedQuery
+    plan: QueryPlan
+    namespace: str
+    k: int
+    tasks: list[Task]
+    started: float
+    timings: dict[str, float] = field(default_factory=dict)
+    failures: list[ArmFailure] = field(default_factory=list)
+
+
+def checked(name: str, hits: Any) -> list[Hit]:
+    """An arm's answer as fusion needs it; a custom arm that returns something else fails alone,
+    inside its task, instead of failing the query in fusion."""
+    if isinstance(hits, (str, bytes)) or not isinstance(hits, Sequence) or not all(isinstance(h, Hit) for h in hits):
+        raise BackendError(f"arm {name!r} returned {type(hits).__name__}, not a list of Hit")
+    return list(hits)
+
+
+def raiser(exc: Exception) -> Callable[[], Outcome]:
+    def run() -> Outcome:
+        raise exc
+    return run

@@ -1,0 +1,51 @@
+"""`check_options`: the checks every retrieve makes on its options, in one place.
+
+The ensemble runs it on every call and the LangChain / LlamaIndex adapters on their defaults at
+construction, so a bad default fails where it was written, with the same message either way.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+
+from ..errors import QueryError
+from ..validation import check_namespace
+from ..types import MemoryType, parse_memory_type, type_list
+from ..validation import require_aware
+from .widening import WIDENABLE
+
+__all__ = ["check_options", "check_types_apply", "MAX_K", "TYPE_ARMS"]
+
+#: The arms that can apply `types`: dense and lexical search inside them, the type arm is the filter.
+TYPE_ARMS = frozenset((*WIDENABLE, "type"))
+#: More results than any agent reads; past it a k is a mistake (and 2**64 broke the engines' ints).
+MAX_K = 10_000
+
+
+def check_options(namespace: object, k: object, now: object = None,
+                  types: Sequence[MemoryType | str] | MemoryType | str | None = None,
+                  arms: Sequence[str] | None = None) -> tuple[int, frozenset[MemoryType] | None]:
+    """The checks every retrieve makes on its options; returns k as an int (numpy's integers too)
+    and the forced types. The adapters run it on their defaults at construction, so a bad default
+    fails where it was written instead of on the first query. `types` with only the graph and
+    temporal arms is refused: neither can apply it, and it was silently ignored."""
+    if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k <= 0:
+        raise QueryError(f"k must be a positive integer, got {k!r}")
+    if k > MAX_K:  # 2**64 made the vector engine's int conversion fail inside the arms
+        raise QueryError(f"k must be at most {MAX_K}, got {k!r}")
+    check_namespace(namespace)  # type: ignore[arg-type] - it refuses any non-string
+    if now is not None:
+        require_aware(now, "now")  # type: ignore[arg-type] - it names what is wrong with any value
+    listed = type_list(types)
+    if listed and arms is not None:
+        check_types_apply(arms)
+    return int(k), frozenset(parse_memory_type(t) for t in listed) if listed else None
+
+
+def check_types_apply(arms: Sequence[str]) -> None:
+    """Refuse `types` for a query none of whose `arms` can apply it (the graph and temporal arms
+    cannot): it was silently ignored. Checked on the arms asked for and again on the arms planned."""
+    if not set(arms) & TYPE_ARMS:
+        raise QueryError(f"types filters the dense, lexical and type arms; this query runs only {list(arms)}, "
+                         "which cannot apply it (ask the ensemble, or the type arm, for memories of a type)")
