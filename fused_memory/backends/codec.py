@@ -8,13 +8,12 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from ..query.cues import answer_types
 from ..types import Memory, MemoryType
 from ..validation import thaw
 from ..validation import FIRST_STORABLE, LAST_STORABLE, is_storable
 from ..types import EntityMention
 
-__all__ = ["LAYOUT_VERSION", "to_payload", "from_payload", "payload_mentions", "stored_time", "answer_tags"]
+__all__ = ["LAYOUT_VERSION", "to_payload", "from_payload", "payload_mentions", "stored_time"]
 
 #: Bumped when the payload shape changes; a store of another layout is refused on open.
 LAYOUT_VERSION = 1
@@ -46,18 +45,13 @@ def _read(parse: Any) -> datetime | None:
         return None
 
 
-def answer_tags(text: str) -> list[str]:
-    """The payload's `answers` field for a memory's text: what it can answer (`cues.answer_types`).
-    Ingest writes it and `open` derives it for memories written before it existed, the same way."""
-    return list(answer_types(text))
-
-
-def to_payload(m: Memory, entity_kinds: Sequence[str | None] | None = None) -> dict[str, Any]:
+def to_payload(m: Memory, entity_kinds: Sequence[str | None] | None = None,
+               answers: Sequence[str] = ()) -> dict[str, Any]:
     """Epoch floats for times (range filters in both Qdrant engines and FalkorDB all take floats).
     `entity_kinds` (NER labels, parallel to `m.entities`) lets the graph be re-linked from the
     payload exactly as ingest linked it; payloads without it read back with unknown kinds.
-    `answers` (derived from the text, indexed) tags what the memory can answer: "time" when it
-    states one, for "when did...?" questions (`query.cues`)."""
+    `answers` (derived from the text at ingest, `store.ingest.answer_tags`; indexed) tags what the
+    memory can answer: "time" when it states one, for "when did...?" questions."""
     kinds = list(entity_kinds) if entity_kinds is not None else []
     return {
         "memory_id": m.id,
@@ -73,7 +67,7 @@ def to_payload(m: Memory, entity_kinds: Sequence[str | None] | None = None) -> d
         "entity_kinds": kinds if len(kinds) == len(m.entities) else [None] * len(m.entities),
         "session_id": m.session_id,
         "context": m.context,
-        "answers": answer_tags(m.text),
+        "answers": list(answers),
         "metadata": thaw(m.metadata),
         **({"metadata_json": json.dumps(thaw(m.metadata), separators=(",", ":"))} if _has_float(m.metadata) else {}),
     }

@@ -1,5 +1,12 @@
 """Small protocols for the three kinds of backend. The store and the arms depend only on these,
-so an embedded engine and a server are interchangeable and pass one contract suite each."""
+so an embedded engine and a server are interchangeable and pass one contract suite each.
+
+Beside the three required protocols, a backend may declare optional capabilities, each a small
+runtime-checkable protocol the store tests with `isinstance` (never by probing attributes):
+`PayloadWriter` (merge payload keys without re-writing vectors), `TypeCounter` (memories per type,
+read by the planner without a round trip), `RebuiltOnOpen` (a lexical index that lives in the
+process, emptied and refilled from the payloads on open) and `Reconcilable` (a graph that can be
+made to agree with the payloads on open)."""
 
 from __future__ import annotations
 
@@ -13,7 +20,7 @@ from ..types import Entity, EntityMention, MemoryType, Relation, TimeWindow
 
 __all__ = [
     "VectorFilter", "VectorQuery", "VectorRecord", "ScoredPayload", "VectorBackend", "PayloadWriter",
-    "LexicalDoc", "LexicalIndex",
+    "LexicalDoc", "LexicalIndex", "TypeCounter", "RebuiltOnOpen", "Reconcilable",
     "GraphStore",
 ]
 
@@ -110,14 +117,35 @@ class LexicalIndex(Protocol):
     def count(self, namespace: str) -> int: ...
 
 
+@runtime_checkable
+class TypeCounter(Protocol):
+    """Optional beside `LexicalIndex`: memories per type in a namespace, without a backend round trip.
+    The planner skips a type filter that keeps most of the namespace (`query.store_rules`); an index
+    without it leaves that rule unknowing, never wrong."""
+
+    def type_counts(self, namespace: str) -> Mapping[MemoryType | None, int]: ...
+
+
+@runtime_checkable
+class RebuiltOnOpen(Protocol):
+    """Optional beside `LexicalIndex`: the index lives in the process, so `open` empties it and adds
+    every stored memory again from the vector payloads (`store.recovery.rebuild`). An index kept in
+    the engine itself has nothing to rebuild."""
+
+    def clear(self, namespace: str | None = None) -> None: ...
+
+
 # ---------------------------------------------------------------- entity graph
 @runtime_checkable
 class GraphStore(Protocol):
     """Entities, MENTIONS edges and entity relations, scoped by namespace in every call.
     Constructors do no I/O; `open` connects or loads. Entity arguments are names or ids (both are
-    normalized)."""
+    normalized). `remote` is True when reads go over the network and other processes may write the
+    same graph: the ensemble then bounds its planning-time entity lookup by the graph arm's timeout,
+    and the store re-reads `entity_version` to see other writers' entities."""
 
     name: str
+    remote: bool
 
     def open(self) -> None: ...
     def link(self, namespace: str,
@@ -159,3 +187,17 @@ class GraphStore(Protocol):
         other end of those edges (`graph_common`, "Asked relations")."""
         ...
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class Reconcilable(Protocol):
+    """Optional beside `GraphStore`: made to agree with the vector payloads on open (the embedded
+    graph): memories missing or linked differently are re-linked, memories the payloads no longer
+    hold are unlinked. `want` maps namespace -> memory id -> (mentions, type); returns (re-linked,
+    unlinked). `persistent` is False for a graph kept only in memory, which is rebuilt on every
+    open (so a repair there is not news)."""
+
+    persistent: bool
+
+    def reconcile(self, want: Mapping[str, Mapping[str, tuple[Sequence[EntityMention], MemoryType | None]]]
+                  ) -> tuple[int, int]: ...

@@ -29,14 +29,15 @@ from .hydration import hydrate
 from .lookup import EntityLookup, wait_s
 from .caller_plan import with_caller
 from .options import check_options
+from .source import EnsembleSource
+from ..query.entities import EntityMatcher
 from ..query.optimizer import optimize, optimize_off
 from ..query.store_rules import filter_share, with_store
 from ..query.parse import check_embed_text, parse_query
 from ..retrievers import make_retriever
 from ..retrievers.base import ArmRequest, Retriever
 from ..retrievers.vector import ScopedGraphRetriever, VectorArm, run_vector_arms
-from ..backends.graph.traversal import hub_damping
-from ..store.memory_store import MemoryStore
+from ..backends.graph import hub_damping
 from ..results import ARMS, ArmFailure, FusedHit, Hit, ParsedQuery, QueryPlan, Retrieval
 from ..types import MemoryType
 from ..validation import require_aware, utcnow
@@ -47,17 +48,17 @@ __all__ = ["EnsembleMemory", "check_options"]
 _log = logging.getLogger("fused_memory.ensemble")  # the name the README tells users to configure
 
 class EnsembleMemory:
-    """The five arms over one `MemoryStore`, fused by score-weighted RRF.
+    """The five arms over one `MemoryStore` (any `EnsembleSource`), fused by score-weighted RRF.
 
     `optimizer=False` runs every arm that can run (the baseline the optimizer is measured against).
     `arms` replaces or adds arms by name (any object with the `Retriever` protocol). Construction
     does no I/O. A copy is a new ensemble over the same store (`handles`).
     """
 
-    def __init__(self, store: MemoryStore, config: FusionConfig | None = None, *, optimizer: bool = True,
+    def __init__(self, store: EnsembleSource, config: FusionConfig | None = None, *, optimizer: bool = True,
                  arms: Mapping[str, Retriever] | None = None, max_workers: int = 8,
                  clock: Callable[[], datetime] = utcnow) -> None:
-        if not hasattr(store, "entity_matcher") or not isinstance(config, (FusionConfig, type(None))):
+        if not isinstance(store, EnsembleSource) or not isinstance(config, (FusionConfig, type(None))):
             raise ConfigurationError(f"EnsembleMemory(store, config) takes a MemoryStore and a FusionConfig, "
                                      f"got {type(store).__name__} and {type(config).__name__}")
         if not isinstance(max_workers, int) or max_workers < 1:
@@ -119,7 +120,7 @@ class EnsembleMemory:
         plan = optimize(parsed) if self.optimizer else optimize_off(parsed)
         return parsed, with_store(plan, parsed, self.optimizer, share, damping, matcher), failure
 
-    def _statistics(self, namespace: str, matcher: Any
+    def _statistics(self, namespace: str, matcher: EntityMatcher | None
                     ) -> tuple[Callable[[frozenset[MemoryType]], float | None], Callable[[str], float] | None]:
         """What stage 2b reads from the store: a type filter's share of the namespace, and a seed's hub
         damping. Both come from one read of the per-type counts; a statistic that cannot be had
@@ -129,9 +130,9 @@ class EnsembleMemory:
         except Exception:  # noqa: BLE001
             counts = None
         total = sum(counts.values()) if counts else 0
-        mentions = getattr(matcher, "mentions", None)
         damping = None
-        if callable(mentions) and total:
+        if matcher is not None and total:
+            mentions = matcher.mentions
             damping = lambda entity_id: hub_damping(mentions(entity_id), total)  # noqa: E731
         return (lambda types: filter_share(counts, types)), damping
 

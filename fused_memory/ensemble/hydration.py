@@ -22,12 +22,12 @@ from ..results import ArmFailure, Hit
 from ..types import Memory
 
 if TYPE_CHECKING:
-    from ..store.memory_store import MemoryStore
+    from .source import EnsembleSource
 
 __all__ = ["hydrate"]
 
 
-def hydrate(store: MemoryStore, namespace: str, results: Mapping[str, Sequence[Hit]], fused: Sequence[FusedScore],
+def hydrate(store: EnsembleSource, namespace: str, results: Mapping[str, Sequence[Hit]], fused: Sequence[FusedScore],
             k: int, ranked_all: Callable[[], Sequence[FusedScore]]
             ) -> tuple[list[tuple[FusedScore, Memory]], list[ArmFailure]]:
     """The fused top `k` with their memories, and the failures of arms left short. `fused` is the
@@ -69,7 +69,7 @@ def hydrate(store: MemoryStore, namespace: str, results: Mapping[str, Sequence[H
                   if any(h.memory_id in lost for h in hits)]
 
 
-def _read(store: MemoryStore, namespace: str, ids: Sequence[str], into: dict[str, Memory]) -> Exception | None:
+def _read(store: EnsembleSource, namespace: str, ids: Sequence[str], into: dict[str, Memory]) -> Exception | None:
     """Read `ids` into `into`; the read's error if it failed (a closed store is not such an error)."""
     if not ids:
         return None

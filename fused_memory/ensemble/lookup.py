@@ -20,7 +20,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import BackendError
+from ..query.entities import EntityMatcher
 from ..results import ArmFailure
+from .source import EnsembleSource
 
 __all__ = ["EntityLookup", "wait_s"]
 
@@ -45,11 +47,11 @@ class EntityLookup:
         self._lock = threading.Lock()
         self._expire_s = expire_s
 
-    def __call__(self, store: Any, namespace: str, submit: Callable[..., cf.Future[Any]],
-                 timeout_s: float) -> tuple[Any, ArmFailure | None]:
+    def __call__(self, store: EnsembleSource, namespace: str, submit: Callable[..., cf.Future[Any]],
+                 timeout_s: float) -> tuple[EntityMatcher | None, ArmFailure | None]:
         """(matcher, None), or (None, the graph arm's failure) when the lookup failed or is too slow."""
         try:
-            if not getattr(store.graph, "remote", False):
+            if store.graph is None or not store.graph.remote:
                 return store.entity_matcher(namespace), None
             with self._lock:
                 fut, started, late = self._inflight.get(namespace, (None, 0.0, False))

@@ -12,12 +12,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from typing import Any
 
 from ..text import tokenize
 from ..types import MemoryType
 from ..results import ParsedQuery, QueryPlan
 from .cues import temporal_mode
+from .entities import EntityMatcher
 from .relations import asked_relations
 
 __all__ = ["with_store", "skip_unselective", "scope_hub_seeds", "asked_relation_leads", "mask_hub_names",
@@ -54,15 +54,15 @@ def filter_share(counts: Mapping[MemoryType | None, int] | None, types: Iterable
 
 def with_store(plan: QueryPlan, parsed: ParsedQuery, optimizer: bool,
                share: Callable[[frozenset[MemoryType]], float | None], damping: Callable[[str], float] | None,
-               matcher: Any) -> QueryPlan:
+               matcher: EntityMatcher | None) -> QueryPlan:
     """Stage 2b in order, over stage 2's plan. The skip and weight rules run with the optimizer on;
     how the arms read the query (scoping hubs, asked relations, masking names and time phrases) runs
     either way.
     `matcher` is the namespace's `EntityMatcher` (None when the graph is down)."""
     if optimizer:
         plan = skip_unselective(plan, parsed, share)
-    plan = scope_hub_seeds(plan, parsed, damping, getattr(matcher, "surface_forms", None))
-    plan = asked_relation_leads(plan, parsed, getattr(matcher, "relations", None), lead=optimizer)
+    plan = scope_hub_seeds(plan, parsed, damping, matcher.surface_forms if matcher is not None else None)
+    plan = asked_relation_leads(plan, parsed, matcher.relations if matcher is not None else None, lead=optimizer)
     return mask_time_phrase(mask_hub_names(plan, parsed, damping), parsed)
 
 

@@ -1,34 +1,30 @@
-"""The five arms. Each implements the one `Retriever` protocol in `base.py`."""
+"""The five arms. Each implements the one `Retriever` protocol in `base.py` and reads through the
+source protocols there (`VectorSource`, `LexicalSource`, `GraphSearch`), never a store class."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..errors import ConfigurationError
 from ..results import ARMS
-from .base import ArmRequest, Retriever, dedupe_hits
+from .base import ArmRequest, GraphSearch, LexicalSource, MemorySource, Retriever, VectorSource, dedupe_hits
+from .graph import GraphRetriever
 from .lexical import LexicalRetriever
-from .vector import DenseRetriever, TemporalRetriever, TypeFilterRetriever, VectorArm, run_vector_arms
+from .vector import (DenseRetriever, ScopedGraphRetriever, TemporalRetriever, TypeFilterRetriever, VectorArm,
+                     run_vector_arms)
 
-if TYPE_CHECKING:
-    from ..store.memory_store import MemoryStore
-
-__all__ = ["ArmRequest", "Retriever", "VectorArm", "DenseRetriever", "LexicalRetriever", "TemporalRetriever",
-           "TypeFilterRetriever", "dedupe_hits", "run_vector_arms", "make_retriever"]
-
-
-#: The arms built directly over a MemoryStore (the graph arm is built over its graph backend).
-_STORE_ARMS = {"dense": DenseRetriever, "lexical": LexicalRetriever, "temporal": TemporalRetriever,
-               "type": TypeFilterRetriever}
+__all__ = ["ArmRequest", "Retriever", "VectorArm", "VectorSource", "LexicalSource", "GraphSearch", "MemorySource",
+           "DenseRetriever", "LexicalRetriever", "GraphRetriever", "TemporalRetriever", "TypeFilterRetriever",
+           "ScopedGraphRetriever", "dedupe_hits", "run_vector_arms", "make_retriever"]
 
 
-def make_retriever(store: MemoryStore, name: str) -> Retriever:
-    """The arm called `name` over `store`."""
+def make_retriever(source: MemorySource, name: str) -> Retriever:
+    """The arm called `name` ("dense", "lexical", "graph", "temporal" or "type") over `source`."""
     if name == "graph":
-        if store.graph is None:
+        if source.graph is None:
             raise ConfigurationError("this store has no graph backend")
-        from .graph import GraphRetriever
-        return GraphRetriever(store.graph, ready=store._ensure_open)
-    if name not in _STORE_ARMS:
+        return GraphRetriever(source)
+    if name == "lexical":
+        return LexicalRetriever(source)
+    vector_arms = {"dense": DenseRetriever, "temporal": TemporalRetriever, "type": TypeFilterRetriever}
+    if name not in vector_arms:
         raise ConfigurationError(f"unknown retriever {name!r}; choose one of {', '.join(ARMS)}")
-    return _STORE_ARMS[name](store)
+    return vector_arms[name](source)

@@ -3,18 +3,25 @@
 An arm is given an `ArmRequest` (the parsed query, its embedding computed once by the ensemble,
 namespace, depth, type filter, window) and returns ranked `Hit`s with scores in [0, 1]. Arms never
 see each other; the ensemble owns parallelism, timeouts and fusion.
+
+What an arm reads is a protocol too, not a store class: `VectorSource` (a query embedder and the
+engine's batched search), `LexicalSource` and `GraphSearch`. A `MemoryStore` is all three (it opens
+its backends on first use, so an arm never opens, or reopens, storage itself); a bare `GraphStore`
+is a `GraphSearch`, which is how the graph contract tests run the arm on each backend.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Protocol, runtime_checkable
 
+from ..backends.protocols import GraphStore, ScoredPayload, VectorQuery
 from ..results import Hit, ParsedQuery
 from ..types import MemoryType, TimeWindow
 
-__all__ = ["ArmRequest", "Retriever", "dedupe_hits"]
+__all__ = ["ArmRequest", "Retriever", "dedupe_hits", "VectorSource", "LexicalSource", "GraphSearch", "MemorySource"]
 
 
 @dataclass(frozen=True)
@@ -68,3 +75,42 @@ def dedupe_hits(hits: Sequence[Hit], k: int | None = None) -> list[Hit]:
             best[h.memory_id] = h
     ordered = sorted(best.values(), key=lambda h: (-h.score, h.memory_id))
     return ordered if k is None else ordered[:k]
+
+
+# ---------------------------------------------------------------- what the arms read
+@runtime_checkable
+class VectorSource(Protocol):
+    """Where the vector arms search: one query embedding, and the engine's batched search."""
+
+    def embed_query(self, text: str | Sequence[str]) -> tuple[float, ...]:
+        """The query vector (several texts: the normalized mean of their vectors)."""
+        ...
+
+    def vector_search(self, queries: Sequence[VectorQuery]) -> list[list[ScoredPayload]]: ...
+
+
+@runtime_checkable
+class LexicalSource(Protocol):
+    """Where the lexical arm searches: BM25 scores normalized to [0, 1], best first."""
+
+    def lexical_search(self, namespace: str, text: str, k: int,
+                       types: frozenset[MemoryType] | None = None) -> list[tuple[str, float]]: ...
+
+
+@runtime_checkable
+class GraphSearch(Protocol):
+    """Where the graph arm walks: `GraphStore.traverse`'s call (a `GraphStore`, or a store that opens
+    its graph first)."""
+
+    def traverse(self, namespace: str, seeds: Sequence[tuple[str, float]], max_hops: int,
+                 limit: int, now: datetime, *, multi_hop_factor: float = 1.0,
+                 types: frozenset[MemoryType] | None = None,
+                 asked: Sequence[tuple[str, str, bool]] = ()) -> list[Hit]: ...
+
+
+@runtime_checkable
+class MemorySource(VectorSource, LexicalSource, GraphSearch, Protocol):
+    """All five arms' reads in one (a `MemoryStore`); `graph` is None when there is no graph to walk."""
+
+    @property
+    def graph(self) -> GraphStore | None: ...

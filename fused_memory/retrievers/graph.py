@@ -17,14 +17,11 @@ one hop behind (`query.relations`, `graph_common`, "Asked relations").
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from ..errors import BackendError, FusedMemoryError
 from ..query.entities import AMBIGUOUS_BELOW, seed_candidates
 from ..backends.graph.traversal import MAX_HOPS
-from ..backends.protocols import GraphStore
 from ..results import EntityRef, Hit
-from .base import ArmRequest
+from .base import ArmRequest, GraphSearch
 
 __all__ = ["GraphRetriever", "MULTI_HOP_FACTOR", "AMBIGUOUS_BELOW", "seeds_from_refs"]
 
@@ -43,21 +40,17 @@ def seeds_from_refs(refs: tuple[EntityRef, ...] | list[EntityRef]) -> list[tuple
 
 
 class GraphRetriever:
-    """`Retriever` over any `GraphStore` (embedded or Cypher). Backend failures surface as the
-    store raised them (`BackendUnavailable` for a dead server) so the ensemble can drop the arm
-    and say why. `ready`, when given, runs before each search: over a `MemoryStore` it is the
-    store's check that it is open, so a closed store's graph is not reopened by its arm."""
+    """`Retriever` over any `GraphSearch`: a `GraphStore` (embedded or Cypher), or a `MemoryStore`,
+    which opens its graph first (and refuses once closed, rather than reopening it). Backend
+    failures surface as the store raised them (`BackendUnavailable` for a dead server) so the
+    ensemble can drop the arm and say why."""
 
-    def __init__(self, graph: GraphStore, name: str = "graph",
-                 multi_hop_factor: float = MULTI_HOP_FACTOR, ready: Callable[[], None] | None = None) -> None:
+    def __init__(self, graph: GraphSearch, name: str = "graph", multi_hop_factor: float = MULTI_HOP_FACTOR) -> None:
         self.graph = graph
         self.name = name
         self.multi_hop_factor = float(multi_hop_factor)
-        self.ready = ready
 
     def search(self, request: ArmRequest) -> list[Hit]:
-        if self.ready is not None:
-            self.ready()
         seeds = seeds_from_refs(request.query.entity_refs)
         if not seeds or request.k <= 0:
             return []

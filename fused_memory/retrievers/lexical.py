@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..results import Hit
-from .base import ArmRequest
-
-if TYPE_CHECKING:
-    from ..store.memory_store import MemoryStore
+from .base import ArmRequest, LexicalSource
 
 __all__ = ["LexicalRetriever"]
 
@@ -18,10 +13,9 @@ class LexicalRetriever:
 
     name = "lexical"
 
-    def __init__(self, store: MemoryStore) -> None:
-        self.store = store
+    def __init__(self, source: LexicalSource) -> None:
+        self.source = source
 
     def search(self, request: ArmRequest) -> list[Hit]:
-        self.store._ensure_open()
-        ranked = self.store.lexical.search(request.namespace, request.query.text, request.k, request.types)
+        ranked = self.source.lexical_search(request.namespace, request.query.text, request.k, request.types)
         return [Hit(mid, score) for mid, score in ranked]

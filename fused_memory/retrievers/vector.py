@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from ..query.cues import ANSWER_TIME, temporal_mode
 from ..backends.codec import from_payload
@@ -18,10 +18,7 @@ from ..backends.vector.pooling import search_pooled
 from ..backends.protocols import ScoredPayload, VectorFilter, VectorQuery
 from ..results import Hit
 from ..types import MemoryType
-from .base import ArmRequest, dedupe_hits
-
-if TYPE_CHECKING:
-    from ..store.memory_store import MemoryStore
+from .base import ArmRequest, VectorSource, dedupe_hits
 
 __all__ = ["VectorArm", "DenseRetriever", "TemporalRetriever", "TypeFilterRetriever", "ScopedGraphRetriever",
            "run_vector_arms"]
@@ -43,7 +40,7 @@ def _cos01(score: float) -> float:
     return max(0.0, min(1.0, float(score)))
 
 
-def run_vector_arms(store: MemoryStore, jobs: Sequence[tuple[VectorArm, ArmRequest]], pool_min: int = 0
+def run_vector_arms(source: VectorSource, jobs: Sequence[tuple[VectorArm, ArmRequest]], pool_min: int = 0
                     ) -> tuple[list[list[Hit]], frozenset[int]]:
     """Run several vector arms, each with its own request, as one engine batch: one list of hits
     per job, in order, and the jobs whose search was read off a broader one.
@@ -53,7 +50,7 @@ def run_vector_arms(store: MemoryStore, jobs: Sequence[tuple[VectorArm, ArmReque
     temporal arm to events, and a hard type pre-filter gives dense the type arm's filter; each
     arm still scores the shared results its own way. With `pool_min > 0` a search that only adds
     keyword conditions to another (the type arm's types, the scoped graph's names) is read off
-    that one's results when they hold `pool_min` matches (`store.pooling`)."""
+    that one's results when they hold `pool_min` matches (`backends.vector.pooling`)."""
     vector: tuple[float, ...] | None = None
     unique: dict[VectorQuery, int] = {}
     slots: list[tuple[int, int]] = []  # (job, position of its search in `unique`)
@@ -61,7 +58,7 @@ def run_vector_arms(store: MemoryStore, jobs: Sequence[tuple[VectorArm, ArmReque
     for i, (arm, request) in enumerate(jobs):
         if request.vector is None:
             if vector is None:
-                vector = store.embed_query(request.text_to_embed())
+                vector = source.embed_query(request.text_to_embed())
             request = replace(request, vector=vector)
         prepared.append(request)
         q = arm.vector_query(request)
@@ -70,7 +67,7 @@ def run_vector_arms(store: MemoryStore, jobs: Sequence[tuple[VectorArm, ArmReque
     out: list[list[Hit]] = [[] for _ in jobs]
     if not unique:
         return out, frozenset()
-    results, read_off = search_pooled(store.vector_search, list(unique), pool_min)
+    results, read_off = search_pooled(source.vector_search, list(unique), pool_min)
     for i, at in slots:
         out[i] = jobs[i][0].hits_from(prepared[i], results[at])
     return out, frozenset(i for i, at in slots if at in read_off)
@@ -79,12 +76,12 @@ def run_vector_arms(store: MemoryStore, jobs: Sequence[tuple[VectorArm, ArmReque
 class _VectorArmBase:
     name = "vector"
 
-    def __init__(self, store: MemoryStore) -> None:
-        self.store = store
+    def __init__(self, source: VectorSource) -> None:
+        self.source = source
 
     def search(self, request: ArmRequest) -> list[Hit]:
         """This arm alone: hits with their `memory` filled from the payload."""
-        hits = run_vector_arms(self.store, [(self, request)])[0][0]  # type: ignore[list-item]
+        hits = run_vector_arms(self.source, [(self, request)])[0][0]  # type: ignore[list-item]
         return [replace(h, memory=from_payload(h.payload)) if h.payload is not None else h for h in hits]
 
     def _hits(self, scored: Sequence[ScoredPayload], k: int, detail: str | None = None) -> list[Hit]:
@@ -145,8 +142,8 @@ class TypeFilterRetriever(_VectorArmBase):
 
     name = "type"
 
-    def __init__(self, store: MemoryStore, types: frozenset[MemoryType] | None = None) -> None:
-        super().__init__(store)
+    def __init__(self, source: VectorSource, types: frozenset[MemoryType] | None = None) -> None:
+        super().__init__(source)
         self.types = types
 
     def vector_query(self, request: ArmRequest) -> VectorQuery | None:

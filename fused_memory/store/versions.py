@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+
+from ..backends.protocols import GraphStore
 
 __all__ = ["SharedVersions"]
 
@@ -21,8 +22,8 @@ class SharedVersions:
         self._seen: dict[str, tuple[int, float]] = {}  # namespace -> (version, read at)
         self._lock = threading.Lock()
 
-    def __call__(self, graph: Any, namespace: str) -> int:
-        if graph is None or not getattr(graph, "remote", False):
+    def __call__(self, graph: GraphStore | None, namespace: str) -> int:
+        if graph is None or not graph.remote:
             return 0
         now = time.monotonic()
         with self._lock:

@@ -12,6 +12,7 @@ import pytest
 from fused_memory.query import asks_time, has_time_cue, mentions_time, parse_query
 from fused_memory.query.cues import ANSWER_TIME, answer_types
 from fused_memory.backends.codec import from_payload, to_payload
+from fused_memory.store.ingest import answer_tags
 from fused_memory.types import Memory
 
 ASKS = [
@@ -79,7 +80,7 @@ def test_non_strings_are_no_cue() -> None:
 
 def test_payload_carries_answer_types_and_reads_back_unchanged() -> None:
     m = Memory(text="Caroline: I went to the support group yesterday.", namespace="n", id="m1")
-    p = to_payload(m)
+    p = to_payload(m, answers=answer_tags(m.text))
     assert p["answers"] == [ANSWER_TIME]
-    assert to_payload(Memory(text="I like tea", namespace="n"))["answers"] == []
+    assert answer_tags("I like tea") == []
     assert from_payload(p) == m

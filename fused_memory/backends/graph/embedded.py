@@ -54,6 +54,8 @@ class EmbeddedGraphStore:
     None keeps everything in memory. Thread-safe: one RLock guards every call."""
 
     name = "embedded"
+    #: In process: no other writer, no network (`GraphStore.remote`).
+    remote = False
 
     def __init__(self, path: str | None = None) -> None:
         self.path = path
@@ -274,6 +276,11 @@ class EmbeddedGraphStore:
         with self._lock:
             sp = self._check(namespace)
             return self._write(self._collect, sp, list(sp.ent))
+
+    @property
+    def persistent(self) -> bool:
+        """Kept on disk (`Reconcilable`): False for an in-memory graph, rebuilt on every open."""
+        return self.path is not None
 
     def reconcile(self, want: Mapping[str, Mapping[str, tuple[Sequence[EntityMention], MemoryType | None]]]
                   ) -> tuple[int, int]:

@@ -1,0 +1,35 @@
+"""What the ensemble reads from its store, as a protocol: a `MemoryStore` is one, and so is anything
+that answers the same calls (a wrapper that injects faults, in the reliability tests)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+from ..query.entities import EntityMatcher
+from ..retrievers.base import MemorySource
+from ..types import Memory, MemoryType
+
+__all__ = ["EnsembleSource"]
+
+
+@runtime_checkable
+class EnsembleSource(MemorySource, Protocol):
+    """The five arms' reads (`MemorySource`), and what planning and hydration read besides."""
+
+    def entity_matcher(self, namespace: str) -> EntityMatcher:
+        """The namespace's known entities, for the parser's phrase matching (`ensemble.lookup`)."""
+        ...
+
+    def last_session_end(self, namespace: str) -> datetime | None:
+        """When the namespace's last conversation ended, for "since we last talked"."""
+        ...
+
+    def type_counts(self, namespace: str) -> Mapping[MemoryType | None, int] | None:
+        """Memories per type, for the planner's statistics; None when unknown."""
+        ...
+
+    def get_many(self, namespace: str, memory_ids: str | Sequence[str]) -> list[Memory]:
+        """Memories by id, for hydration: the fused top k that no arm carried."""
+        ...
