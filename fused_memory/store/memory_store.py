@@ -107,19 +107,22 @@ class MemoryStore(SharedHandle):
 
     @classmethod
     def connect(cls, *, qdrant_url: str | None = None, qdrant_api_key: str | None = None,
-                qdrant_location: str | None = None, collection: str = "fused_memory",
-                neo4j_uri: str | None = None, neo4j_auth: tuple[str, str] | None = None,
+                qdrant_location: str | None = None, qdrant_client: Any = None, collection: str = "fused_memory",
+                neo4j_uri: str | None = None, neo4j_auth: tuple[str, str] | None = None, neo4j_driver: Any = None,
                 neo4j_database: str | None = None, graph_dialect: str | None = None,
                 graph_path: str | None = None, embedder: Embedder | Any = None, ner: bool = True,
                 show_progress: bool | None = None) -> MemoryStore:
-        """Scale-out: a Qdrant server or cluster (or qdrant-client local mode via `qdrant_location`)
-        and, when `neo4j_uri` is given, Neo4j or any Bolt server; else an embedded graph."""
+        """Scale-out: a Qdrant server or cluster (`qdrant_url`; `qdrant_location` for qdrant-client's
+        local mode; or `qdrant_client`, a `QdrantClient` you configured, as langchain-qdrant takes
+        `client=`) and, with `neo4j_uri` (or `neo4j_driver`, your own `neo4j.Driver`), Neo4j or any
+        Bolt server; else an embedded graph under `graph_path`. A client or driver you pass is used
+        as it is and left open by `close()`: the store closes only what it opened."""
         from .factory import connected_parts
         return cls(**connected_parts(
             qdrant_url=qdrant_url, qdrant_api_key=qdrant_api_key, qdrant_location=qdrant_location,
-            collection=collection, neo4j_uri=neo4j_uri, neo4j_auth=neo4j_auth, neo4j_database=neo4j_database,
-            graph_dialect=graph_dialect, graph_path=graph_path, embedder=embedder, ner=ner,
-            show_progress=show_progress))
+            qdrant_client=qdrant_client, collection=collection, neo4j_uri=neo4j_uri, neo4j_auth=neo4j_auth,
+            neo4j_driver=neo4j_driver, neo4j_database=neo4j_database, graph_dialect=graph_dialect,
+            graph_path=graph_path, embedder=embedder, ner=ner, show_progress=show_progress))
 
     def open(self) -> MemoryStore:
         """Check the embedder pin and the layout, open the backends, rebuild BM25 from the payloads

@@ -22,8 +22,7 @@ NOW = datetime(2024, 5, 15, 12, 0, tzinfo=timezone.utc)
 
 
 def _instance(server: QdrantClient) -> MemoryStore:
-    vectors = QdrantClientBackend(location=":memory:")
-    vectors._client = server  # this process's connection to the shared server
+    vectors = QdrantClientBackend(client=server)  # this process's connection to the shared server
     return MemoryStore(vectors, BM25Index(), HashingEmbedder(dim=64), EmbeddedGraphStore(None)).open()
 
 
@@ -52,8 +51,7 @@ def test_a_store_sees_entities_another_process_adds_or_deletes_on_a_shared_graph
     server, ns = QdrantClient(location=":memory:"), "shared-matcher"
 
     def instance() -> MemoryStore:
-        vectors = QdrantClientBackend(location=":memory:")
-        vectors._client = server
+        vectors = QdrantClientBackend(client=server)
         store = MemoryStore(vectors, BM25Index(), HashingEmbedder(dim=64), CypherGraphStore(bolt_server),
                             extractor=EntityExtractor(enabled=False)).open()
         store._shared_versions.ttl_s = 0.0

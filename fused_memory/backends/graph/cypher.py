@@ -25,7 +25,7 @@ from datetime import datetime
 from itertools import combinations
 from typing import Any
 
-from ...errors import QueryError
+from ...errors import ConfigurationError, QueryError
 from ...results import Hit
 from ...types import MemoryType
 from .dialect import Bolt, Dialect, Work
@@ -113,10 +113,14 @@ class CypherGraphStore:
     #: its planning-time entity lookup by the graph arm's timeout (`fused_memory.ensemble.lookup`).
     remote = True
 
-    def __init__(self, uri: str, auth: tuple[str, str] | None = None, database: str | None = None,
-                 dialect: str | None = None, *, timeout_s: float = 2.0) -> None:
-        self.uri, self.database = uri, database
-        self._bolt = Bolt(uri, auth, database, dialect, timeout_s)
+    def __init__(self, uri: str | None = None, auth: tuple[str, str] | None = None, database: str | None = None,
+                 dialect: str | None = None, *, timeout_s: float = 2.0, driver: Any = None) -> None:
+        if (uri is None) == (driver is None):
+            raise ConfigurationError("CypherGraphStore needs exactly one of uri (a Bolt URI) or driver (a neo4j "
+                                     "Driver you configured; it is used as it is and never closed here)")
+        label = uri if uri is not None else "the given neo4j driver"
+        self.uri, self.database = label, database
+        self._bolt = Bolt(label, auth, database, dialect, timeout_s, driver=driver)
         self._wlock = threading.RLock()
         self._seq = 0
 

@@ -197,12 +197,18 @@ class Bolt:
     translated to `BackendUnavailable` / `BackendError`, FalkorDB sockets closed without GOODBYE."""
 
     def __init__(self, uri: str, auth: tuple[str, str] | None, database: str | None, dialect: str | None,
-                 timeout_s: float) -> None:
+                 timeout_s: float, driver: Any = None) -> None:
         if dialect is not None and dialect not in DIALECTS:
             raise ConfigurationError(f"unknown Cypher dialect {dialect!r}; choose one of {sorted(DIALECTS)}")
         self.uri, self.auth, self.database, self.timeout_s = uri, auth, database, float(timeout_s)
         self.dialect = DIALECTS[dialect] if dialect else FALKORDB
         self._fixed = dialect is not None
+        if driver is not None:
+            import neo4j  # a core dependency; imported here so that the embedded graph never loads it
+
+            if not isinstance(driver, neo4j.Driver):
+                raise ConfigurationError(f"driver must be a neo4j.Driver, got {type(driver).__name__}")
+        self._given = driver  # the caller's neo4j Driver: used as configured, never closed here
         self._driver: Any = None
         self._lock = threading.Lock()
 
@@ -214,12 +220,15 @@ class Bolt:
                 import neo4j
             except ImportError as exc:
                 raise MissingDependency("the Cypher graph backend needs the neo4j driver: pip install neo4j") from exc
-            try:
-                self._driver = neo4j.GraphDatabase.driver(
-                    self.uri, auth=self.auth, connection_timeout=self.timeout_s,
-                    connection_acquisition_timeout=self.timeout_s, max_transaction_retry_time=0.0)
-            except (ValueError, neo4j.exceptions.ConfigurationError) as exc:
-                raise ConfigurationError(f"bad graph URI {self.uri!r}: {exc}") from exc
+            if self._given is not None:
+                self._driver = self._given
+            else:
+                try:
+                    self._driver = neo4j.GraphDatabase.driver(
+                        self.uri, auth=self.auth, connection_timeout=self.timeout_s,
+                        connection_acquisition_timeout=self.timeout_s, max_transaction_retry_time=0.0)
+                except (ValueError, neo4j.exceptions.ConfigurationError) as exc:
+                    raise ConfigurationError(f"bad graph URI {self.uri!r}: {exc}") from exc
             try:
                 self._detect()
                 if self.database is not None and not self.dialect.databases:
@@ -257,8 +266,9 @@ class Bolt:
                 return
 
     def close(self) -> None:
+        """Close the driver this store opened; a driver the caller passed in is only let go of."""
         drv, self._driver = self._driver, None
-        if drv is None:
+        if drv is None or drv is self._given:
             return
         try:
             if not self.dialect.goodbye_on_close:  # GOODBYE wedges FalkorDB's listener (module docstring)

@@ -81,28 +81,38 @@ def _client_filter(conds: Sequence[Condition]) -> models.Filter:
 
 
 class QdrantClientBackend:
-    """`VectorBackend` on qdrant-client. Give `url` (server/cluster) or `location` (local mode:
-    ":memory:" or a folder). The constructor does no I/O; the client is made on first use."""
+    """`VectorBackend` on qdrant-client. Give `url` (server/cluster), `location` (local mode:
+    ":memory:" or a folder), or `client`, a `QdrantClient` you already configured (TLS, gRPC, auth,
+    a pool shared with the rest of your app): it is used as it is and never closed here, since the
+    store did not open it. The constructor does no I/O; a client of our own is made on first use."""
 
     name = "qdrant-client"
 
     def __init__(self, url: str | None = None, api_key: str | None = None, location: str | None = None,
-                 collection: str = "fused_memory", *, timeout: int = DEFAULT_TIMEOUT_S) -> None:
-        if (url is None) == (location is None):
-            raise ConfigurationError("QdrantClientBackend needs exactly one of url (server) or location "
-                                     "(':memory:' or a folder for local mode)")
+                 collection: str = "fused_memory", *, timeout: int = DEFAULT_TIMEOUT_S,
+                 client: QdrantClient | None = None) -> None:
+        if sum(x is not None for x in (url, location, client)) != 1:
+            raise ConfigurationError("QdrantClientBackend needs exactly one of url (server), location "
+                                     "(':memory:' or a folder for local mode) or client (a QdrantClient)")
+        if client is not None and not isinstance(client, QdrantClient):
+            raise ConfigurationError(f"client must be a qdrant_client.QdrantClient, got {type(client).__name__}")
         if not collection:
             raise ConfigurationError("collection name must not be empty")
         self.url, self.api_key, self.location = url, api_key, location
         self.collection = collection
         self.meta_collection = f"{collection}__meta"
         self.timeout = timeout
-        self._client: QdrantClient | None = None
+        self._given = client  # the caller's: used, never closed
+        self._client: QdrantClient | None = client
         self._dim: int | None = None
         self._lock = threading.RLock()
 
     @property
     def local(self) -> bool:
+        """qdrant-client's local mode (":memory:" or a folder), whose calls must not overlap."""
+        if self._given is not None:
+            options = self._given.init_options
+            return options.get("location") is not None or options.get("path") is not None
         return self.location is not None
 
     def _guard(self) -> AbstractContextManager[Any]:
@@ -111,6 +121,8 @@ class QdrantClientBackend:
 
     def _connect(self) -> QdrantClient:
         with self._lock:
+            if self._client is None and self._given is not None:  # reopened after close()
+                self._client = self._given
             if self._client is None:
                 with engine_errors("cannot create Qdrant client", _classify):
                     if self.url is not None:
@@ -168,10 +180,11 @@ class QdrantClientBackend:
                                      "not cosine")
 
     def close(self) -> None:
-        """Release the client (and, in local mode with a path, its folder lock). Idempotent."""
+        """Release the client (and, in local mode with a path, its folder lock); a client the caller
+        passed in is left open for them. Idempotent."""
         with self._lock:
             client, self._client, self._dim = self._client, None, None
-            if client is not None:
+            if client is not None and client is not self._given:
                 with engine_errors("closing Qdrant client", _classify):
                     client.close()
 
