@@ -20,7 +20,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from fused_memory.demo import DEMO_NAMESPACE, DEMO_NOW, demo_memories
-from fused_memory.store.memory_store import MemoryStore
+from fused_memory import MemoryStore
 from langchain_fused_memory import EnsembleMemoryRetriever, memory_tool
 
 __all__ = ["main", "ScriptedToolCaller", "QUESTION"]

@@ -19,7 +19,7 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableParallel, RunnablePassthrough
 
 from fused_memory.demo import DEMO_NAMESPACE, DEMO_NOW, DEMO_RELATIONS, demo_memories
-from fused_memory.store.memory_store import MemoryStore
+from fused_memory import MemoryStore
 from langchain_fused_memory import EnsembleMemoryRetriever
 
 __all__ = ["main", "QUESTION"]

@@ -19,7 +19,7 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole, TextBlock
 from llama_index.core.llms.mock import MockFunctionCallingLLM
 
 from fused_memory.demo import DEMO_NAMESPACE, DEMO_NOW, demo_memories
-from fused_memory.store.memory_store import MemoryStore
+from fused_memory import MemoryStore
 from llama_index.retrievers.fused_memory import EnsembleMemoryRetriever, memory_tool
 
 __all__ = ["main", "scripted_llm", "QUESTION"]

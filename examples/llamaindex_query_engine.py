@@ -16,7 +16,7 @@ from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 
 from fused_memory.demo import DEMO_NAMESPACE, DEMO_NOW, demo_memories
-from fused_memory.store.memory_store import MemoryStore
+from fused_memory import MemoryStore
 from llama_index.retrievers.fused_memory import EnsembleMemoryRetriever
 
 __all__ = ["main", "QUESTION"]

@@ -3,6 +3,12 @@
 Five retrievers (dense, BM25, entity graph, temporal, type) run in parallel over one memory store
 and are fused by score-weighted RRF, with an explanation on every result. This package is
 framework-free: the LangChain and LlamaIndex adapters live in their own import packages.
+
+The public API is what `__all__` lists here, and the `__all__` of these public modules:
+`fused_memory.embeddings` (embedders and framework embedding adapters), `fused_memory.backends`
+(the backend protocols, to write a backend of your own), `fused_memory.adapters` (what the framework
+adapters share), `fused_memory.evaluation` (eval and bench) and `fused_memory.demo` (the sample
+memories). Every other module is internal and may move.
 """
 
 from __future__ import annotations
@@ -12,18 +18,19 @@ from .conversation import conversation_context
 from .ensemble import EnsembleMemory
 from .errors import (BackendError, BackendUnavailable, ConfigurationError, EmbeddingMismatch, FusedMemoryError,
                      InvalidMemory, MissingDependency, NotPicklable, QueryError, StoreClosed)
+from .results import (ARMS, ArmFailure, Contribution, EntityCandidate, EntityRef, FusedHit, Hit, ParsedQuery,
+                      QueryPlan, Retrieval)
 from .retrievers.base import ArmRequest, Retriever
-from .store.memory_store import MemoryStore
-from .results import (ArmFailure, Contribution, EntityCandidate, EntityRef, FusedHit, Hit, ParsedQuery, QueryPlan,
-                      Retrieval)
-from .types import Memory, MemoryType, TimeWindow
+from .store import MemoryStore
+from .types import Entity, EntityMention, Memory, MemoryType, Relation, TimeWindow
 
 __version__ = "0.1.0"
 
 __all__ = [
     "__version__",
     "MemoryStore", "EnsembleMemory",
-    "Memory", "MemoryType", "TimeWindow", "EntityCandidate", "EntityRef", "ParsedQuery", "QueryPlan",
+    "Memory", "MemoryType", "TimeWindow", "Entity", "EntityMention", "Relation",
+    "EntityCandidate", "EntityRef", "ParsedQuery", "QueryPlan", "ARMS",
     "Hit", "Contribution", "FusedHit", "ArmFailure", "Retrieval",
     "FusionConfig", "StoreConfig",
     "FusedMemoryError", "ConfigurationError", "BackendError", "BackendUnavailable",

@@ -8,10 +8,15 @@
   backend may declare; `codec`: a `Memory` as a payload and back.
 
 Backends import only the bottom layer (types, errors, text, validation), never the store, the
-query side or each other's families. Package `__init__`s import nothing heavy: picking a backend
-loads only its own engine (`store.factory`).
+query side or each other's families. This package exports the protocols (to write a backend of
+your own); the family packages import nothing heavy, so picking a backend loads only its own
+engine (`store.factory`).
 """
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from .protocols import (GraphStore, LexicalDoc, LexicalIndex, PayloadWriter, RebuiltOnOpen, Reconcilable, ScoredPayload,
+                        TypeCounter, VectorBackend, VectorFilter, VectorQuery, VectorRecord)
+
+__all__ = ["VectorBackend", "LexicalIndex", "GraphStore", "PayloadWriter", "TypeCounter", "RebuiltOnOpen",
+           "Reconcilable", "VectorFilter", "VectorQuery", "VectorRecord", "ScoredPayload", "LexicalDoc"]

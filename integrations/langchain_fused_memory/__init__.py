@@ -54,7 +54,7 @@ def __getattr__(name: str) -> Any:
         value = getattr(import_module(f".{module}", __name__), name)
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.split(".")[0] in ("langchain_core", "pydantic"):
-            from fused_memory.errors import MissingDependency
+            from fused_memory import MissingDependency
             raise MissingDependency('langchain-core is not installed: pip install "fused-memory[langchain]"') from exc
         raise
     globals()[name] = value

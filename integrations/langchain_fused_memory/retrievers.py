@@ -29,10 +29,10 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever, LangSmithRetrieverParams
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from fused_memory.ensemble import EnsembleMemory
-from fused_memory.store.memory_store import MemoryStore
-from fused_memory.types import MemoryType
-from fused_memory.results import Retrieval
+from fused_memory import EnsembleMemory
+from fused_memory import MemoryStore
+from fused_memory import MemoryType
+from fused_memory import Retrieval
 
 from fused_memory.adapters import (ARM_RETRIEVERS, ArmReport, CallOptions, answered, arm_reports, bound_ensemble,
                                    hit_metadata, resolve_ensemble)
@@ -55,7 +55,7 @@ _RUNNABLE_KWARGS = frozenset({"verbose"})
 
 def to_documents(retrieval: Retrieval) -> list[Document]:
     """One `Document` per fused hit, in the core's order: `id` = memory id, `page_content` = text.
-    No hit while an arm failed raises `BackendUnavailable` (`adapter_support.answered`)."""
+    No hit while an arm failed raises `BackendUnavailable` (`fused_memory.adapters.answered`)."""
     return [Document(id=h.memory.id, page_content=h.memory.text, metadata=hit_metadata(h, retrieval))
             for h in answered(retrieval).hits]
 

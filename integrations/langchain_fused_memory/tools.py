@@ -26,16 +26,16 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import StructuredTool, ToolException
 from langchain_core.tools.retriever import RetrieverInput
 
-from fused_memory import adapters as adapter_support
+from fused_memory import adapters
 from fused_memory.adapters import DEFAULT_TOOL_DESCRIPTION, DEFAULT_TOOL_NAME, NO_MEMORIES
-from fused_memory.errors import ConfigurationError, QueryError
+from fused_memory import ConfigurationError, QueryError
 
 __all__ = ["memory_tool", "memory_line", "NO_MEMORIES", "DEFAULT_TOOL_NAME", "DEFAULT_TOOL_DESCRIPTION"]
 
 
 def memory_line(doc: Document) -> str:
-    """One memory as the model reads it: `[type, event time] text` (`adapter_support.memory_line`)."""
-    return adapter_support.memory_line(doc.metadata.get("type"), doc.metadata.get("event_at"), doc.page_content)
+    """One memory as the model reads it: `[type, event time] text` (`adapters.memory_line`)."""
+    return adapters.memory_line(doc.metadata.get("type"), doc.metadata.get("event_at"), doc.page_content)
 
 
 def _content(docs: Sequence[Document]) -> tuple[str, list[Document]]:

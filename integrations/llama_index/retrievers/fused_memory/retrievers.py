@@ -21,10 +21,10 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.callbacks.base import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from fused_memory.ensemble import EnsembleMemory
-from fused_memory.store.memory_store import MemoryStore
-from fused_memory.results import FusedHit, Retrieval
-from fused_memory.types import MemoryType
+from fused_memory import EnsembleMemory
+from fused_memory import MemoryStore
+from fused_memory import FusedHit, Retrieval
+from fused_memory import MemoryType
 from fused_memory.adapters import (ARM_RETRIEVERS, LLM_HIDDEN_KEYS, RETRIEVAL_KEYS, CallOptions, answered,
                                    bound_ensemble, hit_metadata, resolve_ensemble)
 
@@ -82,7 +82,7 @@ def to_nodes(retrieval: Retrieval, arm: str | None = None) -> list[NodeWithScore
 
     Retrieval bookkeeping (scores, contributions, explain...) and empty fields stay in the metadata
     but out of the text LlamaIndex renders for the LLM and the embedder. No hit while an arm failed
-    raises `BackendUnavailable` (`adapter_support.answered`).
+    raises `BackendUnavailable` (`fused_memory.adapters.answered`).
     """
     nodes = []
     for h in answered(retrieval).hits:

@@ -1,7 +1,7 @@
 """`memory_tool`: a fused-memory retriever as a LlamaIndex agent tool (`RetrieverTool`).
 
 The tool's `ToolOutput.content` is what the LangChain tool shows the model: one memory per
-paragraph as `[type, event time] text` (`adapter_support.memory_line`), or `NO_MEMORIES` when
+paragraph as `[type, event time] text` (`fused_memory.adapters.memory_line`), or `NO_MEMORIES` when
 nothing matched (it was empty content, which some providers refuse). `RetrieverTool` rendered
 every node's LLM metadata instead, including the two chat turns indexed with a memory as its
 context. `ToolOutput.raw_output` keeps the `NodeWithScore`s (ids, scores, explanations).
@@ -16,7 +16,7 @@ from llama_index.core.schema import MetadataMode
 from llama_index.core.tools import RetrieverTool, ToolOutput
 
 from fused_memory.adapters import DEFAULT_TOOL_DESCRIPTION, DEFAULT_TOOL_NAME, NO_MEMORIES, memory_line
-from fused_memory.errors import ConfigurationError, QueryError
+from fused_memory import ConfigurationError, QueryError
 
 __all__ = ["memory_tool", "MemoryTool", "NO_MEMORIES", "DEFAULT_TOOL_NAME", "DEFAULT_TOOL_DESCRIPTION"]
 
