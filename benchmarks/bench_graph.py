@@ -29,13 +29,16 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from fused_memory.retrievers.base import ArmRequest  # noqa: E402
-from fused_memory.retrievers.graph import GraphRetriever  # noqa: E402
 from fused_memory.backends.graph.embedded import EmbeddedGraphStore  # noqa: E402
-from fused_memory.types import EntityMention, Relation
 from fused_memory.backends.protocols import GraphStore  # noqa: E402
 from fused_memory.results import EntityCandidate, EntityRef, ParsedQuery
-from fused_memory.types import MemoryType  # noqa: E402
+from fused_memory.retrievers.base import ArmRequest  # noqa: E402
+from fused_memory.retrievers.graph import GraphRetriever  # noqa: E402
+from fused_memory.types import (
+    EntityMention,
+    MemoryType,  # noqa: E402
+    Relation,
+)
 
 __all__ = ["build_corpus", "ingest", "measure", "main"]
 
@@ -131,9 +134,9 @@ def run_embedded(size: int, entities: int, queries: int, hops: int) -> dict[str,
 
 
 def run_bolt(size: int, entities: int, queries: int, hops: int) -> dict[str, Any]:
-    from falkordb_server import FalkorDBServer
-
     from fused_memory.backends.graph.cypher import CypherGraphStore
+
+    from falkordb_server import FalkorDBServer
 
     items, rels = build_corpus(size, entities)
     srv = FalkorDBServer().start()

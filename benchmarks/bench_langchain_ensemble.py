@@ -67,8 +67,14 @@ def run(data_dir: Path, *, limit: int | None = None, depth: int = 50, warmup: in
     from fused_memory.evaluation.data import load_dataset
     from fused_memory.evaluation.metrics import recall_at_k
     from fused_memory.evaluation.runner import Evaluator
-    from langchain_fused_memory import (BM25MemoryRetriever, DenseMemoryRetriever, EnsembleMemoryRetriever,
-                                        GraphMemoryRetriever, TemporalMemoryRetriever, TypeFilterMemoryRetriever)
+    from langchain_fused_memory import (
+        BM25MemoryRetriever,
+        DenseMemoryRetriever,
+        EnsembleMemoryRetriever,
+        GraphMemoryRetriever,
+        TemporalMemoryRetriever,
+        TypeFilterMemoryRetriever,
+    )
 
     dataset = load_dataset(data_dir / "memories.jsonl", data_dir / "queries.jsonl")
     queries = [q for q in dataset.queries if q.gold_ids]
@@ -101,8 +107,8 @@ def run(data_dir: Path, *, limit: int | None = None, depth: int = 50, warmup: in
 
         rows: list[dict[str, Any]] = []
         for i, q in enumerate(queries, 1):
-            run_ours = lambda: ours.invoke(q.question, namespace=q.conversation_id, now=q.now)  # noqa: E731
-            run_theirs = lambda: theirs_for(q.conversation_id, q.now).invoke(q.question)  # noqa: E731
+            run_ours = lambda q=q: ours.invoke(q.question, namespace=q.conversation_id, now=q.now)  # noqa: E731
+            run_theirs = lambda q=q: theirs_for(q.conversation_id, q.now).invoke(q.question)  # noqa: E731
             if i % 2:  # alternate which goes first, so neither always meets warmer CPU caches
                 (t_ours, ids_ours), (t_theirs, ids_theirs) = _timed(run_ours, ev.store), _timed(run_theirs, ev.store)
             else:

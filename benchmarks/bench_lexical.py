@@ -21,9 +21,9 @@ from functools import partial
 import numpy as np
 from rank_bm25 import BM25Okapi
 
-from fused_memory.evaluation.metrics import percentile
 from fused_memory.backends.lexical.bm25 import BM25Index, doc_terms
 from fused_memory.backends.protocols import LexicalDoc
+from fused_memory.evaluation.metrics import percentile
 from fused_memory.text import tokenize
 from fused_memory.types import MemoryType
 

@@ -129,7 +129,8 @@ def bench(queries: tuple[str, ...] | list[str], matcher: EntityMatcher, rounds: 
         "parse_ms": {"p50": statistics.median(parse_ms), "p99": percentile(parse_ms, 0.99)},
         "plan_ms": {"p50": statistics.median(plan_ms), "p99": percentile(plan_ms, 0.99)},
         "parse_plus_plan_ms": {"p50": statistics.median(total), "p99": percentile(total, 0.99), "max": max(total)},
-        "parse_plus_plan_cpu_ms": {"p50": statistics.median(cpu_ms), "p99": percentile(cpu_ms, 0.99), "max": max(cpu_ms)},
+        "parse_plus_plan_cpu_ms": {"p50": statistics.median(cpu_ms), "p99": percentile(cpu_ms, 0.99),
+                                   "max": max(cpu_ms)},
         "worst_queries_cpu_p99_ms": {q: round(percentile(v, 0.99), 4) for q, v in worst},
     }
 

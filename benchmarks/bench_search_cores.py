@@ -34,12 +34,12 @@ from typing import Any
 import numpy as np
 import qdrant_edge as qe
 
+from fused_memory.backends.protocols import VectorFilter
+from fused_memory.backends.vector.common import filter_conditions
+from fused_memory.backends.vector.edge import _edge_filter
 from fused_memory.embeddings import default_embedder
 from fused_memory.evaluation.synth import synth_memories, synth_queries
-from fused_memory.backends.vector.common import filter_conditions
 from fused_memory.store.memory_store import MemoryStore
-from fused_memory.backends.protocols import VectorFilter
-from fused_memory.backends.vector.edge import _edge_filter
 
 __all__ = ["main"]
 
@@ -116,7 +116,8 @@ def main(argv: list[str] | None = None) -> None:
         exact = timed(qe.SearchParams(exact=True))[2]
 
         def recall(got: list[list[Any]]) -> float:
-            return statistics.mean(len(set(g[:10]) & set(e[:10])) / max(1, len(e[:10])) for g, e in zip(got, exact))
+            return statistics.mean(len(set(g[:10]) & set(e[:10])) / max(1, len(e[:10]))
+                                   for g, e in zip(got, exact, strict=True))
 
         rows: list[tuple[str, float, float, float]] = []
         for label, work in (("alone (engine defaults: ef 100, payload)", None),

@@ -123,7 +123,7 @@ def measure(backend: QdrantEdgeBackend, size: int, phase: str, queries: np.ndarr
             got.append({h.payload["memory_id"] for h in res})
         recall = None
         if truth is not None:
-            recall = float(np.mean([len(a & b) / max(1, len(b)) for a, b in zip(got, truth[name])]))
+            recall = float(np.mean([len(a & b) / max(1, len(b)) for a, b in zip(got, truth[name], strict=True)]))
         rows.append(Row(size, phase, st.segments, st.indexed, name, float(np.percentile(lat, 50)),
                         float(np.percentile(lat, 99)), recall))
     # the ensemble sends its Qdrant arms (dense, type, temporal) as one batch: is that cheaper?
@@ -170,7 +170,7 @@ def probe_build(backend: QdrantEdgeBackend, query: np.ndarray) -> tuple[float, f
     th.join()
     inside = sum(1 for t in stamps if t0 < t < t1)
     around = [t for t in stamps if t < t0][-1:] + [t for t in stamps if t >= t0]
-    gap = max((b - a for a, b in zip(around, around[1:])), default=0.0)
+    gap = max((b - a for a, b in zip(around, around[1:], strict=False)), default=0.0)
     return wall, cpu, inside, gap * 1000
 
 

@@ -19,8 +19,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from fused_memory.demo import DEMO_NAMESPACE, DEMO_NOW, demo_memories
 from fused_memory import MemoryStore
+from fused_memory.demo import DEMO_NAMESPACE, DEMO_NOW, demo_memories
 from langchain_fused_memory import EnsembleMemoryRetriever, memory_tool
 
 __all__ = ["main", "ScriptedToolCaller", "QUESTION"]
@@ -55,19 +55,18 @@ class ScriptedToolCaller(BaseChatModel):
 
 def main(path: str | None = None, question: str = QUESTION) -> dict[str, Any]:
     """Run the loop once; print and return the answer, the transcript and the tool's artifact."""
-    with tempfile.TemporaryDirectory(prefix="fused-memory-example-") as tmp:
-        with MemoryStore.embedded(path or tmp) as store:
-            store.add(demo_memories())
-            retriever = EnsembleMemoryRetriever(store=store, namespace=DEMO_NAMESPACE, now=DEMO_NOW, k=3)
-            tool = memory_tool(retriever, "search_memory", "Search the user's long-term memory.")
-            model = ScriptedToolCaller().bind_tools([tool])
-            messages: list[BaseMessage] = [HumanMessage(question)]
-            while True:
-                ai = model.invoke(messages)
-                messages.append(ai)
-                if not ai.tool_calls:
-                    break
-                messages.extend(tool.invoke({**call, "type": "tool_call"}) for call in ai.tool_calls)
+    with tempfile.TemporaryDirectory(prefix="fused-memory-example-") as tmp, MemoryStore.embedded(path or tmp) as store:
+        store.add(demo_memories())
+        retriever = EnsembleMemoryRetriever(store=store, namespace=DEMO_NAMESPACE, now=DEMO_NOW, k=3)
+        tool = memory_tool(retriever, "search_memory", "Search the user's long-term memory.")
+        model = ScriptedToolCaller().bind_tools([tool])
+        messages: list[BaseMessage] = [HumanMessage(question)]
+        while True:
+            ai = model.invoke(messages)
+            messages.append(ai)
+            if not ai.tool_calls:
+                break
+            messages.extend(tool.invoke({**call, "type": "tool_call"}) for call in ai.tool_calls)
     tool_messages = [m for m in messages if isinstance(m, ToolMessage)]
     artifact = tool_messages[0].artifact
     print(f"user:  {question}")

@@ -18,8 +18,8 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableParallel, RunnablePassthrough
 
-from fused_memory.demo import DEMO_NAMESPACE, DEMO_NOW, DEMO_RELATIONS, demo_memories
 from fused_memory import MemoryStore
+from fused_memory.demo import DEMO_NAMESPACE, DEMO_NOW, DEMO_RELATIONS, demo_memories
 from langchain_fused_memory import EnsembleMemoryRetriever
 
 __all__ = ["main", "QUESTION"]
@@ -40,19 +40,18 @@ def format_memories(docs: list[Document]) -> str:
 
 def main(path: str | None = None, question: str = QUESTION) -> dict[str, Any]:
     """Build the store, run the chain once, print and return the answer and the retrieved documents."""
-    with tempfile.TemporaryDirectory(prefix="fused-memory-example-") as tmp:
-        with MemoryStore.embedded(path or tmp) as store:
-            store.add(demo_memories())
-            for src, rel, dst, kind, confidence in DEMO_RELATIONS:
-                store.relate(src, rel, dst, namespace=DEMO_NAMESPACE, kind=kind, confidence=confidence)
-            retriever = EnsembleMemoryRetriever(store=store, namespace=DEMO_NAMESPACE, now=DEMO_NOW, k=3)
-            retrieve = RunnableParallel(docs=retriever, question=RunnablePassthrough())
-            answer = (
-                {"memories": lambda x: format_memories(x["docs"]), "question": lambda x: x["question"]}
-                | PROMPT | ParrotFakeChatModel() | StrOutputParser()
-            )
-            chain = retrieve.assign(answer=answer)
-            result = chain.invoke(question)
+    with tempfile.TemporaryDirectory(prefix="fused-memory-example-") as tmp, MemoryStore.embedded(path or tmp) as store:
+        store.add(demo_memories())
+        for src, rel, dst, kind, confidence in DEMO_RELATIONS:
+            store.relate(src, rel, dst, namespace=DEMO_NAMESPACE, kind=kind, confidence=confidence)
+        retriever = EnsembleMemoryRetriever(store=store, namespace=DEMO_NAMESPACE, now=DEMO_NOW, k=3)
+        retrieve = RunnableParallel(docs=retriever, question=RunnablePassthrough())
+        answer = (
+            {"memories": lambda x: format_memories(x["docs"]), "question": lambda x: x["question"]}
+            | PROMPT | ParrotFakeChatModel() | StrOutputParser()
+        )
+        chain = retrieve.assign(answer=answer)
+        result = chain.invoke(question)
     print(result["answer"])
     print("\nwhy these memories:")
     for d in result["docs"]:

@@ -18,8 +18,8 @@ from llama_index.core.agent.workflow import FunctionAgent, ToolCallResult
 from llama_index.core.base.llms.types import ChatMessage, MessageRole, TextBlock, ToolCallBlock
 from llama_index.core.llms.mock import MockFunctionCallingLLM
 
-from fused_memory.demo import DEMO_NAMESPACE, DEMO_NOW, demo_memories
 from fused_memory import MemoryStore
+from fused_memory.demo import DEMO_NAMESPACE, DEMO_NOW, demo_memories
 from llama_index.retrievers.fused_memory import EnsembleMemoryRetriever, memory_tool
 
 __all__ = ["main", "scripted_llm", "QUESTION"]
@@ -54,10 +54,9 @@ async def ask(store: MemoryStore, question: str) -> dict[str, Any]:
 
 def main(path: str | None = None, question: str = QUESTION) -> dict[str, Any]:
     """Run the agent once; print and return the answer and the tool call results."""
-    with tempfile.TemporaryDirectory(prefix="fused-memory-example-") as tmp:
-        with MemoryStore.embedded(path or tmp) as store:
-            store.add(demo_memories())
-            result = asyncio.run(ask(store, question))
+    with tempfile.TemporaryDirectory(prefix="fused-memory-example-") as tmp, MemoryStore.embedded(path or tmp) as store:
+        store.add(demo_memories())
+        result = asyncio.run(ask(store, question))
     [call] = result["tool_calls"]
     nodes = call.tool_output.raw_output
     print(f"user:  {question}")

@@ -15,8 +15,8 @@ from typing import Any
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 
-from fused_memory.demo import DEMO_NAMESPACE, DEMO_NOW, demo_memories
 from fused_memory import MemoryStore
+from fused_memory.demo import DEMO_NAMESPACE, DEMO_NOW, demo_memories
 from llama_index.retrievers.fused_memory import EnsembleMemoryRetriever
 
 __all__ = ["main", "QUESTION"]
@@ -26,12 +26,11 @@ QUESTION = "how do I like my meeting notes?"
 
 def main(path: str | None = None, question: str = QUESTION) -> dict[str, Any]:
     """Build the store, ask once, print and return the response and its source nodes."""
-    with tempfile.TemporaryDirectory(prefix="fused-memory-example-") as tmp:
-        with MemoryStore.embedded(path or tmp) as store:
-            store.add(demo_memories())
-            retriever = EnsembleMemoryRetriever(store, namespace=DEMO_NAMESPACE, now=DEMO_NOW, k=3)
-            engine = RetrieverQueryEngine.from_args(retriever, llm=MockLLM())
-            response = engine.query(question)
+    with tempfile.TemporaryDirectory(prefix="fused-memory-example-") as tmp, MemoryStore.embedded(path or tmp) as store:
+        store.add(demo_memories())
+        retriever = EnsembleMemoryRetriever(store, namespace=DEMO_NAMESPACE, now=DEMO_NOW, k=3)
+        engine = RetrieverQueryEngine.from_args(retriever, llm=MockLLM())
+        response = engine.query(question)
     print(str(response))
     print("\nsources:")
     for n in response.source_nodes:

@@ -16,10 +16,30 @@ from __future__ import annotations
 from .config import FusionConfig, StoreConfig
 from .conversation import conversation_context
 from .ensemble import EnsembleMemory
-from .errors import (BackendError, BackendUnavailable, ConfigurationError, EmbeddingMismatch, FusedMemoryError,
-                     InvalidMemory, MissingDependency, NotPicklable, QueryError, StoreClosed)
-from .results import (ARMS, ArmFailure, Contribution, EntityCandidate, EntityRef, FusedHit, Hit, ParsedQuery,
-                      QueryPlan, Retrieval)
+from .errors import (
+                     BackendError,
+                     BackendUnavailable,
+                     ConfigurationError,
+                     EmbeddingMismatch,
+                     FusedMemoryError,
+                     InvalidMemory,
+                     MissingDependency,
+                     NotPicklable,
+                     QueryError,
+                     StoreClosed,
+)
+from .results import (
+                     ARMS,
+                     ArmFailure,
+                     Contribution,
+                     EntityCandidate,
+                     EntityRef,
+                     FusedHit,
+                     Hit,
+                     ParsedQuery,
+                     QueryPlan,
+                     Retrieval,
+)
 from .retrievers.base import ArmRequest, Retriever
 from .store import MemoryStore
 from .types import Entity, EntityMention, Memory, MemoryType, Relation, TimeWindow

@@ -21,8 +21,8 @@ from typing import Any
 
 from .ensemble import EnsembleMemory, check_options
 from .errors import BackendUnavailable, ConfigurationError, QueryError
-from .store.memory_store import MemoryStore
 from .results import Contribution, FusedHit, Retrieval
+from .store.memory_store import MemoryStore
 from .types import MemoryType, type_list
 
 __all__ = [

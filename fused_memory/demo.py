@@ -20,7 +20,8 @@ F, P, E, N = MemoryType.FACT, MemoryType.PREFERENCE, MemoryType.EVENT, MemoryTyp
 _ROWS: list[tuple[str, MemoryType | None, float | None, str | None]] = [
     ("My employee badge ID is E-47821.", F, None, "badge ID is E-47821"),
     ("The VPN token for the staging cluster rotates every 30 days.", F, None, None),
-    ("Ticket JIRA-9921 tracks the flaky checkout test in the payments service.", F, None, "JIRA-9921 is the flaky checkout test"),
+    ("Ticket JIRA-9921 tracks the flaky checkout test in the payments service.", F, None,
+     "JIRA-9921 is the flaky checkout test"),
     ("The payments service runs version v2.3.1 in production.", F, None, "payments service version is v2.3.1"),
     ("Sarah Chen leads the platform team in the Berlin office.", F, None, None),
     ("Tom Becker is a backend engineer on the platform team.", N, None, None),

@@ -14,8 +14,7 @@ from enum import Enum
 from typing import Any
 
 from .errors import InvalidMemory, QueryError
-from .validation import (check_size, json_safe, name_or_int, require_aware,
-                         require_clean, require_storable, thaw)
+from .validation import check_size, json_safe, name_or_int, require_aware, require_clean, require_storable, thaw
 
 __all__ = ["MemoryType", "Memory", "TimeWindow", "EntityMention", "Entity", "Relation", "parse_memory_type",
            "type_list"]

@@ -12,6 +12,7 @@ leaves FalkorDB's listener deaf to the next connection (see `fused_memory.backen
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ctypes
 import os
 import random
@@ -46,10 +47,8 @@ def _die_with_parent() -> None:
     """Linux: SIGTERM the server if the process that started it dies (a killed pytest or benchmark
     must not leave a server behind; atexit does not run on SIGKILL)."""
     if sys.platform.startswith("linux"):
-        try:
+        with contextlib.suppress(OSError):
             ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-        except OSError:
-            pass
 
 
 def _free_port() -> int:

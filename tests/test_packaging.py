@@ -108,7 +108,8 @@ def test_installed_wheel_imports_all_three(wheel: Path, tmp_path: Path) -> None:
         from fused_memory.types import Memory
         store = MemoryStore.embedded(sys.argv[1], embedder=HashingEmbedder(dim=64), ner=False)
         store.add(Memory(text="my badge ID is E-47821", namespace="n", id="badge"))
-        lc_ids = [d.id for d in langchain_fused_memory.BM25MemoryRetriever(store=store, namespace="n").invoke("E-47821")]
+        lc = langchain_fused_memory.BM25MemoryRetriever(store=store, namespace="n")
+        lc_ids = [d.id for d in lc.invoke("E-47821")]
         li_ids = [n.node.node_id for n in li.BM25MemoryRetriever(store, namespace="n").retrieve("E-47821")]
         store.close()
         print(json.dumps({"files": {m.__name__: m.__file__ for m in (fused_memory, langchain_fused_memory, li)},

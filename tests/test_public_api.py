@@ -95,5 +95,6 @@ def test_readme_imports_only_public_names() -> None:
 
 
 def test_the_packages_ship_type_information() -> None:
-    for pkg in ("fused_memory", "integrations/langchain_fused_memory", "integrations/llama_index/retrievers/fused_memory"):
+    for pkg in ("fused_memory", "integrations/langchain_fused_memory",
+                "integrations/llama_index/retrievers/fused_memory"):
         assert (ROOT / pkg / "py.typed").is_file(), pkg

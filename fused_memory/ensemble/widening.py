@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..retrievers.base import ArmRequest
 from ..results import Hit
+from ..retrievers.base import ArmRequest
 
 __all__ = ["NOTHING_KEPT_SCALE", "WIDENABLE", "needs_widening", "widened"]
 

@@ -231,18 +231,19 @@ def _lexical(store: Any, ens: Any, memories: Sequence[Any], queries: Sequence[Sy
     import numpy as np
     from rank_bm25 import BM25Okapi
 
-    from ..retrievers.base import ArmRequest
-    from ..backends.lexical.bm25 import doc_terms
+    from ..backends.lexical.bm25 import BM25Index, doc_terms
     from ..backends.protocols import LexicalDoc
+    from ..retrievers.base import ArmRequest
     from ..text import tokenize
 
     arm = store.retriever("lexical")
-    weight = getattr(store.lexical, "predicate_weight", 0)
-    corpus = [doc_terms(LexicalDoc(m.id, m.namespace, m.text, m.predicate, m.type), weight) for m in memories]
-    t0 = time.perf_counter()
     lex = store.lexical
-    full = BM25Okapi(corpus, k1=getattr(lex, "k1", 1.5), b=getattr(lex, "b", 0.75),
-                     epsilon=getattr(lex, "epsilon", 0.25))
+    if not isinstance(lex, BM25Index):
+        raise ConfigurationError(f"the lexical benchmark compares rank-bm25 with BM25Index, not {type(lex).__name__}")
+    corpus = [doc_terms(LexicalDoc(m.id, m.namespace, m.text, m.predicate, m.type), lex.predicate_weight)
+              for m in memories]
+    t0 = time.perf_counter()
+    full = BM25Okapi(corpus, k1=lex.k1, b=lex.b, epsilon=lex.epsilon)
     build_s = time.perf_counter() - t0
     ours: list[float] = []
     theirs: list[float] = []
@@ -253,7 +254,7 @@ def _lexical(store: Any, ens: Any, memories: Sequence[Any], queries: Sequence[Sy
         if i < max_full:
             tokens = list(dict.fromkeys(tokenize(q.text)))
 
-            def scan(tokens: list[str] = tokens) -> Any:
+            def scan(tokens: list[str] = tokens, full: BM25Okapi = full) -> Any:
                 scores = full.get_scores(tokens)
                 top = np.argpartition(-scores, min(10, len(scores) - 1))[:10]
                 return top[np.argsort(-scores[top])]

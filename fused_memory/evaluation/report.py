@@ -49,7 +49,7 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[Any]], *, auto: 
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
     lines = []
     for j, row in enumerate(cells):
-        parts = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:])]
+        parts = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)]
         lines.append("  ".join(parts).rstrip())
         if j == 0:
             lines.append("  ".join("-" * w for w in widths))
@@ -202,7 +202,7 @@ def plot_eval(report: EvalReport, path: str, *, include_ablations: bool = False)
     fig, axes = plt.subplots(len(report.metrics), 1, figsize=(max(8, 1.6 * len(cats)), 3.2 * len(report.metrics)),
                              squeeze=False)
     width = 0.8 / max(1, len(systems))
-    for ax, metric in zip(axes[:, 0], report.metrics):
+    for ax, metric in zip(axes[:, 0], report.metrics, strict=True):
         for j, s in enumerate(systems):
             xs = [i + (j - (len(systems) - 1) / 2) * width for i in range(len(cats))]
             ax.bar(xs, [data[c][s].get(metric, 0.0) for c in cats], width, label=s)
@@ -229,7 +229,8 @@ def plot_bench(results: Mapping[str, Mapping[str, Any]], path: str) -> str:
     for i, s in enumerate(systems):
         color = f"C{i}"
         for key, style in (("p50_ms", "-"), ("p99_ms", "--")):
-            pts = [(x, results[n][key].get(s)) for x, n in zip(xs, sizes) if results[n][key].get(s) is not None]
+            pts = [(x, results[n][key].get(s)) for x, n in zip(xs, sizes, strict=True)
+                   if results[n][key].get(s) is not None]
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", color=color,
                         label=f"{s} {key[:3]}", linewidth=2.5 if s == "ensemble" else 1.2)

@@ -33,8 +33,8 @@ from ..config import FusionConfig
 from ..conversation import DEFAULT_CONTEXT_TURNS, conversation_context
 from ..errors import FusedMemoryError, QueryError, StoreClosed
 from ..query.parse import check_query_text
-from ..terminal import terminal_safe
 from ..results import ARMS
+from ..terminal import terminal_safe
 from ..types import Memory
 from .data import EvalDataError, EvalDataset, EvalQuery
 from .metrics import mean_scores, metric_names, percentile, score_query

@@ -12,11 +12,11 @@ text states one, `entities` finds known (and, optionally, unknown) entity names,
 
 from __future__ import annotations
 
-from .entities import EntityMatcher, Mention, load_nlp, ner_mentions, ner_refs
 from ..text import normalize_entity_id
+from .cues import asks_time, has_time_cue, mentions_time
+from .entities import EntityMatcher, Mention, load_nlp, ner_mentions, ner_refs
 from .optimizer import DEFAULT_RULES, OFF_RULES, RULE_NAMES, PlanBuilder, Rule, fired_rules, optimize, optimize_off
 from .parse import parse_query
-from .cues import asks_time, has_time_cue, mentions_time
 from .temporal import TemporalMatch, parse_time
 
 __all__ = [

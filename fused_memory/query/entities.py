@@ -27,9 +27,9 @@ from itertools import pairwise
 from typing import Any
 
 from ..errors import MissingDependency
-from ..types import Entity
-from ..text import STOPWORDS, normalize_entity_id
 from ..results import AMBIGUOUS_BELOW, EntityCandidate, EntityRef
+from ..text import STOPWORDS, normalize_entity_id
+from ..types import Entity
 
 __all__ = ["EntityMatcher", "Mention", "ner_refs", "ner_mentions", "load_nlp",
            "NER_LABELS", "SPACY_MODELS", "MAX_PHRASE_TOKENS", "AMBIGUOUS_BELOW", "seed_candidates"]

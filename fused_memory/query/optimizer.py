@@ -19,12 +19,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from ..text import tokenize
 from ..results import ARMS, EntityRef, ParsedQuery, QueryPlan
+from ..text import tokenize
 from ..types import MemoryType
 from .cues import temporal_mode
-from .store_rules import (ASKED_RELATION_WEIGHT, MAX_FILTER_SHARE, MIN_SEED_DAMPING, asked_relation_leads,
-                          mask_hub_names, mask_time_phrase, scope_hub_seeds, skip_unselective, with_store)
+from .store_rules import (
+    ASKED_RELATION_WEIGHT,
+    MAX_FILTER_SHARE,
+    MIN_SEED_DAMPING,
+    asked_relation_leads,
+    mask_hub_names,
+    mask_time_phrase,
+    scope_hub_seeds,
+    skip_unselective,
+    with_store,
+)
 
 __all__ = ["PlanBuilder", "Rule", "optimize", "optimize_off", "fired_rules", "DEFAULT_RULES", "OFF_RULES",
            "RULE_NAMES", "SPECULATIVE_TEMPORAL_WEIGHT", "DEFAULT_HOPS", "MULTI_HOPS", "ANSWER_TIME_WEIGHT",

@@ -13,11 +13,11 @@ from datetime import datetime
 from typing import Any
 
 from ..errors import QueryError
-from ..text import STOPWORDS, identifiers, tokenize
 from ..results import ParsedQuery
+from ..text import STOPWORDS, identifiers, tokenize
 from ..validation import require_aware
-from .entities import EntityMatcher, Mention, ner_mentions
 from .cues import ANSWER_TIME, asks_time, has_time_cue
+from .entities import EntityMatcher, Mention, ner_mentions
 from .temporal import parse_time
 
 __all__ = ["parse_query", "check_query_text", "check_embed_text", "DEFAULT_MAX_CHARS"]

@@ -33,8 +33,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
-from ..text import STOPWORDS, stem
 from ..results import EntityRef
+from ..text import STOPWORDS, stem
 from .entities import seed_candidates
 
 __all__ = ["AskedRelation", "DirectedRelation", "relation_words", "asked_relations"]
@@ -99,7 +99,7 @@ def asked_relations(text: str, refs: Sequence[EntityRef],
         stems.setdefault(stem(w), []).append(i)
     spans = [(ref, _find(lower, ref.text.translate(_APOSTROPHES))) for ref, _ in by_ref]
     found: set[AskedRelation] = set()
-    for (ref, cands), (_, where) in zip(by_ref, spans):
+    for (_ref, cands), (_, where) in zip(by_ref, spans, strict=True):
         if where is None or lower.startswith("'s", where[1]):
             continue  # not named, or named as an owner: "who reports to Sarah's manager?" is about the manager
         ends = {i for i, (_, at) in enumerate(words) if where[0] <= at < where[1]}

@@ -13,9 +13,9 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 
+from ..results import ParsedQuery, QueryPlan
 from ..text import tokenize
 from ..types import MemoryType
-from ..results import ParsedQuery, QueryPlan
 from .cues import temporal_mode
 from .entities import EntityMatcher
 from .relations import asked_relations

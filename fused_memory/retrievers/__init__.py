@@ -8,8 +8,14 @@ from ..results import ARMS
 from .base import ArmRequest, GraphSearch, LexicalSource, MemorySource, Retriever, VectorSource, dedupe_hits
 from .graph import GraphRetriever
 from .lexical import LexicalRetriever
-from .vector import (DenseRetriever, ScopedGraphRetriever, TemporalRetriever, TypeFilterRetriever, VectorArm,
-                     run_vector_arms)
+from .vector import (
+    DenseRetriever,
+    ScopedGraphRetriever,
+    TemporalRetriever,
+    TypeFilterRetriever,
+    VectorArm,
+    run_vector_arms,
+)
 
 __all__ = ["ArmRequest", "Retriever", "VectorArm", "VectorSource", "LexicalSource", "GraphSearch", "MemorySource",
            "DenseRetriever", "LexicalRetriever", "GraphRetriever", "TemporalRetriever", "TypeFilterRetriever",

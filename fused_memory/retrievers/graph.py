@@ -17,9 +17,9 @@ one hop behind (`query.relations`, `graph_common`, "Asked relations").
 
 from __future__ import annotations
 
+from ..backends.graph.traversal import MAX_HOPS
 from ..errors import BackendError, FusedMemoryError
 from ..query.entities import AMBIGUOUS_BELOW, seed_candidates
-from ..backends.graph.traversal import MAX_HOPS
 from ..results import EntityRef, Hit
 from .base import ArmRequest, GraphSearch
 

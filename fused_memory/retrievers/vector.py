@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Protocol, runtime_checkable
 
-from ..query.cues import ANSWER_TIME, temporal_mode
 from ..backends.codec import from_payload
-from ..backends.vector.pooling import search_pooled
 from ..backends.protocols import ScoredPayload, VectorFilter, VectorQuery
+from ..backends.vector.pooling import search_pooled
+from ..query.cues import ANSWER_TIME, temporal_mode
 from ..results import Hit
 from ..types import MemoryType
 from .base import ArmRequest, VectorSource, dedupe_hits

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..errors import InvalidMemory, QueryError
 from ..backends.graph.values import clean_mentions
-from ..validation import memory_id_text
+from ..errors import InvalidMemory, QueryError
 from ..types import Memory
+from ..validation import memory_id_text
 
 __all__ = ["check_mentions", "memory_ids"]
 

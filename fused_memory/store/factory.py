@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..backends.protocols import GraphStore
 from ..config import StoreConfig
 from ..errors import ConfigurationError
-from ..backends.protocols import GraphStore
 
 __all__ = ["embedded_parts", "connected_parts"]
 
@@ -23,8 +23,8 @@ def _embedder(embedder: Any) -> Any:
 
 def embedded_parts(path: str | Path, *, embedder: Any, ner: bool, show_progress: bool | None) -> dict[str, Any]:
     """Everything in process under `path`: qdrant-edge shard, BM25, embedded graph."""
-    from ..backends.lexical.bm25 import BM25Index
     from ..backends.graph.embedded import EmbeddedGraphStore
+    from ..backends.lexical.bm25 import BM25Index
     from ..backends.vector.edge import QdrantEdgeBackend
 
     if not isinstance(path, (str, Path)) or not str(path).strip():  # "" was the current directory

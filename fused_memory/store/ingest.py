@@ -27,9 +27,9 @@ from concurrent.futures import Executor, wait
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from ..backends.protocols import LexicalDoc
 from ..query.cues import answer_types
 from ..query.entities import load_nlp
-from ..backends.protocols import LexicalDoc
 from ..types import EntityMention, Memory, MemoryType
 
 __all__ = ["classify_type", "TypeRule", "TYPE_RULES", "EntityExtractor", "load_nlp", "ENTITY_LABELS",
@@ -171,13 +171,13 @@ class EntityExtractor:
         labels = [sp.group(1) if (sp := _SPEAKER.match(m.text)) and sp.group(1).casefold() not in _NOT_SPEAKERS
                   else None for m in memories]
         names = self._names({label for label in labels if label})
-        for m, label in zip(memories, labels):
+        for m, label in zip(memories, labels, strict=True):
             ms = [EntityMention(e) for e in m.entities]
             if label in names:
                 ms.append(EntityMention(label, "PERSON"))
             found.append(ms)
         if self.enabled:
-            for ms, spans in zip(found, self._ner([m.text[:5000] for m in memories])):
+            for ms, spans in zip(found, self._ner([m.text[:5000] for m in memories]), strict=True):
                 ms.extend(spans)
         out: list[tuple[EntityMention, ...]] = []
         for ms in found:
@@ -205,7 +205,7 @@ class EntityExtractor:
             if len(self._label_is_name) > 10_000:  # a stream of one-off labels: start over
                 self._label_is_name.clear()
             tagger = load_nlp(_TAG_PIPES)
-            for label, doc in zip(unknown, tagger.pipe([f"{label} said hello." for label in unknown])):
+            for label, doc in zip(unknown, tagger.pipe([f"{label} said hello." for label in unknown]), strict=True):
                 self._label_is_name[label] = doc[0].tag_ in _PROPER
         return {label for label in labels if self._label_is_name.get(label, True)}
 
@@ -220,7 +220,7 @@ class EntityExtractor:
                    if any(len(e) > 1 and e[0].is_sent_start for e in d.ents)]
         if suspect and self._nlp is None:
             tagged = load_nlp(_TAG_PIPES)
-            for i, d in zip(suspect, tagged.pipe([texts[i] for i in suspect], batch_size=self.batch_size)):
+            for i, d in zip(suspect, tagged.pipe([texts[i] for i in suspect], batch_size=self.batch_size), strict=True):
                 docs[i] = d
         out: list[list[EntityMention]] = []
         for d in docs:

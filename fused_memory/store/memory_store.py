@@ -42,25 +42,30 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..backends.codec import from_payload, stored_time, to_payload
+from ..backends.graph.values import check_relation
+from ..backends.protocols import (
+    GraphStore,
+    LexicalIndex,
+    ScoredPayload,
+    TypeCounter,
+    VectorBackend,
+    VectorQuery,
+    VectorRecord,
+)
 from ..config import StoreConfig
 from ..errors import BackendError, ConfigurationError, InvalidMemory, StoreClosed
 from ..handles import SharedHandle
-from .ingest import EntityExtractor, answer_tags, classify_type, extract_beside, lexical_doc
-from .versions import SharedVersions
 from ..query.entities import EntityMatcher
 from ..query.store_rules import filter_share
 from ..results import Hit
-from ..types import Memory, MemoryType
-from ..validation import utcnow
-from ..validation import require_storable
-from .arguments import check_mentions, memory_ids as keyed_ids
-from ..validation import check_namespace
-from ..backends.codec import from_payload, stored_time, to_payload
-from ..backends.graph.values import check_relation
-from ..backends.protocols import (GraphStore, TypeCounter, LexicalIndex, VectorBackend, VectorQuery, VectorRecord,
-                                  ScoredPayload)
-from ..types import Relation
+from ..types import Memory, MemoryType, Relation
+from ..validation import check_namespace, require_storable, utcnow
+from .arguments import check_mentions
+from .arguments import memory_ids as keyed_ids
+from .ingest import EntityExtractor, answer_tags, classify_type, extract_beside, lexical_doc
 from .recovery import merged_sessions, open_backends, snapshot, undo
+from .versions import SharedVersions
 
 if TYPE_CHECKING:
     from ..embeddings import Embedder
@@ -242,12 +247,13 @@ class MemoryStore(SharedHandle):
             mentions, vectors = extract_beside(self.extractor, batch, lambda: self.embed_memories(batch),
                                                self._ner_pool() if self.extractor.enabled else None)
         prepared: list[Memory] = []
-        for m, ms in zip(batch, mentions):
+        for m, ms in zip(batch, mentions, strict=True):
             mtype, _rule = classify_type(m)
             prepared.append(m.with_(type=mtype, created_at=m.created_at or now,
                                     entities=tuple(x.name for x in ms)))
-        records = [VectorRecord(m.id, m.namespace, tuple(v.tolist()), to_payload(m, [x.kind for x in ms], answer_tags(m.text)))
-                   for m, v, ms in zip(prepared, vectors, mentions)]
+        records = [VectorRecord(m.id, m.namespace, tuple(v.tolist()),
+                                to_payload(m, [x.kind for x in ms], answer_tags(m.text)))
+                   for m, v, ms in zip(prepared, vectors, mentions, strict=True)]
         with self._write_lock:
             self._ensure_open()  # under the lock: a close() that ran before this write is seen
             before = snapshot(self.vectors, prepared)
@@ -256,7 +262,7 @@ class MemoryStore(SharedHandle):
                 self.lexical.add([lexical_doc(m) for m in prepared])
                 if self.graph is not None:
                     by_ns: dict[str, list[tuple[str, Any, Any]]] = {}
-                    for m, ms in zip(prepared, mentions):
+                    for m, ms in zip(prepared, mentions, strict=True):
                         by_ns.setdefault(m.namespace, []).append((m.id, ms, m.type))
                     for ns, items in by_ns.items():
                         self.graph.link(ns, items)

@@ -4,17 +4,16 @@ reconcile of the embedded graph from the vector payloads, and the rollback of a 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigurationError, EmbeddingMismatch
-from .ingest import answer_tags, lexical_doc
-from ..types import Memory
 from ..backends.codec import LAYOUT_VERSION, from_payload, payload_mentions
-from ..types import EntityMention
-from ..backends.protocols import (LexicalDoc, PayloadWriter, RebuiltOnOpen, Reconcilable, VectorBackend,
-                                  VectorRecord)
+from ..backends.protocols import LexicalDoc, PayloadWriter, RebuiltOnOpen, Reconcilable, VectorBackend, VectorRecord
+from ..errors import ConfigurationError, EmbeddingMismatch
+from ..types import EntityMention, Memory
+from .ingest import answer_tags, lexical_doc
 
 if TYPE_CHECKING:
     from .memory_store import MemoryStore
@@ -67,10 +66,8 @@ def open_backends(store: MemoryStore, want: dict[str, Any]) -> dict[str, Any]:
         rebuild(store)
     except BaseException:
         for closer in ((store.graph.close,) if store.graph is not None else ()) + (store.vectors.close,):
-            try:
+            with contextlib.suppress(Exception):  # the original error is the one to report
                 closer()
-            except Exception:  # noqa: BLE001 - the original error is the one to report
-                pass
         raise
     return dict(meta)
 
@@ -170,11 +167,11 @@ def undo(store: MemoryStore, batch: list[Memory], before: dict[tuple[str, str], 
                 problems.append(f"re-embedding the previous versions: {err}")
             else:
                 attempt("vectors", store.vectors.upsert, [VectorRecord(m.id, ns, tuple(v.tolist()), dict(p))
-                                                         for m, v, p in zip(old, vecs, old_payloads)])
+                                                         for m, v, p in zip(old, vecs, old_payloads, strict=True)])
             attempt("lexical", store.lexical.add, [lexical_doc(m) for m in old])
             if store.graph is not None:
                 attempt("graph", store.graph.link, ns, [(m.id, payload_mentions(p), m.type)
-                                                       for m, p in zip(old, old_payloads)])
+                                                       for m, p in zip(old, old_payloads, strict=True)])
     if problems:
         note = "rollback incomplete (repaired on the next open for the embedded graph): " + "; ".join(problems)
         _log.error("add failed (%s) and %s", exc, note)

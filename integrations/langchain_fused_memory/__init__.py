@@ -40,9 +40,16 @@ _HOME = {
 
 if TYPE_CHECKING:
     from .optimizer import QueryOptimizerChain
-    from .retrievers import (BM25MemoryRetriever, DenseMemoryRetriever, EnsembleMemoryRetriever,
-                             FusedMemoryRetriever, GraphMemoryRetriever, TemporalMemoryRetriever,
-                             TypeFilterMemoryRetriever, to_documents)
+    from .retrievers import (
+        BM25MemoryRetriever,
+        DenseMemoryRetriever,
+        EnsembleMemoryRetriever,
+        FusedMemoryRetriever,
+        GraphMemoryRetriever,
+        TemporalMemoryRetriever,
+        TypeFilterMemoryRetriever,
+        to_documents,
+    )
     from .tools import memory_tool
 
 

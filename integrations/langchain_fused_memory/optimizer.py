@@ -17,11 +17,7 @@ from langchain_core.runnables import RunnableConfig, RunnableSerializable
 from langchain_core.runnables.config import run_in_executor
 from pydantic import BeforeValidator, ConfigDict, Field, model_validator
 
-from fused_memory import EnsembleMemory
-from fused_memory import MemoryStore
-from fused_memory import MemoryType
-from fused_memory import QueryPlan
-
+from fused_memory import EnsembleMemory, MemoryStore, MemoryType, QueryPlan
 from fused_memory.adapters import CallOptions, bound_ensemble, resolve_ensemble
 
 __all__ = ["QueryOptimizerChain", "TypesField"]

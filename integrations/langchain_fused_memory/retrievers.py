@@ -24,18 +24,23 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, ClassVar
 
-from langchain_core.callbacks import (AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun)
+from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever, LangSmithRetrieverParams
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from fused_memory import EnsembleMemory
-from fused_memory import MemoryStore
-from fused_memory import MemoryType
-from fused_memory import Retrieval
+from fused_memory import EnsembleMemory, MemoryStore, MemoryType, Retrieval
+from fused_memory.adapters import (
+    ARM_RETRIEVERS,
+    ArmReport,
+    CallOptions,
+    answered,
+    arm_reports,
+    bound_ensemble,
+    hit_metadata,
+    resolve_ensemble,
+)
 
-from fused_memory.adapters import (ARM_RETRIEVERS, ArmReport, CallOptions, answered, arm_reports, bound_ensemble,
-                                   hit_metadata, resolve_ensemble)
 from .optimizer import QueryOptimizerChain, TypesField
 
 __all__ = [

@@ -26,9 +26,8 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import StructuredTool, ToolException
 from langchain_core.tools.retriever import RetrieverInput
 
-from fused_memory import adapters
+from fused_memory import ConfigurationError, QueryError, adapters
 from fused_memory.adapters import DEFAULT_TOOL_DESCRIPTION, DEFAULT_TOOL_NAME, NO_MEMORIES
-from fused_memory import ConfigurationError, QueryError
 
 __all__ = ["memory_tool", "memory_line", "NO_MEMORIES", "DEFAULT_TOOL_NAME", "DEFAULT_TOOL_DESCRIPTION"]
 

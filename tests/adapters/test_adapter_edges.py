@@ -8,14 +8,14 @@ from datetime import datetime
 
 import numpy as np
 import pytest
-from langchain_fused_memory import EnsembleMemoryRetriever as LCEnsemble
-from llama_index.retrievers.fused_memory import EnsembleMemoryRetriever as LIEnsemble
-from llama_index.retrievers.fused_memory import memory_tool
 from pydantic import ValidationError
 
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.errors import ConfigurationError, QueryError
 from fused_memory.store.memory_store import MemoryStore
+from langchain_fused_memory import EnsembleMemoryRetriever as LCEnsemble
+from llama_index.retrievers.fused_memory import EnsembleMemoryRetriever as LIEnsemble
+from llama_index.retrievers.fused_memory import memory_tool
 
 from ._seed import NOW, NS, OTHER_NS, QUERY
 
@@ -43,7 +43,8 @@ def test_the_langchain_constructor_refuses_what_it_would_misread(seeded_store: M
         LCEnsemble(store=seeded_store, **kwargs)
 
 
-@pytest.mark.parametrize("kwargs", [{"k": 0}, {"k": -1}, {"types": ["opinion"]}, {"namespace": ""}, {"namespace": "a\x00b"},
+@pytest.mark.parametrize("kwargs", [{"k": 0}, {"k": -1}, {"types": ["opinion"]}, {"namespace": ""},
+                                    {"namespace": "a\x00b"},
                                     {"now": datetime(2024, 1, 1)}, {"now": "2024-01-01T00:00"}])
 def test_a_bad_default_fails_at_construction_in_both_adapters(seeded_store: MemoryStore, kwargs: dict) -> None:
     """These constructed fine and failed on the first query, away from the line that wrote them;
@@ -132,9 +133,8 @@ def test_a_copy_pointed_at_another_store_never_searches_the_old_one(seeded_store
     first store's ensemble and searched it under the new store's name (found by review). A default
     ensemble the adapter derived now gives way to the new store, as `configurable_fields(store=...)`
     does; a caller's own ensemble over the old store is refused (which was meant cannot be known)."""
-    from langchain_fused_memory import QueryOptimizerChain
-
     from fused_memory.types import Memory
+    from langchain_fused_memory import QueryOptimizerChain
 
     other = MemoryStore.embedded(tmp_path / "other")
     other.add([Memory("My badge ID is ZZ-0001 at the new site.", namespace=NS)])
@@ -171,9 +171,9 @@ def test_configurable_store_searches_the_store_configured(seeded_store: MemorySt
     import copy
 
     from langchain_core.runnables import ConfigurableField
-    from langchain_fused_memory import BM25MemoryRetriever, QueryOptimizerChain
 
     from fused_memory.types import Memory
+    from langchain_fused_memory import BM25MemoryRetriever, QueryOptimizerChain
 
     other = MemoryStore.embedded(tmp_path / "other")
     other.add([Memory("My badge ID is ZZ-0001 at the new site.", namespace=NS)])
@@ -262,7 +262,7 @@ def test_memory_times_are_shown_in_the_zone_the_query_was_asked_in(seeded_store:
     utc_docs = LCEnsemble(store=seeded_store, namespace=NS, now=NOW).invoke(QUERY)
     la_docs = LCEnsemble(store=seeded_store, namespace=NS, now=la).invoke(QUERY)
     nodes = LIEnsemble(seeded_store, namespace=NS, now=la).retrieve(QUERY)
-    dated = [(u, d) for u, d in zip(utc_docs, la_docs) if u.metadata["event_at"]]
+    dated = [(u, d) for u, d in zip(utc_docs, la_docs, strict=True) if u.metadata["event_at"]]
     assert dated and all(d.metadata["event_at"][-6:] in ("-07:00", "-08:00") for _, d in dated)  # PDT / PST
     assert all(datetime.fromisoformat(u.metadata["event_at"]) == datetime.fromisoformat(d.metadata["event_at"])
                for u, d in dated)  # the same instants

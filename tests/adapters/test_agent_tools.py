@@ -14,18 +14,18 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from langchain_fused_memory import EnsembleMemoryRetriever as LCEnsemble
-from langchain_fused_memory import memory_tool as lc_tool
-from llama_index.retrievers.fused_memory import EnsembleMemoryRetriever as LIEnsemble
-from llama_index.retrievers.fused_memory import memory_tool as li_tool
 
 from fused_memory.adapters import NO_MEMORIES
 from fused_memory.conversation import conversation_context
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.errors import BackendUnavailable, ConfigurationError
-from fused_memory.store.memory_store import MemoryStore
 from fused_memory.results import Hit
+from fused_memory.store.memory_store import MemoryStore
 from fused_memory.types import Memory
+from langchain_fused_memory import EnsembleMemoryRetriever as LCEnsemble
+from langchain_fused_memory import memory_tool as lc_tool
+from llama_index.retrievers.fused_memory import EnsembleMemoryRetriever as LIEnsemble
+from llama_index.retrievers.fused_memory import memory_tool as li_tool
 
 from ._seed import NOW, NS
 

@@ -63,7 +63,8 @@ def test_langchain_adapter_without_llamaindex(tmp_path) -> None:
         import sys
         from fused_memory.embeddings import HashingEmbedder
         from fused_memory.store.memory_store import MemoryStore
-        from langchain_fused_memory import EnsembleMemoryRetriever, DenseMemoryRetriever, QueryOptimizerChain, memory_tool
+        from langchain_fused_memory import (DenseMemoryRetriever, EnsembleMemoryRetriever, QueryOptimizerChain,
+                                            memory_tool)
         store = MemoryStore.embedded({str(tmp_path)!r}, embedder=HashingEmbedder(dim=64), ner=False)
         memory_tool(EnsembleMemoryRetriever(store=store, namespace="n"), "recall", "memories")
         QueryOptimizerChain(store=store, namespace="n")

@@ -15,11 +15,16 @@ from langchain_core.runnables import ConfigurableField
 
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.errors import BackendUnavailable, QueryError
-from fused_memory.store.memory_store import MemoryStore
 from fused_memory.results import ARMS, Hit, QueryPlan
+from fused_memory.store.memory_store import MemoryStore
 from fused_memory.types import MemoryType
-from langchain_fused_memory import (DenseMemoryRetriever, EnsembleMemoryRetriever, QueryOptimizerChain,
-                                    TemporalMemoryRetriever, memory_tool)
+from langchain_fused_memory import (
+    DenseMemoryRetriever,
+    EnsembleMemoryRetriever,
+    QueryOptimizerChain,
+    TemporalMemoryRetriever,
+    memory_tool,
+)
 from langchain_fused_memory.tools import NO_MEMORIES
 
 from ._seed import NOW, NS, OTHER_NS, QUERY
@@ -74,7 +79,7 @@ def test_documents_carry_id_text_and_json_safe_metadata(ensemble_retriever: Ense
     docs = ensemble_retriever.invoke(QUERY)
     result = core.retrieve(QUERY, namespace=NS, k=5, now=NOW)
     assert [d.id for d in docs] == result.ids()
-    for doc, hit in zip(docs, result.hits):
+    for doc, hit in zip(docs, result.hits, strict=True):
         meta = doc.metadata
         json.dumps(meta, allow_nan=False)  # JSON-safe, nothing to coerce
         assert doc.page_content == hit.memory.text
@@ -138,7 +143,7 @@ def _check_trace(rec: Recorder, result_plan: QueryPlan, name: str) -> None:
     arms = [c for c in children if c["kind"] == "retriever"]
     assert [c["name"] for c in arms] == [f"fused_memory:{a}" for a in result_plan.arms]
     assert len(result_plan.arms) >= 4, "the query plans most arms"
-    for run, arm in zip(arms, result_plan.arms):
+    for run, arm in zip(arms, result_plan.arms, strict=True):
         assert run["metadata"]["ls_retriever_name"] == f"fused_memory_{arm}"
         assert run["metadata"]["elapsed_ms"] >= 0
         ranks = [d.metadata["arm_rank"] for d in run["documents"]]
@@ -257,7 +262,7 @@ def test_memory_tool_tells_the_model_each_memorys_type_and_event_time(
     message = tool.invoke({"type": "tool_call", "id": "c", "name": "recall", "args": {"query": QUERY}})
     paragraphs = message.content.split("\n\n")
     assert len(paragraphs) == len(message.artifact) > 0
-    for doc, line in zip(message.artifact, paragraphs):
+    for doc, line in zip(message.artifact, paragraphs, strict=True):
         when = doc.metadata["event_at"] if doc.metadata["type"] == "event" else None
         head = f"[{doc.metadata['type']}, {when}] " if when else f"[{doc.metadata['type']}] "
         assert line == head + doc.page_content
@@ -270,7 +275,8 @@ def test_memory_line_dates_what_has_a_time_and_keeps_one_memory_one_paragraph() 
     from langchain_core.documents import Document
 
     from langchain_fused_memory.tools import memory_line
-    fact = Document("Badge renewed.\n\nNew number E-1.", metadata={"type": "fact", "event_at": "2025-01-02T00:00:00+00:00"})
+    fact = Document("Badge renewed.\n\nNew number E-1.",
+                    metadata={"type": "fact", "event_at": "2025-01-02T00:00:00+00:00"})
     assert memory_line(fact) == "[fact, 2025-01-02T00:00:00+00:00] Badge renewed.\nNew number E-1."
     undated = Document("Prefers aisle seats.", metadata={"type": "preference", "event_at": None})
     assert memory_line(undated) == "[preference] Prefers aisle seats."

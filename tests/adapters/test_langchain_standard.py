@@ -15,8 +15,14 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
 from fused_memory.store.memory_store import MemoryStore
-from langchain_fused_memory import (BM25MemoryRetriever, DenseMemoryRetriever, EnsembleMemoryRetriever,
-                                    GraphMemoryRetriever, TemporalMemoryRetriever, TypeFilterMemoryRetriever)
+from langchain_fused_memory import (
+    BM25MemoryRetriever,
+    DenseMemoryRetriever,
+    EnsembleMemoryRetriever,
+    GraphMemoryRetriever,
+    TemporalMemoryRetriever,
+    TypeFilterMemoryRetriever,
+)
 
 from ._seed import NOW, NS, QUERY
 

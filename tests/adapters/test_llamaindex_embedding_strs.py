@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import asyncio
 
-import llama_index.retrievers.fused_memory as li
 import pytest
 from llama_index.core.schema import QueryBundle
 
+import llama_index.retrievers.fused_memory as li
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.store.memory_store import MemoryStore
 

@@ -10,7 +10,6 @@ import json
 import time
 from typing import Any
 
-import llama_index.retrievers.fused_memory as li
 import pytest
 from llama_index.core.callbacks import CallbackManager, CBEventType, LlamaDebugHandler
 from llama_index.core.instrumentation import get_dispatcher
@@ -18,10 +17,11 @@ from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.instrumentation.events.retrieval import RetrievalEndEvent, RetrievalStartEvent
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, TextNode
 
+import llama_index.retrievers.fused_memory as li
 from fused_memory.adapters import RETRIEVAL_KEYS
 from fused_memory.ensemble import EnsembleMemory
-from fused_memory.store.memory_store import MemoryStore
 from fused_memory.results import ARMS, Hit
+from fused_memory.store.memory_store import MemoryStore
 
 from ._seed import ARMS_BY_CLASS, NOW, NS, QUERY
 
@@ -236,7 +236,8 @@ def test_a_one_arm_retrievers_node_score_is_its_own_similarity(seeded_store: Mem
     assert [n.score for n in nodes] == pytest.approx(cosines)
     assert [n.node.metadata["score"] for n in nodes] == pytest.approx([h.score for h in want.hits])
     kept = SimilarityPostprocessor(similarity_cutoff=0.5).postprocess_nodes(nodes)
-    assert kept and [n.node.node_id for n in kept] == [h.memory.id for h, c in zip(want.hits, cosines) if c >= 0.5]
+    assert kept
+    assert [n.node.node_id for n in kept] == [h.memory.id for h, c in zip(want.hits, cosines, strict=True) if c >= 0.5]
     fused = li.EnsembleMemoryRetriever(seeded_store, namespace=NS, now=NOW, k=5).retrieve(question)
     assert [n.score for n in fused] == pytest.approx([n.node.metadata["score"] for n in fused])
 

@@ -6,13 +6,13 @@ store. The adapters build their ensembles themselves, so this also pins those de
 
 from __future__ import annotations
 
-import langchain_fused_memory as lc
-import llama_index.retrievers.fused_memory as li
 import pytest
 
+import langchain_fused_memory as lc
+import llama_index.retrievers.fused_memory as li
 from fused_memory.ensemble import EnsembleMemory
-from fused_memory.store.memory_store import MemoryStore
 from fused_memory.results import Retrieval
+from fused_memory.store.memory_store import MemoryStore
 
 from ._seed import ARMS_BY_CLASS, NOW, NS, QUERIES
 

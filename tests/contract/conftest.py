@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from falkordb_server import bolt_server  # noqa: F401 - session fixture shared with tests/integration
 from graph_contract import Factory
 
 from fused_memory.backends.graph.cypher import CypherGraphStore
 from fused_memory.backends.graph.embedded import EmbeddedGraphStore
+
+from falkordb_server import bolt_server  # noqa: F401 - session fixture shared with tests/integration
 
 
 @pytest.fixture(params=["embedded", "cypher"])

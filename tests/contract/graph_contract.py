@@ -9,10 +9,9 @@ from typing import Any
 
 import pytest
 
-from fused_memory.types import EntityMention as M
 from fused_memory.backends.protocols import GraphStore
-from fused_memory.types import Relation
-from fused_memory.types import MemoryType
+from fused_memory.types import EntityMention as M
+from fused_memory.types import MemoryType, Relation
 
 __all__ = ["NOW", "NS", "Factory", "link", "scores", "details", "approx", "chain"]
 

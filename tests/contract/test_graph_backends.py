@@ -13,15 +13,14 @@ from datetime import timedelta
 import pytest
 from graph_contract import NOW, NS, Factory, approx, chain, details, link, scores
 
+from fused_memory.backends.graph import traversal as gc
+from fused_memory.backends.protocols import GraphStore
 from fused_memory.errors import BackendError
+from fused_memory.results import EntityCandidate, EntityRef, ParsedQuery
 from fused_memory.retrievers.base import ArmRequest
 from fused_memory.retrievers.graph import GraphRetriever
-from fused_memory.backends.graph import traversal as gc
 from fused_memory.types import EntityMention as M
-from fused_memory.backends.protocols import GraphStore
-from fused_memory.types import Relation
-from fused_memory.results import EntityCandidate, EntityRef, ParsedQuery
-from fused_memory.types import MemoryType
+from fused_memory.types import MemoryType, Relation
 
 
 # ---------------------------------------------------------------- scoring

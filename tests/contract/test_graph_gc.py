@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 from graph_contract import NOW, NS, Factory, details, link, scores
 
-from fused_memory.backends.graph import cypher as graph_cypher, embedded as graph_embedded
-from fused_memory.types import EntityMention as M
+from fused_memory.backends.graph import cypher as graph_cypher
+from fused_memory.backends.graph import embedded as graph_embedded
 from fused_memory.backends.protocols import GraphStore
+from fused_memory.types import EntityMention as M
 from fused_memory.types import Relation
 
 
@@ -297,9 +298,9 @@ def test_a_retried_delete_after_a_cut_off_unlink_lets_collect_orphans_find_the_n
     """FalkorDB has no rollback: an unlink cut off right after its memories went left the mention
     counts stale, the retry found no memory, and `collect_orphans` (which looked at the counts)
     never removed the name (review)."""
-    from fused_memory.errors import BackendError
     from fused_memory.backends.graph import dialect as cypher_dialect
     from fused_memory.backends.graph.queries import Q_DEL_MEM
+    from fused_memory.errors import BackendError
 
     g = make_cypher()
     link(g, NS, ("z", [M("Zelda Quist", "PERSON")]), ("a", [M("Acme", "ORG")]))

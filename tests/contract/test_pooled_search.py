@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from fused_memory.backends.vector.pooling import search_pooled
 from fused_memory.backends.protocols import ScoredPayload, VectorBackend, VectorFilter, VectorQuery, VectorRecord
 from fused_memory.backends.vector.edge import QdrantEdgeBackend
+from fused_memory.backends.vector.pooling import search_pooled
 from fused_memory.backends.vector.server import QdrantClientBackend
 from fused_memory.types import MemoryType
 

@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from fused_memory.errors import BackendError, BackendUnavailable, EmbeddingMismatch, InvalidMemory
-from fused_memory.backends.vector.common import SCROLL_PAGE, point_id
 from fused_memory.backends.protocols import PayloadWriter, VectorBackend, VectorFilter, VectorQuery, VectorRecord
+from fused_memory.backends.vector.common import SCROLL_PAGE, point_id
 from fused_memory.backends.vector.edge import QdrantEdgeBackend
 from fused_memory.backends.vector.server import QdrantClientBackend
+from fused_memory.errors import BackendError, BackendUnavailable, EmbeddingMismatch, InvalidMemory
 from fused_memory.types import MemoryType, TimeWindow
 
 Factory = Callable[[], VectorBackend]

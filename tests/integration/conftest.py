@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from falkordb_server import FalkorDBServer, bolt_server, falkordb_server  # noqa: F401 - fixtures
 
 from fused_memory.demo import demo_memories
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.store.memory_store import MemoryStore
+
+from falkordb_server import FalkorDBServer, bolt_server, falkordb_server  # noqa: F401 - fixtures
 
 __all__ = ["FalkorDBServer", "bolt_server", "falkordb_server", "demo_ensemble"]
 

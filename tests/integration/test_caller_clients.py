@@ -14,11 +14,12 @@ from datetime import datetime, timezone
 
 import neo4j
 import pytest
-from falkordb_server import FalkorDBServer
 from qdrant_client import QdrantClient
 
 from fused_memory import ConfigurationError, EnsembleMemory, Memory, MemoryStore
 from fused_memory.embeddings import HashingEmbedder
+
+from falkordb_server import FalkorDBServer
 
 NOW = datetime(2024, 5, 15, 12, 0, tzinfo=timezone.utc)
 

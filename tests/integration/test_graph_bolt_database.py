@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from fused_memory.backends.graph.cypher import CypherGraphStore
 from fused_memory.embeddings.hashing import HashingEmbedder
 from fused_memory.errors import ConfigurationError
-from fused_memory.backends.graph.cypher import CypherGraphStore
 from fused_memory.store.memory_store import MemoryStore
 from fused_memory.types import Memory
 

@@ -15,14 +15,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from falkordb_server import FalkorDBServer
 
+from fused_memory.backends.graph.cypher import CypherGraphStore
 from fused_memory.errors import BackendUnavailable
+from fused_memory.results import EntityCandidate, EntityRef, ParsedQuery
 from fused_memory.retrievers.base import ArmRequest
 from fused_memory.retrievers.graph import GraphRetriever
-from fused_memory.backends.graph.cypher import CypherGraphStore
 from fused_memory.types import EntityMention, Relation
-from fused_memory.results import EntityCandidate, EntityRef, ParsedQuery
+
+from falkordb_server import FalkorDBServer
 
 NOW = datetime(2024, 5, 15, 12, 0, tzinfo=timezone.utc)
 

@@ -9,8 +9,18 @@ from datetime import datetime, timedelta
 import numpy as np
 import pytest
 
-from fused_memory import (BackendUnavailable, EmbeddingMismatch, EnsembleMemory, FusionConfig, Hit, InvalidMemory,
-                          Memory, MemoryType, QueryError, conversation_context)
+from fused_memory import (
+    BackendUnavailable,
+    EmbeddingMismatch,
+    EnsembleMemory,
+    FusionConfig,
+    Hit,
+    InvalidMemory,
+    Memory,
+    MemoryType,
+    QueryError,
+    conversation_context,
+)
 from fused_memory.embeddings import HashingEmbedder
 from fused_memory.query.optimizer import ANSWER_TIME_WEIGHT
 from fused_memory.retrievers.base import ArmRequest

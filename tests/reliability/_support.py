@@ -12,12 +12,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from fused_memory.backends.graph.cypher import CypherGraphStore
+from fused_memory.backends.lexical.bm25 import BM25Index
+from fused_memory.backends.vector.edge import QdrantEdgeBackend
 from fused_memory.embeddings import HashingEmbedder
 from fused_memory.store.ingest import EntityExtractor
-from fused_memory.backends.lexical.bm25 import BM25Index
-from fused_memory.backends.graph.cypher import CypherGraphStore
 from fused_memory.store.memory_store import MemoryStore
-from fused_memory.backends.vector.edge import QdrantEdgeBackend
 
 NOW = datetime(2024, 5, 15, 12, 0, tzinfo=timezone.utc)
 DIM = 64

@@ -18,14 +18,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from _support import NOW, counts, embedded
-
 from fused_memory.config import FusionConfig
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.query.parse import parse_query
-from fused_memory.retrievers.base import ArmRequest
 from fused_memory.results import ARMS, Retrieval
+from fused_memory.retrievers.base import ArmRequest
 from fused_memory.types import Memory, MemoryType
+
+from _support import NOW, counts, embedded
 
 NS = "busy"
 DURATION_S = 4.0

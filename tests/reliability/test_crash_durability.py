@@ -29,9 +29,10 @@ from pathlib import Path
 
 import pytest
 from _ingest_child import NAMESPACES, replay
-from _support import counts, embedded, lexical_ids
 
 from fused_memory.store.memory_store import MemoryStore
+
+from _support import counts, embedded, lexical_ids
 
 CHILD = Path(__file__).with_name("_ingest_child.py")
 KILLS = 20

@@ -10,14 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _support import NOW, embedded
 
 from fused_memory.config import FusionConfig
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.errors import ConfigurationError, QueryError
-from fused_memory.store.memory_store import MemoryStore
 from fused_memory.results import Hit
+from fused_memory.store.memory_store import MemoryStore
 from fused_memory.types import Memory
+
+from _support import NOW, embedded
 
 NS = "custom"
 

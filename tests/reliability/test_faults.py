@@ -26,14 +26,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _support import NOW, FaultProxy, Injected, counts, deadline, elapsed, embedded, lexical_ids, with_cypher_graph
 
 from fused_memory.config import FusionConfig
 from fused_memory.ensemble import EnsembleMemory
-from fused_memory.errors import BackendError, BackendUnavailable, FusedMemoryError
-from fused_memory.store.memory_store import MemoryStore
+from fused_memory.errors import BackendError, BackendUnavailable
 from fused_memory.results import ARMS, Hit
+from fused_memory.store.memory_store import MemoryStore
 from fused_memory.types import Memory, MemoryType
+
+from _support import NOW, FaultProxy, Injected, counts, deadline, elapsed, embedded, lexical_ids, with_cypher_graph
 
 NS = "faults"
 QUERY = "what is Sarah Chen doing on the Kestrel project?"
@@ -286,8 +287,8 @@ def test_graph_write_failure_rolls_back_new_and_overwritten_memories(store: Memo
     assert (restored.text, restored.entities, restored.type) == (old.text, old.entities, old.type)
     assert lexical_ids(store, NS, "platypus") == [] and "m-slip" in lexical_ids(store, NS, "slipped June")
     dense = store.retriever("dense")
-    from fused_memory.retrievers.base import ArmRequest
     from fused_memory.query.parse import parse_query
+    from fused_memory.retrievers.base import ArmRequest
     req = ArmRequest(parse_query(old.text, now=NOW), NS, 3)
     assert dense.search(req)[0].memory_id == "m-slip" and dense.search(req)[0].score == pytest.approx(1.0, abs=1e-4)
     assert store.graph.mentions_of(NS, "m-slip") == ["kestrel"] and store.graph.resolve(NS, "Platypus") == []

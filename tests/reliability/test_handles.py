@@ -1,7 +1,8 @@
 """A store is a handle to open storage: `close()` gives it up until `open()` takes it again, and a
-copy is the same handle (a copy of an ensemble is a new ensemble over it). Before, any call after `close()` silently reopened the store (taking the
-files' lock back from whoever the caller had closed it for), and `copy.deepcopy` or pickling a store,
-an ensemble or a framework retriever failed deep inside with "cannot pickle EdgeShard"."""
+copy is the same handle (a copy of an ensemble is a new ensemble over it). Before, any call after
+`close()` silently reopened the store (taking the files' lock back from whoever the caller had
+closed it for), and `copy.deepcopy` or pickling a store, an ensemble or a framework retriever failed
+deep inside with "cannot pickle EdgeShard"."""
 
 from __future__ import annotations
 
@@ -14,13 +15,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from _support import NOW, FaultProxy, counts, embedded
 
 from fused_memory import EnsembleMemory, FusedMemoryError, FusionConfig, Memory, MemoryStore, NotPicklable, StoreClosed
 from fused_memory.query.parse import parse_query
-from fused_memory.retrievers.base import ArmRequest
 from fused_memory.results import EntityCandidate, EntityRef
-from fused_memory.types import MemoryType
+from fused_memory.retrievers.base import ArmRequest
+
+from _support import NOW, FaultProxy, counts, embedded
 
 NS = "ns"
 

@@ -13,22 +13,23 @@ FalkorDB Bolt listener that splices parameters into the query text (DESIGN.md se
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta, timezone
 from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _support import NOW, counts, embedded, lexical_ids, with_cypher_graph
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from fused_memory.backends.codec import to_payload
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.errors import FusedMemoryError, InvalidMemory, QueryError
-from fused_memory.text import normalize_entity_id
-from fused_memory.backends.codec import to_payload
 from fused_memory.store.memory_store import MemoryStore
+from fused_memory.text import normalize_entity_id
 from fused_memory.types import Memory, MemoryType
+
+from _support import NOW, counts, embedded, lexical_ids, with_cypher_graph
 
 MB = 1_000_000
 FRAGMENTS = (

@@ -14,25 +14,25 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
-from _support import NOW, counts, embedded, lexical_ids, with_cypher_graph
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fused_memory.ensemble import EnsembleMemory
-from fused_memory.text import normalize_entity_id
 from fused_memory.query.parse import parse_query
+from fused_memory.results import ARMS, EntityCandidate, EntityRef
 from fused_memory.retrievers.base import ArmRequest
 from fused_memory.retrievers.vector import ScopedGraphRetriever
 from fused_memory.store.memory_store import MemoryStore
-from fused_memory.results import ARMS, EntityCandidate, EntityRef
+from fused_memory.text import normalize_entity_id
 from fused_memory.types import Memory, MemoryType, TimeWindow
+
+from _support import NOW, counts, embedded, lexical_ids, with_cypher_graph
 
 SUFFIX = uuid.uuid4().hex[:6]
 NAMESPACES = tuple(f"{n}-{SUFFIX}" for n in ("acme", "globex", "initech", "o'hare `x`"))
-MARKERS = dict(zip(NAMESPACES, ("amberwolf", "bluefinch", "cobaltyak", "dunemoth")))
+MARKERS = dict(zip(NAMESPACES, ("amberwolf", "bluefinch", "cobaltyak", "dunemoth"), strict=True))
 ENTITIES = ("Sarah Chen", "Tom Baker", "Kestrel", "Paris", "Priya")
 WORDS = ("badge", "lunch", "deploy", "budget", "launch", "meeting", "prefer", "dark", "mode", "coffee")
 PHRASES = ("", "last week", "yesterday", "recently", "in May")

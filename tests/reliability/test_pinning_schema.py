@@ -18,20 +18,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _support import NOW, counts, embedded
 
+from fused_memory.backends.codec import LAYOUT_VERSION
+from fused_memory.backends.lexical.bm25 import BM25Index
+from fused_memory.backends.protocols import VectorRecord
+from fused_memory.backends.vector.edge import QdrantEdgeBackend
 from fused_memory.embeddings import HashingEmbedder
 from fused_memory.embeddings.base import EmbedderId
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.errors import BackendError, BackendUnavailable, ConfigurationError, EmbeddingMismatch
 from fused_memory.query.parse import parse_query
 from fused_memory.retrievers.base import ArmRequest
-from fused_memory.backends.lexical.bm25 import BM25Index
-from fused_memory.backends.codec import LAYOUT_VERSION
 from fused_memory.store.memory_store import MemoryStore
-from fused_memory.backends.protocols import VectorRecord
-from fused_memory.backends.vector.edge import QdrantEdgeBackend
 from fused_memory.types import Memory
+
+from _support import NOW, counts, embedded
 
 NS = "pin"
 
@@ -165,7 +166,8 @@ def _as_older_versions_wrote_it(store: MemoryStore, ids: list[str]) -> None:
     """Rewrite the memories' payloads without `answers`, as fused-memory wrote them before 2026-11-22."""
     old = [{k: v for k, v in p.items() if k != "answers"} for p in store.vectors.get(NS, ids)]
     vectors = store.embedder.embed_documents([p["text"] for p in old])
-    store.vectors.upsert([VectorRecord(p["memory_id"], NS, tuple(map(float, v)), p) for p, v in zip(old, vectors)])
+    store.vectors.upsert([VectorRecord(p["memory_id"], NS, tuple(map(float, v)), p)
+                          for p, v in zip(old, vectors, strict=True)])
     assert all("answers" not in p for p in store.vectors.get(NS, ids))
 
 

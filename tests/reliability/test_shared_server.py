@@ -12,11 +12,11 @@ from datetime import datetime, timedelta, timezone
 
 from qdrant_client import QdrantClient
 
-from fused_memory.embeddings.hashing import HashingEmbedder
-from fused_memory.backends.lexical.bm25 import BM25Index
 from fused_memory.backends.graph.embedded import EmbeddedGraphStore
-from fused_memory.store.memory_store import MemoryStore
+from fused_memory.backends.lexical.bm25 import BM25Index
 from fused_memory.backends.vector.server import QdrantClientBackend
+from fused_memory.embeddings.hashing import HashingEmbedder
+from fused_memory.store.memory_store import MemoryStore
 
 NOW = datetime(2024, 5, 15, 12, 0, tzinfo=timezone.utc)
 
@@ -44,8 +44,8 @@ def test_a_store_sees_entities_another_process_adds_or_deletes_on_a_shared_graph
     entity was never matched by A's queries, and a name B deleted was still planned by A (found by
     review of the entity collection). A now re-reads the graph's entity version, at most once a
     second per namespace (`lookup.SharedVersions`; here every time)."""
-    from fused_memory.store.ingest import EntityExtractor
     from fused_memory.backends.graph.cypher import CypherGraphStore
+    from fused_memory.store.ingest import EntityExtractor
     from fused_memory.types import Memory
 
     server, ns = QdrantClient(location=":memory:"), "shared-matcher"

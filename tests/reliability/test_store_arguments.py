@@ -10,12 +10,13 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from _support import NOW, embedded
 
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.errors import ConfigurationError, QueryError
 from fused_memory.store.memory_store import MemoryStore
 from fused_memory.types import Memory
+
+from _support import NOW, embedded
 
 
 @pytest.mark.parametrize("namespace", ["\udc00", " ", "a\x00b", "", 5])

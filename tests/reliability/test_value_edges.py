@@ -10,14 +10,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _support import NOW, counts, embedded
 
-from fused_memory.ensemble import EnsembleMemory
 from fused_memory.backends.codec import from_payload, to_payload
+from fused_memory.ensemble import EnsembleMemory
 from fused_memory.errors import InvalidMemory, QueryError
 from fused_memory.store.memory_store import MemoryStore
 from fused_memory.types import Memory, MemoryType
 from fused_memory.validation import FIRST_STORABLE, LAST_STORABLE
+
+from _support import NOW, counts, embedded
 
 
 @pytest.fixture

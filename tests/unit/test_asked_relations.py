@@ -12,8 +12,8 @@ import pytest
 from fused_memory.query import EntityMatcher, optimize, parse_query
 from fused_memory.query.relations import asked_relations, relation_words
 from fused_memory.query.store_rules import ASKED_RELATION_WEIGHT, asked_relation_leads, scope_hub_seeds
-from fused_memory.types import Entity
 from fused_memory.results import EntityCandidate, EntityRef
+from fused_memory.types import Entity
 
 NOW = datetime(2024, 5, 15, 12, 0, tzinfo=timezone.utc)
 FWD, BACK = True, False

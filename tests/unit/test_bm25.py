@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from fused_memory.errors import ConfigurationError
 from fused_memory.backends.lexical import topk as bm25_topk
 from fused_memory.backends.lexical.bm25 import BM25Index, doc_terms
 from fused_memory.backends.lexical.columns import TermColumn
 from fused_memory.backends.protocols import LexicalDoc, LexicalIndex
+from fused_memory.errors import ConfigurationError
 from fused_memory.text import tokenize
 from fused_memory.types import MemoryType
 

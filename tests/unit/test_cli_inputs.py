@@ -82,7 +82,8 @@ def test_eval_refuses_to_write_over_its_input(tmp_path: Path, capsys: pytest.Cap
     assert main(["eval", "--memories", str(m), "--queries", str(q), "--json", out, "--plot", out]) == 2
 
 
-def test_an_interrupt_is_one_line_not_a_traceback(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+def test_an_interrupt_is_one_line_not_a_traceback(monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture) -> None:
     def interrupted(args: object) -> int:
         raise KeyboardInterrupt
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
+from fused_memory.backends.codec import from_payload, to_payload
 from fused_memory.query import asks_time, has_time_cue, mentions_time, parse_query
 from fused_memory.query.cues import ANSWER_TIME, answer_types
-from fused_memory.backends.codec import from_payload, to_payload
 from fused_memory.store.ingest import answer_tags
 from fused_memory.types import Memory
 

@@ -14,8 +14,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fused_memory.embeddings import (Embedder, EmbedderId, HashingEmbedder, LangChainEmbedder, LlamaIndexEmbedder,
-                                     MiniLMEmbedder, as_embedder, default_embedder, is_embedder)
+from fused_memory.embeddings import (
+    Embedder,
+    EmbedderId,
+    HashingEmbedder,
+    LangChainEmbedder,
+    LlamaIndexEmbedder,
+    MiniLMEmbedder,
+    as_embedder,
+    default_embedder,
+    is_embedder,
+)
 from fused_memory.embeddings import minilm as minilm_mod
 from fused_memory.embeddings.base import Lazy, QueryCache
 from fused_memory.errors import BackendError, ConfigurationError, EmbeddingMismatch, MissingDependency, QueryError
@@ -38,7 +47,8 @@ def test_embedder_id_equality_and_json_roundtrip() -> None:
     assert hash(a) == hash(EmbedderId("m", 384, "abc"))
 
 
-@pytest.mark.parametrize("bad", [{"name": "", "dim": 3, "weights_hash": ""}, {"name": "x", "dim": 0, "weights_hash": ""},
+@pytest.mark.parametrize("bad", [{"name": "", "dim": 3, "weights_hash": ""},
+                                 {"name": "x", "dim": 0, "weights_hash": ""},
                                  {"name": "x", "dim": True, "weights_hash": ""}])
 def test_embedder_id_validates(bad: dict) -> None:
     with pytest.raises(ConfigurationError):
@@ -184,7 +194,7 @@ def test_minilm_semantics_norm_and_dim(minilm: MiniLMEmbedder) -> None:
 def test_minilm_batch_equals_alone_and_keeps_order(minilm: MiniLMEmbedder) -> None:
     texts = [REVENUE, "word " * 400, CAT, "", "x", CAT2 + " " + REVENUE * 3, CAT]
     batch = minilm.embed_documents(texts)
-    for text, row in zip(texts, batch):
+    for text, row in zip(texts, batch, strict=True):
         np.testing.assert_allclose(minilm.embed_documents([text])[0], row, atol=1e-5)
     np.testing.assert_allclose(batch[2], batch[6], atol=1e-6)
     # tiny batches and token budgets cut the work differently but must not change any vector

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from fused_memory.cli import main
+from fused_memory.cli.evaluation import parse_weights
 from fused_memory.config import FusionConfig
 from fused_memory.errors import ConfigurationError, FusedMemoryError
 from fused_memory.evaluation.bench import run_bench
-from fused_memory.cli.evaluation import parse_weights
 from fused_memory.evaluation.data import EvalDataError, load_dataset, read_jsonl
 from fused_memory.evaluation.report import check_output
 from fused_memory.evaluation.runner import run_eval
@@ -90,7 +90,8 @@ def test_jsonl_names_the_line_that_is_not_utf8_and_skips_a_byte_order_mark(tmp_p
 @pytest.mark.parametrize("question", ["dog \udc00?", "q" * 10_001])
 def test_a_question_no_system_can_be_asked_is_an_error_before_the_ingest(tmp_path: Path, question: str) -> None:
     """It used to be scored as a miss of every system (recall 0, exit 0)."""
-    ds = load_dataset(_write(tmp_path / "m.jsonl", [MEM]), _write(tmp_path / "q.jsonl", [{**QRY, "question": question}]))
+    ds = load_dataset(_write(tmp_path / "m.jsonl", [MEM]),
+                      _write(tmp_path / "q.jsonl", [{**QRY, "question": question}]))
     with pytest.raises(EvalDataError, match="query 'q1' of conversation 'c1'"):
         run_eval(ds, path=str(tmp_path / "store"))
     assert not any((tmp_path / "store").glob("**/*.json"))  # nothing was ingested
@@ -149,7 +150,8 @@ def test_bench_refuses_counts_it_cannot_take_a_percentile_of(kw: dict) -> None:
 ])
 def test_ingest_and_query_name_a_bad_time(tmp_path: Path, capsys: pytest.CaptureFixture, argv: list[str],
                                           message: str) -> None:
-    f = _write(tmp_path / "ing.jsonl", [{"id": "a", "text": "fine"}, {"id": "b", "text": "hi", "event_at": "yesterday"}])
+    f = _write(tmp_path / "ing.jsonl",
+               [{"id": "a", "text": "fine"}, {"id": "b", "text": "hi", "event_at": "yesterday"}])
     argv = [a.replace("{file}", str(f)) for a in argv] + ["--path", str(tmp_path / "store")]
     assert main(argv) == 2
     assert message in capsys.readouterr().err

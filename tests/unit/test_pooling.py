@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from fused_memory.config import FusionConfig
-from fused_memory.errors import ConfigurationError
+from fused_memory.backends.protocols import VectorFilter, VectorQuery
 from fused_memory.backends.vector.common import Between, MatchAnyOf, MatchOne
 from fused_memory.backends.vector.pooling import _bases, payload_matches
-from fused_memory.backends.protocols import VectorFilter, VectorQuery
+from fused_memory.config import FusionConfig
+from fused_memory.errors import ConfigurationError
 from fused_memory.types import MemoryType, TimeWindow
 
 V = (1.0, 0.0)

@@ -30,7 +30,7 @@ def test_what_cannot_be_bootstrapped_is_refused(values: list, kw: dict) -> None:
 
 
 def _rows(cats: list[str], values: list[float]) -> list[tuple[str, dict[str, float]]]:
-    return [(c, {"recall@5": v}) for c, v in zip(cats, values)]
+    return [(c, {"recall@5": v}) for c, v in zip(cats, values, strict=True)]
 
 
 def test_margins_pick_the_best_arm_per_category_and_pair_by_query() -> None:

@@ -7,10 +7,10 @@ from datetime import datetime, timezone
 
 import pytest
 
-from fused_memory.retrievers.base import ArmRequest
-from fused_memory.results import Hit, ParsedQuery
-from fused_memory.types import MemoryType
 from fused_memory.ensemble.widening import NOTHING_KEPT_SCALE, needs_widening, widened
+from fused_memory.results import Hit, ParsedQuery
+from fused_memory.retrievers.base import ArmRequest
+from fused_memory.types import MemoryType
 
 NOW = datetime(2024, 5, 15, 12, 0, tzinfo=timezone.utc)
 

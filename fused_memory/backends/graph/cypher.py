@@ -27,18 +27,74 @@ from typing import Any
 
 from ...errors import ConfigurationError, QueryError
 from ...results import Hit
-from ...types import MemoryType
-from .dialect import Bolt, Dialect, Work
-from .traversal import (CO_CONF_TABLE, CO_MENTION_REL, CO_MENTION_SATURATION, EdgeView, EntityPlan, GroupInfo,
-                        NewEntity, build_entity, check_name, check_namespace, check_relation, clean_mentions,
-                        entity_key, epoch_ms, memory_key, name_parts, name_tokens, normalize_entity_id, plan_entities,
-                        quantize_confidence, rel_key, token_key, traverse_source)
-from .queries import (Q_ALL_RELS, Q_ASSERT, Q_ENTITY_KEYS, Q_BUMP, Q_CANON, Q_CO, Q_COUNT, Q_CO_DEL, Q_DEL_MEM, Q_DF,
-                      Q_EDGES, Q_FOLD, Q_GDF, Q_GROUP_RELS, Q_GROUPS, Q_INFO, Q_KIND, Q_MEMBERS, Q_MEMCOUNT, Q_MEMS,
-                      Q_MEMS_RECENT, Q_MENTION, Q_MENTIONS_OF, Q_MOVE, Q_NEW_ENT, Q_NEW_MEM, Q_OLD, Q_RECENT_ADD,
-                      Q_RECENT_FIX, Q_REL, Q_REL_EDGES, Q_TOKENS, Q_VERSION, RECENT_CAP, APPEND, INDEXES, STATS, UNPEND)
+from ...types import Entity, EntityMention, MemoryType, Relation
 from .cypher_gc import collect_keys, lock, retry, sweep_keys
-from ...types import Entity, EntityMention, Relation
+from .dialect import Bolt, Dialect, Work
+from .queries import (
+    APPEND,
+    INDEXES,
+    Q_ALL_RELS,
+    Q_ASSERT,
+    Q_BUMP,
+    Q_CANON,
+    Q_CO,
+    Q_CO_DEL,
+    Q_COUNT,
+    Q_DEL_MEM,
+    Q_DF,
+    Q_EDGES,
+    Q_ENTITY_KEYS,
+    Q_FOLD,
+    Q_GDF,
+    Q_GROUP_RELS,
+    Q_GROUPS,
+    Q_INFO,
+    Q_KIND,
+    Q_MEMBERS,
+    Q_MEMCOUNT,
+    Q_MEMS,
+    Q_MEMS_RECENT,
+    Q_MENTION,
+    Q_MENTIONS_OF,
+    Q_MOVE,
+    Q_NEW_ENT,
+    Q_NEW_MEM,
+    Q_OLD,
+    Q_RECENT_ADD,
+    Q_RECENT_FIX,
+    Q_REL,
+    Q_REL_EDGES,
+    Q_TOKENS,
+    Q_VERSION,
+    RECENT_CAP,
+    STATS,
+    UNPEND,
+)
+from .traversal import (
+    CO_CONF_TABLE,
+    CO_MENTION_REL,
+    CO_MENTION_SATURATION,
+    EdgeView,
+    EntityPlan,
+    GroupInfo,
+    NewEntity,
+    build_entity,
+    check_name,
+    check_namespace,
+    check_relation,
+    clean_mentions,
+    entity_key,
+    epoch_ms,
+    memory_key,
+    name_parts,
+    name_tokens,
+    normalize_entity_id,
+    plan_entities,
+    quantize_confidence,
+    rel_key,
+    token_key,
+    traverse_source,
+)
 
 __all__ = ["CypherGraphStore"]
 

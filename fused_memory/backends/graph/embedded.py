@@ -23,12 +23,23 @@ from typing import Any
 
 from ...errors import BackendError, QueryError, StoreClosed
 from ...results import Hit
-from ...types import MemoryType
-from .traversal import (EntityPlan, NewEntity, check_name, check_namespace, check_relation, clean_mentions, epoch_ms,
-                        name_tokens, normalize_entity_id, plan_entities, quantize_confidence, traverse_source)
-from .space import NamespaceGraph
+from ...types import Entity, EntityMention, MemoryType, Relation
 from .gc import collect_space
-from ...types import Entity, EntityMention, Relation
+from .space import NamespaceGraph
+from .traversal import (
+    EntityPlan,
+    NewEntity,
+    check_name,
+    check_namespace,
+    check_relation,
+    clean_mentions,
+    epoch_ms,
+    name_tokens,
+    normalize_entity_id,
+    plan_entities,
+    quantize_confidence,
+    traverse_source,
+)
 
 __all__ = ["EmbeddedGraphStore"]
 
@@ -46,7 +57,8 @@ CREATE TABLE IF NOT EXISTS relation(ns TEXT NOT NULL, src TEXT NOT NULL, rel TEX
 """
 #: Added with `graph_gc`: the names given to add_alias. In a script of its own, so a store written
 #: before it still opens where it cannot be written (a read-only mount): the table is then empty.
-_ASSERTED = "CREATE TABLE IF NOT EXISTS asserted(ns TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (ns, id)) WITHOUT ROWID"
+_ASSERTED = ("CREATE TABLE IF NOT EXISTS asserted(ns TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (ns, id)) "
+             "WITHOUT ROWID")
 
 
 class EmbeddedGraphStore:

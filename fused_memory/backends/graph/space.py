@@ -13,10 +13,20 @@ from collections.abc import Collection, Sequence
 from itertools import combinations, islice
 from typing import Any
 
-from ...types import MemoryType
-from .traversal import (CO_MENTION_REL, EDGE_CAP, EdgeView, GroupInfo, NewEntity, build_entity, co_mention_confidence,
-                        entity_key, name_parts, name_tokens, person_like)
-from ...types import Entity
+from ...types import Entity, MemoryType
+from .traversal import (
+    CO_MENTION_REL,
+    EDGE_CAP,
+    EdgeView,
+    GroupInfo,
+    NewEntity,
+    build_entity,
+    co_mention_confidence,
+    entity_key,
+    name_parts,
+    name_tokens,
+    person_like,
+)
 
 __all__ = ["NamespaceGraph"]
 

@@ -36,12 +36,33 @@ from datetime import datetime
 from typing import Protocol
 
 from ...text import normalize_entity_id
-from ...validation import MAX_NAME_BYTES, require_aware
 from ...types import MemoryType
-from .aliases import (CatalogView, EntityPlan, NewEntity, build_entity, name_parts, name_tokens, person_like,
-                      plan_entities)
-from .values import (CO_MENTION_REL, MAX_KIND_CHARS, RELATION_KINDS, check_name, check_namespace, check_relation,
-                     clean_mentions, entity_key, epoch_ms, memory_key, quantize_confidence, rel_key, token_key)
+from ...validation import MAX_NAME_BYTES, require_aware
+from .aliases import (
+    CatalogView,
+    EntityPlan,
+    NewEntity,
+    build_entity,
+    name_parts,
+    name_tokens,
+    person_like,
+    plan_entities,
+)
+from .values import (
+    CO_MENTION_REL,
+    MAX_KIND_CHARS,
+    RELATION_KINDS,
+    check_name,
+    check_namespace,
+    check_relation,
+    clean_mentions,
+    entity_key,
+    epoch_ms,
+    memory_key,
+    quantize_confidence,
+    rel_key,
+    token_key,
+)
 
 __all__ = [
     "HOP_SCORES", "MAX_HOPS", "KIND_PRIORS", "RELATION_KINDS", "EXPIRED_FRESHNESS", "CO_MENTION_REL",

@@ -16,9 +16,8 @@ from datetime import datetime
 
 from ...errors import QueryError
 from ...text import normalize_entity_id
-from ...validation import MAX_NAME_BYTES, require_aware, require_clean
-from ...validation import require_storable
 from ...types import EntityMention, Relation
+from ...validation import MAX_NAME_BYTES, require_aware, require_clean, require_storable
 
 __all__ = [
     "RELATION_KINDS", "MAX_KIND_CHARS", "entity_key", "memory_key", "token_key", "rel_key", "quantize_confidence",

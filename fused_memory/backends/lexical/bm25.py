@@ -49,10 +49,10 @@ from rank_bm25 import BM25Okapi
 from ...errors import ConfigurationError
 from ...text import tokenize
 from ...types import MemoryType, parse_memory_type
+from ..protocols import LexicalDoc
 from .columns import FREE_SLOT, TYPE_CODE, TYPE_OF, TermColumn, type_mask
 from .docs import DEFAULT_CONTEXT_WEIGHT, doc_terms, doc_weights
 from .topk import Pruner, top_k
-from ..protocols import LexicalDoc
 
 __all__ = ["BM25Index", "doc_terms", "doc_weights", "DEFAULT_CONTEXT_WEIGHT"]
 

@@ -57,7 +57,7 @@ class Pruner:
         batch = list(fresh)
         raw = self.scorer.get_batch_scores(self.query, batch)
         if not all(r > 0 for r in raw):  # a stale column entry: the position holds no query term now
-            kept = [(p, r) for p, r in zip(batch, raw) if r > 0]
+            kept = [(p, r) for p, r in zip(batch, raw, strict=True) if r > 0]
             batch, raw = [p for p, _ in kept], [r for _, r in kept]
         self.positions.extend(batch)
         self.scores.extend(raw)

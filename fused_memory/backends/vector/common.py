@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar, Union
+from typing import Any, Literal, TypeVar
 
 from ...errors import BackendError, EmbeddingMismatch, FusedMemoryError, InvalidMemory, QueryError
 from ..protocols import VectorFilter, VectorQuery, VectorRecord
@@ -83,7 +83,7 @@ class Between:
     lte: float
 
 
-Condition = Union[MatchOne, MatchAnyOf, Between]
+Condition = MatchOne | MatchAnyOf | Between
 
 
 def _require_namespace(namespace: object) -> str:

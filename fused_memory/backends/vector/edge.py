@@ -66,10 +66,27 @@ from typing import Any
 import qdrant_edge as qe
 
 from ...errors import BackendError, ConfigurationError, EmbeddingMismatch, FusedMemoryError
-from .common import (PAYLOAD_INDEXES, SCROLL_PAGE, Between, Condition, IndexSpec, MatchAnyOf, MatchOne, can_match,
-                     check_query, chunks, clamp_score, encode_meta, engine_errors, filter_conditions,
-                     in_requested_order, paginate, point_id, prepare_points)
 from ..protocols import ScoredPayload, VectorFilter, VectorQuery, VectorRecord
+from .common import (
+    PAYLOAD_INDEXES,
+    SCROLL_PAGE,
+    Between,
+    Condition,
+    IndexSpec,
+    MatchAnyOf,
+    MatchOne,
+    can_match,
+    check_query,
+    chunks,
+    clamp_score,
+    encode_meta,
+    engine_errors,
+    filter_conditions,
+    in_requested_order,
+    paginate,
+    point_id,
+    prepare_points,
+)
 
 __all__ = ["QdrantEdgeBackend", "IndexStatus", "DEFAULT_INDEX_AFTER"]
 
@@ -277,7 +294,7 @@ class QdrantEdgeBackend:
                 return results
             with engine_errors("query", _classify):
                 answers = self._shard.query_batch(qe.QueryBatchRequest(requests))
-        for i, points in zip(asked, answers):
+        for i, points in zip(asked, answers, strict=True):
             results[i] = [ScoredPayload(p.payload or {}, clamp_score(p.score)) for p in points]
         return results
 

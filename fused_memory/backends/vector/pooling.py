@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .common import Condition, MatchAnyOf, MatchOne, filter_conditions
 from ..protocols import ScoredPayload, VectorQuery
+from .common import Condition, MatchAnyOf, MatchOne, filter_conditions
 
 __all__ = ["payload_matches", "search_pooled"]
 
@@ -79,7 +79,7 @@ def search_pooled(search: Search, queries: Sequence[VectorQuery], min_hits: int
     answered by reading off. `min_hits <= 0` sends every query to the engine."""
     plans = _bases(queries) if min_hits > 0 and len(queries) > 1 else {}
     first = [i for i in range(len(queries)) if i not in plans]
-    results: dict[int, list[ScoredPayload]] = dict(zip(first, search([queries[i] for i in first])))
+    results: dict[int, list[ScoredPayload]] = dict(zip(first, search([queries[i] for i in first]), strict=True))
     later: list[int] = []
     for i, (b, extra) in plans.items():
         pool = results[b]
@@ -89,5 +89,5 @@ def search_pooled(search: Search, queries: Sequence[VectorQuery], min_hits: int
         else:
             later.append(i)
     if later:
-        results.update(zip(later, search([queries[i] for i in later])))
+        results.update(zip(later, search([queries[i] for i in later]), strict=True))
     return [results[i] for i in range(len(queries))], frozenset(plans).difference(later)

@@ -25,10 +25,28 @@ from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
 from ...errors import BackendError, BackendUnavailable, ConfigurationError, EmbeddingMismatch, FusedMemoryError
-from .common import (META_POINT_ID, PAYLOAD_INDEXES, SCROLL_PAGE, Between, Condition, IndexSpec, MatchAnyOf, MatchOne,
-                     can_match, check_query, chunks, clamp_score, encode_meta, engine_errors, filter_conditions,
-                     in_requested_order, paginate, point_id, prepare_points)
 from ..protocols import ScoredPayload, VectorFilter, VectorQuery, VectorRecord
+from .common import (
+    META_POINT_ID,
+    PAYLOAD_INDEXES,
+    SCROLL_PAGE,
+    Between,
+    Condition,
+    IndexSpec,
+    MatchAnyOf,
+    MatchOne,
+    can_match,
+    check_query,
+    chunks,
+    clamp_score,
+    encode_meta,
+    engine_errors,
+    filter_conditions,
+    in_requested_order,
+    paginate,
+    point_id,
+    prepare_points,
+)
 
 __all__ = ["QdrantClientBackend", "DEFAULT_TIMEOUT_S"]
 
@@ -249,7 +267,7 @@ class QdrantClientBackend:
             return results
         with self._guard(), engine_errors("query", _classify):
             answers = client.query_batch_points(self.collection, requests=requests)
-        for i, answer in zip(asked, answers):
+        for i, answer in zip(asked, answers, strict=True):
             results[i] = [ScoredPayload(p.payload or {}, clamp_score(p.score)) for p in answer.points]
         return results
 

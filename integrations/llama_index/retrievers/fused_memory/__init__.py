@@ -9,9 +9,17 @@ distribution), so this merges with llama-index-core's `llama_index`.
 
 from __future__ import annotations
 
-from .retrievers import (BM25MemoryRetriever, DenseMemoryRetriever, EnsembleMemoryRetriever, FusedMemoryRetriever,
-                         GraphMemoryRetriever, MemoryNode, TemporalMemoryRetriever, TypeFilterMemoryRetriever,
-                         to_nodes)
+from .retrievers import (
+                         BM25MemoryRetriever,
+                         DenseMemoryRetriever,
+                         EnsembleMemoryRetriever,
+                         FusedMemoryRetriever,
+                         GraphMemoryRetriever,
+                         MemoryNode,
+                         TemporalMemoryRetriever,
+                         TypeFilterMemoryRetriever,
+                         to_nodes,
+)
 from .tools import MemoryTool, memory_tool
 
 __all__ = [

@@ -21,12 +21,17 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.callbacks.base import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from fused_memory import EnsembleMemory
-from fused_memory import MemoryStore
-from fused_memory import FusedHit, Retrieval
-from fused_memory import MemoryType
-from fused_memory.adapters import (ARM_RETRIEVERS, LLM_HIDDEN_KEYS, RETRIEVAL_KEYS, CallOptions, answered,
-                                   bound_ensemble, hit_metadata, resolve_ensemble)
+from fused_memory import EnsembleMemory, FusedHit, MemoryStore, MemoryType, Retrieval
+from fused_memory.adapters import (
+    ARM_RETRIEVERS,
+    LLM_HIDDEN_KEYS,
+    RETRIEVAL_KEYS,
+    CallOptions,
+    answered,
+    bound_ensemble,
+    hit_metadata,
+    resolve_ensemble,
+)
 
 __all__ = [
     "FusedMemoryRetriever",
