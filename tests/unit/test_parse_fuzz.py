@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from fused_memory.errors import QueryError
 from fused_memory.query import EntityMatcher, optimize, optimize_off, parse_query, parse_time
 from fused_memory.query.optimizer import ANSWER_TIME_WEIGHT, PURE_TIME_WEIGHT
-from fused_memory.query.temporal_future import FUTURE_PATTERN, asks_ahead
-from fused_memory.query.temporal_points import _WD_ABBR, _WD_FULL
+from fused_memory.query.temporal.future import FUTURE_PATTERN, asks_ahead
+from fused_memory.query.temporal.points import _WD_ABBR, _WD_FULL
 from fused_memory.store.protocols import Entity
 from fused_memory.types import ARMS
 

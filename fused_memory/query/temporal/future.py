@@ -27,8 +27,8 @@ from datetime import timedelta
 
 from dateutil.relativedelta import relativedelta
 
-from .temporal_calendar import _I, _MONTH_FULL, Ahead, _calendar_unit, _Ctx, _days, _month_num, _Span, _span_months
-from .temporal_points import _NUMW, _WD_ABBR, _WD_FULL, _WEEKDAYS, _around, _count, _shift
+from .calendar import _I, _MONTH_FULL, Ahead, _calendar_unit, _Ctx, _days, _month_num, _Span, _span_months
+from .points import _NUMW, _WD_ABBR, _WD_FULL, _WEEKDAYS, _around, _count, _shift
 
 __all__ = ["FUTURE_PATTERN", "FUTURE_TAG_PATTERN", "h_future", "past_tense", "asks_ahead"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from .temporal_calendar import _I, Ahead, _Ctx, _Span, _span_months
+from .calendar import _I, Ahead, _Ctx, _Span, _span_months
 
 __all__ = ["QUARTER_OF_YEAR", "h_quarter_of_year", "_h_quarter", "_ORDINAL_Q"]
 

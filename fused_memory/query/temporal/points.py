@@ -17,9 +17,9 @@ from functools import lru_cache
 
 from dateutil.relativedelta import relativedelta
 
-from .temporal_calendar import (Ahead, ahead_if, _upcoming, _I, _MONTH_ANY, _MONTH_FULL, _US, _YEAR, _at, _calendar_unit, _Ctx, _days,
+from .calendar import (Ahead, ahead_if, _upcoming, _I, _MONTH_ANY, _MONTH_FULL, _US, _YEAR, _at, _calendar_unit, _Ctx, _days,
                                 _month_num, _recent, _Span, _span_months)
-from .temporal_quarters import _ORDINAL_Q, _h_quarter
+from .quarters import _ORDINAL_Q, _h_quarter
 
 __all__ = ["_SESSION", "_RANGE", "_REL", "_ABS", "_Ctx", "_DEC_FOLLOWER", "_Handler", "_I", "_MODAL_FOLLOWER", "_MONTH_ANY",
            "_MONTH_FULL", "_NOT_A_UNIT",

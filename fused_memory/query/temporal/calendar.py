@@ -51,14 +51,14 @@ class _Ctx:
         """The query is told in the past tense ("what did we do this Sunday?"): a phrase that could
         point either way ("this Sunday", "in 3 days", "today") reads back. Computed only when a
         rule asks (`temporal_future.past_tense`)."""
-        from .temporal_future import past_tense  # it knows the phrases; this module only dates
+        from .future import past_tense  # it knows the phrases; this module only dates
         return past_tense(self.text)
 
     @cached_property
     def plans(self) -> bool:
         """The query asks about plans ("what do I have on Tuesday?"): a bare weekday or date is the
         one to come (`temporal_future.asks_ahead`)."""
-        from .temporal_future import asks_ahead
+        from .future import asks_ahead
         return asks_ahead(self.text)
 
 

@@ -26,15 +26,15 @@ from datetime import date, datetime, timezone
 
 from dateutil.relativedelta import relativedelta
 
-from ..errors import QueryError
-from ..types import TimeWindow, require_aware
-from .temporal_calendar import Ahead
-from .temporal_future import FUTURE_PATTERN, FUTURE_TAG_PATTERN, h_future
-from .temporal_points import (_ABS, _DEC_FOLLOWER, _I, _MODAL_FOLLOWER, _MONTH_ANY, _MONTH_FULL, _NOT_A_UNIT, _NUMW,
+from ...errors import QueryError
+from ...types import TimeWindow, require_aware
+from .calendar import Ahead
+from .future import FUTURE_PATTERN, FUTURE_TAG_PATTERN, h_future
+from .points import (_ABS, _DEC_FOLLOWER, _I, _MODAL_FOLLOWER, _MONTH_ANY, _MONTH_FULL, _NOT_A_UNIT, _NUMW,
                               _POINT, _POINTS, _RANGE, _REL, _SESSION, _UNIT, _US, _WD_ABBR, _WD_FULL, _YEAR,
                               _around, _count, _Ctx, _days, _h_month, _h_year, _Handler, _int, _point, _shift,
                               _Span)
-from .temporal_quarters import QUARTER_OF_YEAR, h_quarter_of_year
+from .quarters import QUARTER_OF_YEAR, h_quarter_of_year
 
 __all__ = ["TemporalMatch", "parse_time", "RULE_NAMES", "TIME_PATTERNS", "OPEN_START"]
 
