@@ -14,11 +14,13 @@ import pytest
 from graph_contract import NOW, NS, Factory, approx, chain, details, link, scores
 
 from fused_memory.backends.graph import traversal as gc
+from fused_memory.backends.graph.aliases import build_entity
 from fused_memory.backends.protocols import GraphStore
 from fused_memory.errors import BackendError
 from fused_memory.results import EntityCandidate, EntityRef, ParsedQuery
 from fused_memory.retrievers.base import ArmRequest
 from fused_memory.retrievers.graph import GraphRetriever
+from fused_memory.text import normalize_entity_id
 from fused_memory.types import EntityMention as M
 from fused_memory.types import MemoryType, Relation
 
@@ -126,7 +128,7 @@ def test_alias_merging(make: Factory) -> None:
     v0 = g.entity_version(NS)
     link(g, NS, ("m1", [M("Sarah Chen", "PERSON")]), ("m2", [M("Sarah", "PERSON")]))
     assert g.entity_version(NS) != v0
-    assert g.entities(NS) == [gc.build_entity("sarah chen", "Sarah Chen", "PERSON", [], 2)]
+    assert g.entities(NS) == [build_entity("sarah chen", "Sarah Chen", "PERSON", [], 2)]
     assert g.mentions_of(NS, "m2") == ["sarah chen"]
     assert scores(g, [("sarah", 1.0)]) == {"m1": 1.0, "m2": 1.0}
     # the short name seen first is folded into the first full name that makes it unambiguous
@@ -294,7 +296,7 @@ def test_hostile_strings_are_data(make: Factory) -> None:
         assert after == {**before, "entities": before["entities"] + 1, "memories": before["memories"] + 1,
                          "mentions": before["mentions"] + 1, "relations": before["relations"] + 1}
         (ent,) = g.resolve(NS, s)
-        assert ent.name == s and ent.id == gc.normalize_entity_id(s)
+        assert ent.name == s and ent.id == normalize_entity_id(s)
         assert [(h.memory_id, h.score) for h in g.traverse(NS, [(s, 1.0)], 0, 5, NOW)] == [(mid, 1.0)]
         assert details(g, [("anchor", 1.0)])[mid] == f"Anchor <-{s}- {s} -> memory (hop 1)"
         g.add_alias(NS, s, s + " alias")

@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from fused_memory.errors import QueryError
 from fused_memory.query import EntityMatcher, optimize, optimize_off, parse_query, parse_time
 from fused_memory.query.optimizer import ANSWER_TIME_WEIGHT, PURE_TIME_WEIGHT
-from fused_memory.query.temporal_future import FUTURE_PATTERN, asks_ahead
-from fused_memory.query.temporal_points import _WD_ABBR, _WD_FULL
+from fused_memory.query.temporal.future import FUTURE_PATTERN
+from fused_memory.query.temporal.tense import asks_ahead
+from fused_memory.query.temporal.vocab import WD_ABBR, WD_FULL
 from fused_memory.results import ARMS
 from fused_memory.types import Entity
 
@@ -27,7 +28,7 @@ MATCHER = EntityMatcher([Entity("sarah chen", "Sarah Chen", ("Sarah",), "PERSON"
 
 #: The phrases that may name a window ahead of now: the future rule's; this week's days, weekend,
 #: week, month and year, and today, asked of plans; a quarter of next year.
-AHEAD = re.compile(rf"{FUTURE_PATTERN}|this\s+(?:{_WD_FULL}|{_WD_ABBR}|weekend|weeks?|months?|years?|morning|afternoon"
+AHEAD = re.compile(rf"{FUTURE_PATTERN}|this\s+(?:{WD_FULL}|{WD_ABBR}|weekend|weeks?|months?|years?|morning|afternoon"
                    r"|evening)|today|tonight|.*quarter\s+of\s+(?:the\s+)?(?:next|coming)\s+year", re.IGNORECASE)
 def ahead_ok(text: str, phrase: str) -> bool:
     """Whether a window ending after now is one the query named: a phrase ahead ("next week"), a
@@ -36,7 +37,8 @@ def ahead_ok(text: str, phrase: str) -> bool:
 
 
 #: Words the rules react to, so generated text exercises them far more often than random text would.
-VOCAB = ("between and from to since before after until till last this next past previous few several a an couple one two "
+VOCAB = ("between and from to since before after until till last this next past previous few several a an couple "
+         "one two "
          "of ago day days week weeks month months year years weekend May March june Feb Sept 2022 1999 2150 9077 "
          "15th 3rd 31 32 0 999 Q3 Q5 the on in during early late yesterday today tomorrow Tuesday tue sat summer "
          "winter recently lately we talked last time our conversation 5/8/2023 13/45/2023 2023-02-30 2023-13-01 "

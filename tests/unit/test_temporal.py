@@ -315,7 +315,8 @@ def test_what_only_sounds_ahead_gives_no_window_ahead(text: str) -> None:
 
 def test_a_past_expression_still_wins_over_none_ahead() -> None:
     """"in 2 days ago" is two days back; "3 days ago" is untouched by "in 3 days"."""
-    assert (parse_time("in 2 days ago", NOW).window.start, parse_time("3 days ago", NOW).rule) == (d(2024, 5, 13), "n_ago")
+    assert parse_time("in 2 days ago", NOW).window.start == d(2024, 5, 13)
+    assert parse_time("3 days ago", NOW).rule == "n_ago"
 
 
 def test_session_phrase_without_a_session_gives_none() -> None:

@@ -11,7 +11,7 @@ Every match is on fixed-size hashed keys (`graph_common.entity_key` & co), every
 parameter, labels and relationship types are fixed strings, and every statement filters on `ns`.
 Times are integer epoch milliseconds. Traversal runs the shared algorithm in `graph_common` with
 one edge query per hop level, so results equal the embedded store's. The statement text lives in
-`graph_cypher_queries`; this module runs it.
+`queries`; this module runs it (as `cq.Q_...`).
 """
 
 from __future__ import annotations
@@ -27,58 +27,15 @@ from typing import Any
 
 from ...errors import ConfigurationError, QueryError
 from ...results import Hit
+from ...text import normalize_entity_id
 from ...types import Entity, EntityMention, MemoryType, Relation
+from . import queries as cq
+from .aliases import EntityPlan, NewEntity, build_entity, name_parts, name_tokens, plan_entities
 from .cypher_gc import collect_keys, lock, retry, sweep_keys
 from .dialect import Bolt, Dialect, Work
-from .queries import (
-    APPEND,
-    INDEXES,
-    Q_ALL_RELS,
-    Q_ASSERT,
-    Q_BUMP,
-    Q_CANON,
-    Q_CO,
-    Q_CO_DEL,
-    Q_COUNT,
-    Q_DEL_MEM,
-    Q_DF,
-    Q_EDGES,
-    Q_ENTITY_KEYS,
-    Q_FOLD,
-    Q_GDF,
-    Q_GROUP_RELS,
-    Q_GROUPS,
-    Q_INFO,
-    Q_KIND,
-    Q_MEMBERS,
-    Q_MEMCOUNT,
-    Q_MEMS,
-    Q_MEMS_RECENT,
-    Q_MENTION,
-    Q_MENTIONS_OF,
-    Q_MOVE,
-    Q_NEW_ENT,
-    Q_NEW_MEM,
-    Q_OLD,
-    Q_RECENT_ADD,
-    Q_RECENT_FIX,
-    Q_REL,
-    Q_REL_EDGES,
-    Q_TOKENS,
-    Q_VERSION,
-    RECENT_CAP,
-    STATS,
-    UNPEND,
-)
-from .traversal import (
-    CO_CONF_TABLE,
+from .traversal import CO_CONF_TABLE, CO_MENTION_SATURATION, EdgeView, GroupInfo, traverse_source
+from .values import (
     CO_MENTION_REL,
-    CO_MENTION_SATURATION,
-    EdgeView,
-    EntityPlan,
-    GroupInfo,
-    NewEntity,
-    build_entity,
     check_name,
     check_namespace,
     check_relation,
@@ -86,14 +43,9 @@ from .traversal import (
     entity_key,
     epoch_ms,
     memory_key,
-    name_parts,
-    name_tokens,
-    normalize_entity_id,
-    plan_entities,
     quantize_confidence,
     rel_key,
     token_key,
-    traverse_source,
 )
 
 __all__ = ["CypherGraphStore"]
@@ -107,35 +59,35 @@ class _Catalog:
 
     def lookup(self, ids: Collection[str]) -> dict[str, tuple[str, str | None]]:
         groups = self.groups_of(list(ids))  # two indexed reads: a join here makes FalkorDB scan
-        rows = self.w.batch(Q_CANON, "keys", sorted(set(groups.values())), ns=self.ns)
+        rows = self.w.batch(cq.Q_CANON, "keys", sorted(set(groups.values())), ns=self.ns)
         canon = {r["key"]: (r["id"], r["kind"]) for r in rows}
         return {i: canon[g] for i, g in groups.items() if g in canon}
 
     def person_tokens(self, tokens: Collection[str]) -> dict[str, list[str]]:
         keys = {token_key(self.ns, t): t for t in tokens}
         out: dict[str, set[str]] = {}
-        for q in Q_TOKENS:
+        for q in cq.Q_TOKENS:
             for r in self.w.batch(q, "keys", sorted(keys), ns=self.ns, pk=["PERSON", "PER"]):
                 out.setdefault(keys[r["t"]], set()).add(r["id"])
         return {t: sorted(v) for t, v in out.items()}
 
     def memory_count(self) -> int:
-        rows = self.w.run(Q_COUNT, ns=self.ns)
+        rows = self.w.run(cq.Q_COUNT, ns=self.ns)
         return int(rows[0]["n"] or 0) if rows else 0
 
     def groups_of(self, entity_ids: Sequence[str]) -> dict[str, str]:
         keys = {entity_key(self.ns, i): i for i in entity_ids}
-        return {keys[r["key"]]: r["canon"] for r in self.w.batch(Q_GROUPS, "keys", sorted(keys), ns=self.ns)}
+        return {keys[r["key"]]: r["canon"] for r in self.w.batch(cq.Q_GROUPS, "keys", sorted(keys), ns=self.ns)}
 
     def group_info(self, handles: Collection[str]) -> dict[str, GroupInfo]:
-        rows = self.w.batch(Q_INFO, "keys", sorted(handles), ns=self.ns)
+        rows = self.w.batch(cq.Q_INFO, "keys", sorted(handles), ns=self.ns)
         return {r["key"]: GroupInfo(r["name"], int(r["df"] or 0), r["key"]) for r in rows}
 
     def edges(self, handles: Sequence[str], cap: int) -> dict[str, list[EdgeView]]:
-        return self._edges(self.w.batch(Q_EDGES, "keys", list(handles), ns=self.ns, co=CO_MENTION_REL, cap=cap))
+        return self._edges(self.w.batch(cq.Q_EDGES, "keys", list(handles), ns=self.ns, co=CO_MENTION_REL, cap=cap))
 
     def relation_edges(self, handles: Sequence[str], rels: Sequence[str], cap: int) -> dict[str, list[EdgeView]]:
-        return self._edges(self.w.batch(Q_REL_EDGES, "keys", list(handles), ns=self.ns, co=CO_MENTION_REL,
+        return self._edges(self.w.batch(cq.Q_REL_EDGES, "keys", list(handles), ns=self.ns, co=CO_MENTION_REL,
                                         cap=cap, rels=list(rels)))
 
     @staticmethod
@@ -148,10 +100,10 @@ class _Catalog:
 
     def memories(self, handles: Sequence[str], cap: int,
                  types: frozenset[MemoryType] | None) -> dict[str, list[str]]:
-        if types is None and cap <= RECENT_CAP:
-            rows = self.w.batch(Q_MEMS_RECENT, "keys", list(handles), ns=self.ns, cap=cap)
+        if types is None and cap <= cq.RECENT_CAP:
+            rows = self.w.batch(cq.Q_MEMS_RECENT, "keys", list(handles), ns=self.ns, cap=cap)
         else:
-            q = Q_MEMS.format(cond="WHERE m.type IN $types " if types is not None else "")
+            q = cq.Q_MEMS.format(cond="WHERE m.type IN $types " if types is not None else "")
             extra = {"types": sorted(t.value for t in types)} if types is not None else {}
             rows = self.w.batch(q, "keys", list(handles), ns=self.ns, cap=cap, **extra)
         out: dict[str, dict[str, None]] = {}
@@ -185,7 +137,7 @@ class CypherGraphStore:
         return self._bolt.dialect
 
     def open(self) -> None:
-        self._bolt.open(INDEXES)
+        self._bolt.open(cq.INDEXES)
 
     def close(self) -> None:
         self._bolt.close()
@@ -220,19 +172,19 @@ class CypherGraphStore:
                          "ltk": token_key(ns, parts[-1]) if parts else None})
         for r in rows:
             r["pend"] = w.pend if w.is_long(key=r["key"]) else None
-        w.batch(Q_NEW_ENT, "rows", rows, ns=ns)
-        w.flush(ns, APPEND, UNPEND)
+        w.batch(cq.Q_NEW_ENT, "rows", rows, ns=ns)
+        w.flush(ns, cq.APPEND, cq.UNPEND)
         fold = [{"old": entity_key(ns, a), "new": entity_key(ns, b)} for a, b in plan.merges]
-        w.batch(Q_FOLD, "rows", fold, ns=ns)
+        w.batch(cq.Q_FOLD, "rows", fold, ns=ns)
         kind_rows = [{"key": entity_key(ns, i), "kind": k} for i, k in kinds.items() if k]
-        w.batch(Q_KIND, "rows", kind_rows, ns=ns)
+        w.batch(cq.Q_KIND, "rows", kind_rows, ns=ns)
         if plan.created or fold or kind_rows:
-            w.run(Q_BUMP, ns=ns)
+            w.run(cq.Q_BUMP, ns=ns)
         return {r["key"] for r in rows} | {x[k] for x in fold for k in ("old", "new")}
 
     def _recount(self, w: Work, ns: str, keys: set[str]) -> None:
-        w.batch(Q_DF, "keys", sorted(keys), ns=ns)
-        w.batch(Q_GDF, "keys", sorted(keys), ns=ns)
+        w.batch(cq.Q_DF, "keys", sorted(keys), ns=ns)
+        w.batch(cq.Q_GDF, "keys", sorted(keys), ns=ns)
 
     @staticmethod
     def _pairs(targets: Sequence[str]) -> list[tuple[str, str]]:
@@ -241,19 +193,19 @@ class CypherGraphStore:
     def _drop(self, w: Work, ns: str, mkeys: Sequence[str], co: Counter[tuple[str, str]]) -> tuple[set[str], int]:
         """Delete memories; returns the entity keys they mentioned and how many existed."""
         old: dict[str, list[str]] = {}
-        for r in w.batch(Q_OLD, "keys", list(mkeys), ns=ns):
+        for r in w.batch(cq.Q_OLD, "keys", list(mkeys), ns=ns):
             old.setdefault(r["m"], []).extend([r["e"]] if r["e"] is not None else [])
         touched = {e for es in old.values() for e in es}
         for es in old.values():
             for p in self._pairs(es):
                 co[p] -= 1
-        w.batch(Q_DEL_MEM, "keys", list(mkeys), ns=ns)
+        w.batch(cq.Q_DEL_MEM, "keys", list(mkeys), ns=ns)
         return touched, len(old)
 
     def _write_co(self, w: Work, ns: str, co: Counter[tuple[str, str]]) -> None:
         rows = [{"a": a, "b": b, "d": d} for (a, b), d in sorted(co.items()) if d]
-        w.batch(Q_CO, "rows", rows, ns=ns, tbl=list(CO_CONF_TABLE), sat=CO_MENTION_SATURATION)
-        w.batch(Q_CO_DEL, "rows", [r for r in rows if r["d"] < 0], ns=ns)
+        w.batch(cq.Q_CO, "rows", rows, ns=ns, tbl=list(CO_CONF_TABLE), sat=CO_MENTION_SATURATION)
+        w.batch(cq.Q_CO_DEL, "rows", [r for r in rows if r["d"] < 0], ns=ns)
 
     @staticmethod
     def _add_recent(w: Work, ns: str, mention_rows: list[dict[str, str]], per_row: int = 40) -> None:
@@ -262,11 +214,11 @@ class CypherGraphStore:
         newest: dict[str, list[str]] = {}
         for row in reversed(mention_rows):  # rows are in link order: reversed is newest first
             newest.setdefault(row["e"], []).append(row["m"])
-        slices = {k: [v[i:i + per_row] for i in range(0, min(len(v), RECENT_CAP), per_row)][::-1]
+        slices = {k: [v[i:i + per_row] for i in range(0, min(len(v), cq.RECENT_CAP), per_row)][::-1]
                   for k, v in newest.items()}
         for r in range(max((len(x) for x in slices.values()), default=0)):
             rows = [{"key": k, "mks": x[r]} for k, x in sorted(slices.items()) if r < len(x)]
-            w.batch(Q_RECENT_ADD, "rows", rows, ns=ns, cap=RECENT_CAP)
+            w.batch(cq.Q_RECENT_ADD, "rows", rows, ns=ns, cap=cq.RECENT_CAP)
 
     def link(self, namespace: str,
              items: Sequence[tuple[str, Sequence[EntityMention], MemoryType | None]]) -> None:
@@ -287,7 +239,7 @@ class CypherGraphStore:
             co: Counter[tuple[str, str]] = Counter()
             dropped, existed = self._drop(w, ns, [memory_key(ns, m) for m in batch], co)
             touched |= dropped
-            w.run(Q_MEMCOUNT, ns=ns, d=len(batch) - existed)
+            w.run(cq.Q_MEMCOUNT, ns=ns, d=len(batch) - existed)
             seq = self._next_seq(len(batch))
             mem_rows, mention_rows = [], []
             for i, (mid, (ms, mtype)) in enumerate(batch.items()):
@@ -301,11 +253,11 @@ class CypherGraphStore:
                     co[p] += 1
             for r in mem_rows:
                 r["pend"] = w.pend if w.is_long(key=r["key"]) else None
-            w.batch(Q_NEW_MEM, "rows", mem_rows, ns=ns)
-            w.flush(ns, APPEND, UNPEND)
-            written = sum(int(r["n"]) for r in w.batch(Q_MENTION, "rows", mention_rows, ns=ns))
+            w.batch(cq.Q_NEW_MEM, "rows", mem_rows, ns=ns)
+            w.flush(ns, cq.APPEND, cq.UNPEND)
+            written = sum(int(r["n"]) for r in w.batch(cq.Q_MENTION, "rows", mention_rows, ns=ns))
             self._add_recent(w, ns, mention_rows)
-            w.batch(Q_RECENT_FIX, "keys", sorted(dropped), ns=ns, cap=RECENT_CAP)
+            w.batch(cq.Q_RECENT_FIX, "keys", sorted(dropped), ns=ns, cap=cq.RECENT_CAP)
             self._write_co(w, ns, co)
             self._recount(w, ns, touched)
             collect_keys(w, ns, dropped)  # names the re-linked memories no longer mention
@@ -320,8 +272,8 @@ class CypherGraphStore:
             co: Counter[tuple[str, str]] = Counter()
             touched, existed = self._drop(w, ns, mkeys, co)
             if existed:
-                w.run(Q_MEMCOUNT, ns=ns, d=-existed)
-            w.batch(Q_RECENT_FIX, "keys", sorted(touched), ns=ns, cap=RECENT_CAP)
+                w.run(cq.Q_MEMCOUNT, ns=ns, d=-existed)
+            w.batch(cq.Q_RECENT_FIX, "keys", sorted(touched), ns=ns, cap=cq.RECENT_CAP)
             self._write_co(w, ns, co)
             self._recount(w, ns, touched)
             collect_keys(w, ns, touched)
@@ -335,7 +287,7 @@ class CypherGraphStore:
         with self._writing(ns) as w:
             # counts first: an unlink cut off after its memories went (FalkorDB has no rollback)
             # left them stale, and a stale count keeps a name the sweep would otherwise find
-            self._recount(w, ns, {r["key"] for r in w.run(Q_ENTITY_KEYS, ns=ns)})
+            self._recount(w, ns, {r["key"] for r in w.run(cq.Q_ENTITY_KEYS, ns=ns)})
             return collect_keys(w, ns, sweep_keys(w, ns))
 
     def relate(self, namespace: str, relation: Relation) -> None:
@@ -352,10 +304,11 @@ class CypherGraphStore:
             self._recount(w, ns, self._apply(w, ns, plan, {}))
             rk, a, b = rel_key(label), entity_key(ns, plan.resolved[src]), entity_key(ns, plan.resolved[dst])
             rel = w.text("REL", "rel", label, key=rk, a=a, b=b)
-            done = w.run(Q_REL, ns=ns, a=a, b=b, rk=rk, rel=rel, pend=w.pend if w.is_long(key=rk, a=a, b=b) else None,
+            pend = w.pend if w.is_long(key=rk, a=a, b=b) else None
+            done = w.run(cq.Q_REL, ns=ns, a=a, b=b, rk=rk, rel=rel, pend=pend,
                          kind=relation.kind, conf=quantize_confidence(relation.confidence),
                          vf=epoch_ms(relation.valid_from), vt=epoch_ms(relation.valid_to))
-            w.flush(ns, APPEND, UNPEND)
+            w.flush(ns, cq.APPEND, cq.UNPEND)
             return bool(done) and int(done[0]["n"]) > 0
 
     def add_alias(self, namespace: str, entity: str, alias: str) -> None:
@@ -374,12 +327,12 @@ class CypherGraphStore:
                 touched |= self._apply(w, ns, EntityPlan({}, (NewEntity(aid, " ".join(alias.split()), None, target),),
                                                          ()), {})
             elif known[0] != target:
-                q = Q_FOLD if known[0] == aid else Q_MOVE
+                q = cq.Q_FOLD if known[0] == aid else cq.Q_MOVE
                 w.run(q, ns=ns, rows=[{"old": entity_key(ns, aid), "new": entity_key(ns, target)}])
-                w.run(Q_BUMP, ns=ns)
+                w.run(cq.Q_BUMP, ns=ns)
                 touched |= {entity_key(ns, aid), entity_key(ns, known[0]), entity_key(ns, target)}
             self._recount(w, ns, touched)
-            w.run(Q_ASSERT, ns=ns, keys=[entity_key(ns, eid), entity_key(ns, aid)])  # kept by `graph_gc`
+            w.run(cq.Q_ASSERT, ns=ns, keys=[entity_key(ns, eid), entity_key(ns, aid)])  # kept by `graph_gc`
             if known is not None and known[0] != target:  # the group the alias left may have nothing left
                 collect_keys(w, ns, [entity_key(ns, known[0])])
 
@@ -387,13 +340,13 @@ class CypherGraphStore:
     def _groups(self, w: Work, ns: str, canon_keys: Sequence[str] | None) -> list[Entity]:
         rels: dict[str, set[tuple[str, bool]]] = {}
         if canon_keys is None:
-            rows = w.run(Q_MEMBERS.format(cond="true"), ns=ns)
-            for r in w.run(Q_ALL_RELS, ns=ns):  # each edge once: its source forwards, its target backwards
+            rows = w.run(cq.Q_MEMBERS.format(cond="true"), ns=ns)
+            for r in w.run(cq.Q_ALL_RELS, ns=ns):  # each edge once: its source forwards, its target backwards
                 rels.setdefault(r["canon"], set()).add((r["rel"], True))
                 rels.setdefault(r["other"], set()).add((r["rel"], False))
         else:
-            rows = w.batch(Q_MEMBERS.format(cond="e.canon IN $keys"), "keys", list(canon_keys), ns=ns)
-            for r in w.batch(Q_GROUP_RELS, "keys", list(canon_keys), ns=ns):
+            rows = w.batch(cq.Q_MEMBERS.format(cond="e.canon IN $keys"), "keys", list(canon_keys), ns=ns)
+            for r in w.batch(cq.Q_GROUP_RELS, "keys", list(canon_keys), ns=ns):
                 rels.setdefault(r["canon"], set()).add((r["rel"], bool(r["fwd"])))
         heads = {r["key"]: r for r in rows if r["key"] == r["canon"]}
         members: dict[str, list[str]] = {}
@@ -426,19 +379,19 @@ class CypherGraphStore:
     def mentions_of(self, namespace: str, memory_id: str) -> list[str]:
         ns = _check_ns(namespace)
         with self._work() as w:
-            return sorted(r["id"] for r in w.run(Q_MENTIONS_OF, ns=ns, key=memory_key(ns, str(memory_id))))
+            return sorted(r["id"] for r in w.run(cq.Q_MENTIONS_OF, ns=ns, key=memory_key(ns, str(memory_id))))
 
     def entity_version(self, namespace: str) -> int:
         ns = _check_ns(namespace)
         with self._work() as w:
-            rows = w.run(Q_VERSION, ns=ns)
+            rows = w.run(cq.Q_VERSION, ns=ns)
         return int(rows[0]["v"]) if rows and rows[0]["v"] is not None else 0
 
     def stats(self, namespace: str | None = None) -> Mapping[str, int]:
         params = {} if namespace is None else {"ns": _check_ns(namespace)}
         where = "" if namespace is None else "WHERE x.ns = $ns"
         with self._work() as w:
-            return {k: int(w.run(q.format(w=where), **params)[0]["n"]) for k, q in STATS.items()}
+            return {k: int(w.run(q.format(w=where), **params)[0]["n"]) for k, q in cq.STATS.items()}
 
     def traverse(self, namespace: str, seeds: Sequence[tuple[str, float]], max_hops: int, limit: int,
                  now: datetime, *, multi_hop_factor: float = 1.0,

@@ -23,23 +23,13 @@ from typing import Any
 
 from ...errors import BackendError, QueryError, StoreClosed
 from ...results import Hit
+from ...text import normalize_entity_id
 from ...types import Entity, EntityMention, MemoryType, Relation
+from .aliases import EntityPlan, NewEntity, name_tokens, plan_entities
 from .gc import collect_space
 from .space import NamespaceGraph
-from .traversal import (
-    EntityPlan,
-    NewEntity,
-    check_name,
-    check_namespace,
-    check_relation,
-    clean_mentions,
-    epoch_ms,
-    name_tokens,
-    normalize_entity_id,
-    plan_entities,
-    quantize_confidence,
-    traverse_source,
-)
+from .traversal import traverse_source
+from .values import check_name, check_namespace, check_relation, clean_mentions, epoch_ms, quantize_confidence
 
 __all__ = ["EmbeddedGraphStore"]
 

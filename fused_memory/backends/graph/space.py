@@ -14,19 +14,9 @@ from itertools import combinations, islice
 from typing import Any
 
 from ...types import Entity, MemoryType
-from .traversal import (
-    CO_MENTION_REL,
-    EDGE_CAP,
-    EdgeView,
-    GroupInfo,
-    NewEntity,
-    build_entity,
-    co_mention_confidence,
-    entity_key,
-    name_parts,
-    name_tokens,
-    person_like,
-)
+from .aliases import NewEntity, build_entity, name_parts, name_tokens, person_like
+from .traversal import EDGE_CAP, EdgeView, GroupInfo, co_mention_confidence
+from .values import CO_MENTION_REL, entity_key
 
 __all__ = ["NamespaceGraph"]
 

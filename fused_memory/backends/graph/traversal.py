@@ -37,43 +37,17 @@ from typing import Protocol
 
 from ...text import normalize_entity_id
 from ...types import MemoryType
-from ...validation import MAX_NAME_BYTES, require_aware
-from .aliases import (
-    CatalogView,
-    EntityPlan,
-    NewEntity,
-    build_entity,
-    name_parts,
-    name_tokens,
-    person_like,
-    plan_entities,
-)
+from ...validation import require_aware
 from .values import (
     CO_MENTION_REL,
-    MAX_KIND_CHARS,
-    RELATION_KINDS,
-    check_name,
-    check_namespace,
-    check_relation,
-    clean_mentions,
-    entity_key,
     epoch_ms,
-    memory_key,
-    quantize_confidence,
-    rel_key,
-    token_key,
 )
 
 __all__ = [
-    "HOP_SCORES", "MAX_HOPS", "KIND_PRIORS", "RELATION_KINDS", "EXPIRED_FRESHNESS", "CO_MENTION_REL",
-    "CO_MENTION_CAP", "CO_MENTION_SATURATION", "CO_CONF_TABLE", "HUB_MIN_DF", "HUB_SHARE", "HUB_FLOOR",
-    "MENTION_CAP", "EDGE_CAP", "FRONTIER_CAP", "ANSWER_SPREAD", "MAX_KIND_CHARS", "MAX_NAME_BYTES", "check_name",
-    "check_namespace",
-    "normalize_entity_id", "entity_key", "memory_key", "token_key", "rel_key", "co_mention_confidence",
-    "hub_damping", "quantize_confidence", "epoch_ms", "person_like", "name_tokens", "name_parts", "check_relation",
-    "clean_mentions", "edge_factor", "render_step", "build_entity",
-    "GroupInfo", "EdgeView", "TraversalSource", "CatalogView", "NewEntity", "EntityPlan", "plan_entities",
-    "traverse_source",
+    "HOP_SCORES", "MAX_HOPS", "KIND_PRIORS", "EXPIRED_FRESHNESS", "CO_MENTION_CAP", "CO_MENTION_SATURATION",
+    "CO_CONF_TABLE", "HUB_MIN_DF", "HUB_SHARE", "HUB_FLOOR", "MENTION_CAP", "EDGE_CAP", "FRONTIER_CAP",
+    "ANSWER_SPREAD", "co_mention_confidence", "hub_damping", "edge_factor", "render_step", "GroupInfo", "EdgeView",
+    "TraversalSource", "traverse_source",
 ]
 
 #: Hop score by hop count: a memory naming the seed itself is the strongest evidence.

@@ -1,9 +1,9 @@
 """Single points in time for the temporal parser: the point rules and their handlers.
 
-Split from `temporal.py`, which holds the range rules, the rule table's order and `parse_time`:
+Split from `parser.py`, which holds the range rules, the rule table's order and `parse_time`:
 a point ("March 15th", "last Tuesday", "3 days ago") is read here, both on its own and as the
 endpoint of a range ("between March 3 and March 10"). Every handler takes a regex match and the
-query's context (`_Ctx`: now, the last session end, the fuzzy-window settings) and returns a
+query's context (`Ctx`: now, the last session end, the fuzzy-window settings) and returns a
 (start, end) span in now's zone, or None when the text turned out not to be a time ("this may be
 wrong", "Black Friday", "step 3 may fail").
 """
@@ -17,52 +17,46 @@ from functools import lru_cache
 
 from dateutil.relativedelta import relativedelta
 
-from .temporal_calendar import (Ahead, ahead_if, _upcoming, _I, _MONTH_ANY, _MONTH_FULL, _US, _YEAR, _at,
-                                _calendar_unit, _Ctx, _days, _month_num, _recent, _Span, _span_months)
-from .temporal_quarters import _ORDINAL_Q, _h_quarter
+from .calendar import (
+    Ahead,
+    Ctx,
+    Span,
+    ahead_if,
+    around,
+    at,
+    calendar_unit,
+    days,
+    month_num,
+    recent,
+    shift,
+    span_months,
+    upcoming,
+)
+from .quarters import h_quarter
+from .vocab import (
+    ICASE,
+    MONTH_ANY,
+    MONTH_FULL,
+    NOT_A_UNIT,
+    NUMW,
+    ORDINALS,
+    UNIT,
+    UNIT_F,
+    WD_ABBR,
+    WD_FULL,
+    WEEKDAYS,
+    YEAR,
+    count_of,
+    leading_int,
+)
 
-__all__ = ["_SESSION", "_RANGE", "_REL", "_ABS", "_Ctx", "_DEC_FOLLOWER", "_Handler", "_I", "_MODAL_FOLLOWER", "_MONTH_ANY",
-           "_MONTH_FULL", "_NOT_A_UNIT",
-           "_NUMW", "_POINT", "_POINTS", "_Span", "_UNIT", "_US", "_WD_ABBR", "_WD_FULL", "_YEAR", "_around",
-           "_count", "_days", "_WEEKDAYS", "_h_month", "_h_year", "_int", "_point", "_shift"]
+__all__ = ["SESSION", "RANGE", "REL", "FUZZY", "ABS", "Handler", "POINTS", "POINT", "point", "h_month", "h_year",
+           "MODAL_FOLLOWER", "DEC_FOLLOWER"]
 
-_WD_FULL = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
-_WD_ABBR = r"(?:mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\.?"
 _DAY = r"(?:3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)?(?!\w)"
-_NUMW = (r"(?:(?<![\d.,])\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
-         r"|(?:a\s+)?couple(?:\s+of)?)")
-_UNIT = r"(?P<u>day|week|month|year)s?(?!\w)"
-_UNIT_F = r"(?P<u>day|week|fortnight|month|year)s?(?!\w)"  # "a fortnight ago", "the past fortnight"
-#: A number followed by one of these is a quantity, not a year or a day ("after 2000 ms", "up to 2048
-#: tokens", "march 10 miles"); checked after bare years, range endpoints and month-day dates.
 #: "two weeks back" is "two weeks ago"; "3 days back to back", "back-end", "back and forth" are not.
 _BACK = r"back(?![-\s]*(?:to[-\s]+back|end|and\s+forth)\b)"
-_NOT_A_UNIT = (r"(?!\s*(?:ms|s|secs?|seconds?|mins?|minutes?|hours?|hrs?|px|kb|mb|gb|tb|%|x|k|rpm|items?|rows?"
-               r"|records?|users?|bytes?|lines?|words?|people|dollars|euros|usd|eur|tokens?|iterations?|requests?"
-               r"|reqs?|calls?|times|steps?|pages?|points?|calories|kcal|miles?|km|kms|kilomet(?:er|re)s?|met(?:er|re)s?"
-               r"|kg|lbs?|pounds?|percent|errors?|messages?|emails?|files?|tasks?|tickets?|commits?|queries|documents?"
-               r"|docs?|entries|events?|nodes?|edges?|samples?|epochs?|batches|qps|rps|ops)\b)")
-_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-            "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
-_WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _SEASONS = {"spring": (3, 3), "summer": (6, 3), "fall": (9, 3), "autumn": (9, 3), "winter": (12, 3)}
-
-
-def _int(text: str) -> int:
-    return int(re.match(r"\d+", text).group())  # type: ignore[union-attr]
-
-
-def _count(word: str | None) -> int:
-    w = " ".join((word or "a").lower().split())
-    if "couple" in w or w in ("few", "several"):
-        return 2 if "couple" in w else 3
-    return int(w) if w.isdigit() else _NUMBERS.get(w, 1)
-
-
-def _shift(unit: str, n: int) -> relativedelta:
-    if unit == "fortnight":
-        return relativedelta(weeks=2 * min(n, 100))
-    return relativedelta(**{unit + "s": min(n, 2000 if unit == "day" else 200)})  # huge N: stay in range
 
 
 @lru_cache(maxsize=1024)
@@ -81,12 +75,13 @@ def _dateparser_date(span: str, base: datetime) -> date | None:
 
 
 #: "may" is a month or the modal verb. After "in", "during", "mid", "early", "of", "last" ("in May
-#: Caroline went", "the 5th of May", "last May there was a fire") it is the month unless a verb or adverb the modal takes follows
-#: (`_MODAL_FOLLOWER`: "checked in may be stale", "waking up early may help"). Anywhere else ("this
+#: Caroline went", "the 5th of May", "last May there was a fire") it is the month unless a verb or
+#: adverb the modal takes follows
+#: (`MODAL_FOLLOWER`: "checked in may be stale", "waking up early may help"). Anywhere else ("this
 #: may", "step 3 may", "the 3rd may") it is the month only before what a verb cannot be
 #: (`_MONTH_FOLLOWER`: the end, punctuation, a number, a pronoun, a preposition, a capitalized name):
 #: "this May I went", "this May?", "on 3 May Caroline gave a talk"; not "this may fix the bug".
-_MODAL_FOLLOWER = re.compile(
+MODAL_FOLLOWER = re.compile(
     r"\s+(?:be|been|not|never|have|has|had|take|takes|need|help|seem|sound|look|work|fail|cause|want|also|well"
     r"|still|just|only|even|already|require|affect|change|happen|come|go|get|make|lead|result|contain|include"
     r"|break|apply|depend|vary|differ|mean|explain|occur|cost|prove|return|show|use|add|lose|find|become|feel"
@@ -94,16 +89,16 @@ _MODAL_FOLLOWER = re.compile(
     r"|put|ask|try|call|tell|say|know|think|hold|allow|exist|enable|trigger|reduce|increase|improve|impact"
     r"|create|produce|involve|suggest|indicate|contribute|benefit|interest|surprise|wish|like|choose|fix"
     r"|decide|consider|offer|provide|possibly|actually|really|sometimes|eventually|yet|therefore|thus|simply"
-    r"|likely|probably|potentially|all|partly|solve|conflict|relate|lower|raise)\b", _I)
+    r"|likely|probably|potentially|all|partly|solve|conflict|relate|lower|raise)\b", ICASE)
 _MONTH_FOLLOWER = re.compile(r"\s*(?:$|[^\w\s]|\d)|\s+(?:and|or|to|through|thru|until|till|when|while|during|in|at"
                              r"|on|of|with|for|before|after|about|around|back|we|i|you|he|she|they|it|me|us|him|them"
                              r"|my|our|your|his|her|their|its|the|a|an|did|was|were|is|are|had|has|last|this|next"
                              r"|every|each|many|most|some|so|but|then|that|which|there|here|everything|everyone"
-                             r"|nothing|something|someone)\b", _I)
+                             r"|nothing|something|someone)\b", ICASE)
 _NAME_NEXT = re.compile(r"\s+[A-Z]")  # case-sensitive: "this May Caroline..."
-_STRONG_MONTH = re.compile(r"\b(?:in|during|throughout|early|late|mid|of|last)[\s-]+(?:the\s+month\s+of\s+)?$", _I)
+_STRONG_MONTH = re.compile(r"\b(?:in|during|throughout|early|late|mid|of|last)[\s-]+(?:the\s+month\s+of\s+)?$", ICASE)
 #: "dec" is also a decimal ("4 dec places").
-_DEC_FOLLOWER = re.compile(r"\s+(?:places?|digits?|points?|numbers?)\b", _I)
+DEC_FOLLOWER = re.compile(r"\s+(?:places?|digits?|points?|numbers?)\b", ICASE)
 
 
 def _month_word_ok(m: re.Match[str]) -> bool:
@@ -112,8 +107,8 @@ def _month_word_ok(m: re.Match[str]) -> bool:
     if word not in ("may", "dec") or m.end("mon") != m.end():  # "May 3", "Aug 15th": a day follows
         return True
     if word == "dec":
-        return _DEC_FOLLOWER.match(m.string, m.end()) is None
-    if _MODAL_FOLLOWER.match(m.string, m.end()):
+        return DEC_FOLLOWER.match(m.string, m.end()) is None
+    if MODAL_FOLLOWER.match(m.string, m.end()):
         return False
     before = max(0, m.start("mon") - 32)  # the longest strong lead-in ("throughout the month of ") fits
     return bool(_STRONG_MONTH.search(m.string, before, m.start("mon")) or _MONTH_FOLLOWER.match(m.string, m.end())
@@ -121,21 +116,21 @@ def _month_word_ok(m: re.Match[str]) -> bool:
 
 
 # ------------------------------------------------------------------ handlers: match -> (start, end) or None
-def _h_day(m: re.Match[str], c: _Ctx) -> _Span | None:
-    mon_s, y, day = m.group("mon"), m.group("y"), _int(m.group("d"))
+def _h_day(m: re.Match[str], c: Ctx) -> Span | None:
+    mon_s, y, day = m.group("mon"), m.group("y"), leading_int(m.group("d"))
     if not mon_s.isdigit() and not y and not _month_word_ok(m):
         return None
-    mon = int(mon_s) if mon_s.isdigit() else _month_num(mon_s)
+    mon = int(mon_s) if mon_s.isdigit() else month_num(mon_s)
     try:
-        d = date(int(y), mon, day) if y else (_upcoming if c.plans else _recent)(c, mon, day)
+        d = date(int(y), mon, day) if y else (upcoming if c.plans else recent)(c, mon, day)
     except ValueError:
         return None
     if d is None:
         return None
-    return _days(c, d, d) if y or not c.plans else ahead_if(c, _days(c, d, d))
+    return days(c, d, d) if y or not c.plans else ahead_if(c, days(c, d, d))
 
 
-def _h_numeric(m: re.Match[str], c: _Ctx) -> _Span | None:
+def _h_numeric(m: re.Match[str], c: Ctx) -> Span | None:
     text = m.group(0)
     d = _dateparser_date(text, datetime.combine(c.now.date(), datetime.min.time()))
     if d is not None and re.search(r"[/.]\d\d$", text):
@@ -147,30 +142,33 @@ def _h_numeric(m: re.Match[str], c: _Ctx) -> _Span | None:
             d = d.replace(year=year)
         except ValueError:  # Feb 29 of a century's non-leap year
             return None
-    return _days(c, d, d) if d and 1900 <= d.year <= 2199 else None
+    return days(c, d, d) if d and 1900 <= d.year <= 2199 else None
 
 
-def _h_month(m: re.Match[str], c: _Ctx) -> _Span | None:
+def h_month(m: re.Match[str], c: Ctx) -> Span | None:
+    """"in May", "last March", "May 2023": the whole month (the latest begun, or the one to come when
+    the query asks of plans); None where "may" is the verb."""
     g = m.groupdict()
     if not g.get("y") and not _month_word_ok(m):
         return None
-    mon = _month_num(g["mon"])
+    mon = month_num(g["mon"])
     if g.get("y"):
-        return _span_months(c, date(int(g["y"]), mon, 1), 1)
+        return span_months(c, date(int(g["y"]), mon, 1), 1)
     if c.plans and (g.get("mod") or "").lower() != "last":  # "what's planned in April?": the April to come
-        d = _upcoming(c, mon)
-        return ahead_if(c, _span_months(c, d, 1)) if d else None
-    d = _recent(c, mon)
+        d = upcoming(c, mon)
+        return ahead_if(c, span_months(c, d, 1)) if d else None
+    d = recent(c, mon)
     if d is not None and (g.get("mod") or "").lower() == "last" and (d.year, mon) == (c.now.year, c.now.month):
         d = d.replace(year=d.year - 1)  # "last May", said in May, is a year ago
-    return _span_months(c, d.replace(day=1), 1) if d else None
+    return span_months(c, d.replace(day=1), 1) if d else None
 
 
-def _h_year(m: re.Match[str], c: _Ctx) -> _Span | None:
-    return _days(c, date(int(m.group("y")), 1, 1), date(int(m.group("y")), 12, 31))
+def h_year(m: re.Match[str], c: Ctx) -> Span | None:
+    """"in 2022": the whole year."""
+    return days(c, date(int(m.group("y")), 1, 1), date(int(m.group("y")), 12, 31))
 
 
-def _h_weekday(m: re.Match[str], c: _Ctx) -> _Span | None:
+def _h_weekday(m: re.Match[str], c: Ctx) -> Span | None:
     """"last Tuesday" on a Wednesday is yesterday (as dateparser reads it); on a Tuesday, a week ago.
     "this Friday" is the Friday of this calendar week (Monday first), ahead or behind, unless the
     query is told in the past ("what did we do this Sunday?" on a Monday is yesterday).
@@ -182,46 +180,46 @@ def _h_weekday(m: re.Match[str], c: _Ctx) -> _Span | None:
                     or _HOLIDAY.search(m.string, max(0, m.start() - 6), m.end())
                     or _WEEKDAY_NAME_AFTER.match(m.string, m.end())):
         return None  # "Black Friday", "Sunday school"; "on Friday sales were up" is the day
-    wd = _WEEKDAYS.index(m.group("wd").lower()[:3])
+    wd = WEEKDAYS.index(m.group("wd").lower()[:3])
     if mod in ("", "on") and c.plans:  # "what do I have on Tuesday?": the Tuesday to come (today's too)
         d = c.now.date() + timedelta(days=(wd - c.now.weekday()) % 7)
-        return Ahead(_days(c, d, d))
+        return Ahead(days(c, d, d))
     if mod == "this" and not c.past:  # this calendar week's: "what's on this Friday?" on a Thursday is tomorrow
         d = c.now.date() + timedelta(days=wd - c.now.weekday())
-        return Ahead(_days(c, d, d)) if d > c.now.date() else _days(c, d, d)
+        return Ahead(days(c, d, d)) if d > c.now.date() else days(c, d, d)
     delta = (c.now.weekday() - wd) % 7
     if delta == 0 and mod in ("last", "past"):
         delta = 7
     d = c.now.date() - timedelta(days=delta)
-    return _days(c, d, d)
+    return days(c, d, d)
 
 
 _WEEKDAY_NAME_BEFORE = re.compile(r"\b(?:[Bb]lack|[Cc]yber|[Aa]sh|[Pp]alm|[Hh]oly|[Ee]aster|[Mm]aundy|Good|Super)\s+$")
 #: Holidays whatever the case ("what did we do on good friday"); "a Good day" needs the capital.
-_HOLIDAY = re.compile(r"\b(?:good\s+friday|super\s+tuesday)\b", _I)
-_WEEKDAY_NAME_AFTER = re.compile(r"\s+(?:school|the\s+13th|deals?|sales?|services?|mass|market|prayers?)\b", _I)
+_HOLIDAY = re.compile(r"\b(?:good\s+friday|super\s+tuesday)\b", ICASE)
+_WEEKDAY_NAME_AFTER = re.compile(r"\s+(?:school|the\s+13th|deals?|sales?|services?|mass|market|prayers?)\b", ICASE)
 
 
-def _h_weekend(m: re.Match[str], c: _Ctx) -> _Span | None:
+def _h_weekend(m: re.Match[str], c: Ctx) -> Span | None:
     """"this weekend" asked of plans on a weekday is the coming one; told in the past, or "last
     weekend", the one before (as it always was)."""
     mod = (m.group("mod") or "").lower()
     if mod == "this" and not c.past and c.now.weekday() < 5:
         sat = c.now.date() + timedelta(days=5 - c.now.weekday())
-        return Ahead(_days(c, sat, sat + timedelta(days=1)))
+        return Ahead(days(c, sat, sat + timedelta(days=1)))
     sat = c.now.date() - timedelta(days=(c.now.weekday() - 5) % 7)
     if mod in ("last", "past") and c.now.weekday() >= 5:
         sat -= timedelta(days=7)
-    return _days(c, sat, sat + timedelta(days=1))
+    return days(c, sat, sat + timedelta(days=1))
 
 
-def _h_season(m: re.Match[str], c: _Ctx) -> _Span | None:
+def _h_season(m: re.Match[str], c: Ctx) -> Span | None:
     """Northern seasons; winter YYYY is Dec YYYY-1 .. Feb YYYY. "last summer" is the last one ended."""
     first_month, length = _SEASONS[m.group("s").lower()]
     mod = (m.group("mod") or "").lower()
     if m.group("y"):
-        return _span_months(c, date(int(m.group("y")) - (first_month == 12), first_month, 1), length)
-    start = _recent(c, first_month)
+        return span_months(c, date(int(m.group("y")) - (first_month == 12), first_month, 1), length)
+    start = recent(c, first_month)
     if not mod or start is None:
         return None  # "summer dress": a bare season is no time reference
     if mod in ("last", "past") and start + relativedelta(months=length, days=-1) >= c.now.date():
@@ -229,10 +227,10 @@ def _h_season(m: re.Match[str], c: _Ctx) -> _Span | None:
     current = start + relativedelta(months=length) > c.now.date()
     if mod == "this" and not current and (start.year != c.now.year or first_month == 12):
         return None  # "this summer", said in May, is still to come
-    return _span_months(c, start, length)
+    return span_months(c, start, length)
 
 
-def _h_unit_part(m: re.Match[str], c: _Ctx) -> _Span | None:
+def _h_unit_part(m: re.Match[str], c: Ctx) -> Span | None:
     """"the end of last month", "the start of this year", "last quarter": the whole calendar unit, as
     "early March" is all of March: a part of a unit is too vague to cut finer, and a window a little
     wide only costs rank, while one that misses the day loses the memory. "over the last quarter"
@@ -240,15 +238,15 @@ def _h_unit_part(m: re.Match[str], c: _Ctx) -> _Span | None:
     which = (m.groupdict().get("which") or "this").lower()
     if m.groupdict().get("over") or which == "past":
         return c.now - relativedelta(months=3), c.now
-    return _calendar_unit(c, m.group("u").lower(), 1 if which in ("last", "previous") else 0)
+    return calendar_unit(c, m.group("u").lower(), 1 if which in ("last", "previous") else 0)
 
 
-def _h_week_of(m: re.Match[str], c: _Ctx) -> _Span | None:
+def _h_week_of(m: re.Match[str], c: Ctx) -> Span | None:
     """"the first week of March" -> March 1-7; "the last week of April" -> its last seven days."""
     if not m.group("y") and not _month_word_ok(m):
         return None  # "the first week of may be hard"
-    mon, nth = _month_num(m.group("mon")), m.group("nth").lower()
-    first = date(int(m.group("y")), mon, 1) if m.group("y") else _recent(c, mon)
+    mon, nth = month_num(m.group("mon")), m.group("nth").lower()
+    first = date(int(m.group("y")), mon, 1) if m.group("y") else recent(c, mon)
     if first is None:
         return None
 
@@ -256,79 +254,72 @@ def _h_week_of(m: re.Match[str], c: _Ctx) -> _Span | None:
         if nth == "last":
             last = first + relativedelta(months=1, days=-1)
             return last - timedelta(days=6), last
-        start = first + timedelta(days=7 * (_ORDINAL_Q[nth] - 1))
+        start = first + timedelta(days=7 * (ORDINALS[nth] - 1))
         return start, start + timedelta(days=6)
 
     start, end = week(first)
     if not m.group("y") and start > c.now.date():  # said on March 5, "the second week of March" is last year's
         start, end = week(first.replace(year=first.year - 1))
-    return _days(c, start, end)
+    return days(c, start, end)
 
 
-def _h_this_unit(m: re.Match[str], c: _Ctx) -> _Span | None:
+def _h_this_unit(m: re.Match[str], c: Ctx) -> Span | None:
     """"this week": the week so far; asked of plans ("what do I have this week?", no past tense,
     no "earlier"), the whole calendar week, its days ahead included."""
     unit = m.group("u").lower()
     if unit != "day" and not c.past and not m.group().lower().startswith("earlier"):
-        return Ahead(_calendar_unit(c, unit, 0))
+        return Ahead(calendar_unit(c, unit, 0))
     t = c.now.date()
     start = {"day": t, "week": t - timedelta(days=t.weekday()), "month": t.replace(day=1),
              "year": t.replace(month=1, day=1)}[unit]
-    return _at(c, start), c.now
+    return at(c, start), c.now
 
 
-def _h_today(m: re.Match[str], c: _Ctx) -> _Span | None:
+def _h_today(m: re.Match[str], c: Ctx) -> Span | None:
     """Today so far; asked of plans ("what do I have today?", "tonight"), the whole day."""
     if c.past or m.group().lower().startswith("earlier"):
-        return _at(c, c.now.date()), c.now
-    return Ahead(_days(c, c.now.date(), c.now.date()))
+        return at(c, c.now.date()), c.now
+    return Ahead(days(c, c.now.date(), c.now.date()))
 
 
-def _h_few_ago(m: re.Match[str], c: _Ctx) -> _Span | None:
+def _h_few_ago(m: re.Match[str], c: Ctx) -> Span | None:
     unit = m.group("u").lower()
     if unit == "month":  # configurable per namespace, default [now-90d, now-30d]
         return c.now - timedelta(days=c.few_months[0]), c.now - timedelta(days=c.few_months[1])
-    return c.now - _shift(unit, 3), c.now - _shift(unit, 1)
+    return c.now - shift(unit, 3), c.now - shift(unit, 1)
 
 
-def _h_n_ago(m: re.Match[str], c: _Ctx) -> _Span | None:
+def _h_n_ago(m: re.Match[str], c: Ctx) -> Span | None:
     unit = m.group("u").lower()
-    return _around(c, c.now - _shift(unit, _count(m.group("n"))), unit)
+    return around(c, c.now - shift(unit, count_of(m.group("n"))), unit)
 
 
-def _h_hours(m: re.Match[str], c: _Ctx) -> _Span | None:
+def _h_hours(m: re.Match[str], c: Ctx) -> Span | None:
     """"in the last 24 hours" -> [now-24h, now]; "3 hours ago" -> that hour, half an hour each side."""
     ago = m.group("ago")
-    if ago is not None and re.search(r"few|several", ago, _I):  # as "a few days ago": [now-3u, now-1u]
+    if ago is not None and re.search(r"few|several", ago, ICASE):  # as "a few days ago": [now-3u, now-1u]
         return c.now - timedelta(hours=3), c.now - timedelta(hours=1)
     if ago is not None:
-        target = c.now - timedelta(hours=min(_count(ago), 48_000))
+        target = c.now - timedelta(hours=min(count_of(ago), 48_000))
         return target - timedelta(minutes=30), target + timedelta(minutes=30)
-    return c.now - timedelta(hours=min(_count(m.group("n")), 48_000)), c.now
+    return c.now - timedelta(hours=min(count_of(m.group("n")), 48_000)), c.now
 
 
-def _h_past_n(m: re.Match[str], c: _Ctx) -> _Span | None:
+def _h_past_n(m: re.Match[str], c: Ctx) -> Span | None:
     """"last week" -> [now-7d, now] (rolling, as the issue specifies), "the past 3 months" -> [now-3mo, now]."""
-    return c.now - _shift(m.group("u").lower(), _count(m.group("n"))), c.now
+    return c.now - shift(m.group("u").lower(), count_of(m.group("n"))), c.now
 
 
-def _around(c: _Ctx, target: datetime, unit: str) -> _Span:
-    """"3 days ago" is that calendar day; weeks/months/years ago get half a unit's slack each side."""
-    if unit == "day":
-        return _days(c, target.date(), target.date())
-    half = {"week": relativedelta(days=3), "fortnight": relativedelta(days=3), "month": relativedelta(days=15), "year": relativedelta(months=6)}[unit]
-    return _days(c, (target - half).date(), (target + half).date())
-
-
-_Handler = Callable[[re.Match[str], _Ctx], "_Span | None"]
+#: A rule's handler: its match and the query's context -> a span, or None when the text is no time.
+Handler = Callable[[re.Match[str], Ctx], "Span | None"]
 #: Tiers: when a query holds several expressions the lowest tier wins, then the earlier rule.
 #: Specific beats vague: "recently ... in May 2022" means May 2022. ABS = an absolute date: tier 2
 #: with an explicit year, else 4.
-_SESSION, _RANGE, _REL, _FUZZY, _ABS = 0, 1, 3, 5, -1
+SESSION, RANGE, REL, FUZZY, ABS = 0, 1, 3, 5, -1
 
 _YESTERDAY = r"yesterday|last\s+night"
 #: "in the past 3", "over the last", "the previous few": the lead-in of a rolling window (unit follows).
-_PAST_N = rf"(?:(?:in|over|during|within)\s+)?(?:the\s+)?(?:past|last|previous)\s+(?:(?P<n>{_NUMW}|few|several)\s+)?"
+_PAST_N = rf"(?:(?:in|over|during|within)\s+)?(?:the\s+)?(?:past|last|previous)\s+(?:(?P<n>{NUMW}|few|several)\s+)?"
 
 #: "the end of", "at the start of the": a part of a calendar unit (read as the whole unit).
 _PART_OF = r"(?:the\s+)?(?:end|start|beginning|middle)\s+of\s+(?:the\s+)?"
@@ -338,57 +329,59 @@ _UNIT_END = r"(?!\s+(?:of|before|after)\b)(?!\s*,?\s*\d)"
 
 #: One point in time each: (name, tier, pattern, handler). Used on their own (after the range rules)
 #: and as range endpoints. Separate entries, not one alternation: `re` forbids repeated group names.
-_POINTS: tuple[tuple[str, int, str, _Handler], ...] = (
+POINTS: tuple[tuple[str, int, str, Handler], ...] = (
     # calendar units first: "the end of last month" is not the rolling "last month" inside it
-    ("unit_part", _REL, rf"{_PART_OF}(?P<which>last|previous|this|current)\s+(?P<u>week|month|quarter|year){_UNIT_END}",
+    ("unit_part", REL, rf"{_PART_OF}(?P<which>last|previous|this|current)\s+(?P<u>week|month|quarter|year){_UNIT_END}",
      _h_unit_part),
     # "the end of the month", with no "last" or "this": vaguer than any date, so a date in the query wins
-    ("unit_part_this", _FUZZY, rf"{_PART_OF}(?P<u>week|month|quarter|year){_UNIT_END}", _h_unit_part),
-    ("quarter_rel", _REL, rf"(?P<over>(?:over|within|during)\s+the\s+)?(?P<which>last|previous|past|this|current)"
-                          rf"\s+(?P<u>quarter){_UNIT_END}(?!\s+(?:miles?|notes?|inch(?:es)?|hours?|pounds?|cents?)\b)",
+    ("unit_part_this", FUZZY, rf"{_PART_OF}(?P<u>week|month|quarter|year){_UNIT_END}", _h_unit_part),
+    ("quarter_rel", REL, rf"(?P<over>(?:over|within|during)\s+the\s+)?(?P<which>last|previous|past|this|current)"
+                         rf"\s+(?P<u>quarter){_UNIT_END}(?!\s+(?:miles?|notes?|inch(?:es)?|hours?|pounds?|cents?)\b)",
      _h_unit_part),
-    ("week_of", _ABS, rf"(?:the\s+)?(?P<nth>first|second|third|fourth|last|1st|2nd|3rd|4th)\s+week\s+of\s+"
-                      rf"(?:the\s+month\s+of\s+)?(?P<mon>{_MONTH_ANY})(?!\w)(?:\s*,?\s*(?P<y>{_YEAR}))?", _h_week_of),
-    ("few_ago", _REL, rf"(?:a\s+)?(?:few|several)\s+{_UNIT}\s+(?:ago|{_BACK})", _h_few_ago),
-    ("n_ago", _REL, rf"(?P<n>{_NUMW})\s+{_UNIT_F}\s+(?:ago|{_BACK})", _h_n_ago),
-    ("hours", _REL, rf"{_PAST_N}hours?(?!\s+of\b)|(?<!half\s)(?P<ago>{_NUMW}|(?:a\s+)?few|several)\s+hours?\s+ago",
+    ("week_of", ABS, rf"(?:the\s+)?(?P<nth>first|second|third|fourth|last|1st|2nd|3rd|4th)\s+week\s+of\s+"
+                     rf"(?:the\s+month\s+of\s+)?(?P<mon>{MONTH_ANY})(?!\w)(?:\s*,?\s*(?P<y>{YEAR}))?", _h_week_of),
+    ("few_ago", REL, rf"(?:a\s+)?(?:few|several)\s+{UNIT}\s+(?:ago|{_BACK})", _h_few_ago),
+    ("n_ago", REL, rf"(?P<n>{NUMW})\s+{UNIT_F}\s+(?:ago|{_BACK})", _h_n_ago),
+    ("hours", REL, rf"{_PAST_N}hours?(?!\s+of\b)|(?<!half\s)(?P<ago>{NUMW}|(?:a\s+)?few|several)\s+hours?\s+ago",
      _h_hours),
-    ("half_hour", _REL, r"half\s+an\s+hour\s+ago", lambda m, c: (c.now - timedelta(hours=1), c.now)),
-    ("past_n", _REL, rf"{_PAST_N}{_UNIT_F}(?!\s+of\b)", _h_past_n),
-    ("recently", _FUZZY, r"recently|lately|of\s+late|these\s+days|nowadays|in\s+recent\s+(?:days|weeks|months|times)",
+    ("half_hour", REL, r"half\s+an\s+hour\s+ago", lambda m, c: (c.now - timedelta(hours=1), c.now)),
+    ("past_n", REL, rf"{_PAST_N}{UNIT_F}(?!\s+of\b)", _h_past_n),
+    ("recently", FUZZY, r"recently|lately|of\s+late|these\s+days|nowadays|in\s+recent\s+(?:days|weeks|months|times)",
      lambda m, c: (c.now - timedelta(days=c.recent_days), c.now)),
-    ("yesterday", _REL, _YESTERDAY,  # all of yesterday (not only now-24h), up to now
-     lambda m, c: (_at(c, c.now.date() - timedelta(days=1)), c.now)),
-    ("today", _REL, r"earlier\s+today|today|tonight|this\s+(?:morning|afternoon|evening)", _h_today),
-    ("this_unit", _REL, rf"(?:earlier\s+)?this\s+{_UNIT}", _h_this_unit),
-    ("weekend", _REL, r"(?:(?P<mod>last|this|past)\s+|over\s+the\s+)weekend", _h_weekend),
-    ("weekday", _REL, rf"(?:(?P<mod>last|this|past|on)\s+)?(?P<wd>{_WD_FULL})", _h_weekday),
-    ("weekday_abbr", _REL, rf"(?P<mod>last|this|on)\s+(?P<wd>{_WD_ABBR})", _h_weekday),
-    ("season", _ABS, rf"(?:(?P<mod>last|this|past|in\s+the|during\s+the|over\s+the)\s+)?"
-                     rf"(?P<s>spring|summer|fall|autumn|winter)(?:\s+(?:of\s+)?(?P<y>{_YEAR}))?", _h_season),
-    ("quarter", _ABS, rf"(?:q(?P<q>[1-4])|the\s+(?P<qo>first|second|third|fourth|1st|2nd|3rd|4th|last(?=\s+quarter\s+(?:of\s+)?(?:19|2[01])\d\d))\s+quarter)"
-                      rf"(?:\s+(?:of\s+)?(?P<y>{_YEAR}))?", _h_quarter),
-    ("iso_date", _ABS, r"(?P<y>\d{4})[-/](?P<mon>\d{1,2})[-/](?P<d>\d{1,2})(?!\d)"
+    ("yesterday", REL, _YESTERDAY,  # all of yesterday (not only now-24h), up to now
+     lambda m, c: (at(c, c.now.date() - timedelta(days=1)), c.now)),
+    ("today", REL, r"earlier\s+today|today|tonight|this\s+(?:morning|afternoon|evening)", _h_today),
+    ("this_unit", REL, rf"(?:earlier\s+)?this\s+{UNIT}", _h_this_unit),
+    ("weekend", REL, r"(?:(?P<mod>last|this|past)\s+|over\s+the\s+)weekend", _h_weekend),
+    ("weekday", REL, rf"(?:(?P<mod>last|this|past|on)\s+)?(?P<wd>{WD_FULL})", _h_weekday),
+    ("weekday_abbr", REL, rf"(?P<mod>last|this|on)\s+(?P<wd>{WD_ABBR})", _h_weekday),
+    ("season", ABS, rf"(?:(?P<mod>last|this|past|in\s+the|during\s+the|over\s+the)\s+)?"
+                    rf"(?P<s>spring|summer|fall|autumn|winter)(?:\s+(?:of\s+)?(?P<y>{YEAR}))?", _h_season),
+    ("quarter", ABS, rf"(?:q(?P<q>[1-4])|the\s+(?P<qo>first|second|third|fourth|1st|2nd|3rd|4th"
+                     r"|last(?=\s+quarter\s+(?:of\s+)?(?:19|2[01])\d\d))\s+quarter)"
+                     rf"(?:\s+(?:of\s+)?(?P<y>{YEAR}))?", h_quarter),
+    ("iso_date", ABS, r"(?P<y>\d{4})[-/](?P<mon>\d{1,2})[-/](?P<d>\d{1,2})(?!\d)"
                       r"(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:z|[+-]\d\d:?\d\d)?(?!\w))?", _h_day),
-    ("numeric_date", _ABS, r"(?<![\d.])(?:\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})|\d{1,2}\.\d{1,2}\.\d{4})(?![\d.])",
+    ("numeric_date", ABS, r"(?<![\d.])(?:\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})|\d{1,2}\.\d{1,2}\.\d{4})(?![\d.])",
      _h_numeric),
-    ("month_day", _ABS, rf"(?P<mon>{_MONTH_ANY})\s+(?P<d>{_DAY}){_NOT_A_UNIT}(?:(?:\s*,\s*|\s+)(?P<y>{_YEAR}))?", _h_day),
-    ("day_month", _ABS, rf"(?:the\s+)?(?P<d>{_DAY})(?:\s+of)?\s+(?P<mon>{_MONTH_ANY})(?!\w)"
-                        rf"(?:\s*,?\s*(?P<y>{_YEAR}))?", _h_day),
-    ("month_year", _ABS, rf"(?P<mon>{_MONTH_ANY})\s*,?\s+(?P<y>{_YEAR})", _h_month),
+    ("month_day", ABS, rf"(?P<mon>{MONTH_ANY})\s+(?P<d>{_DAY}){NOT_A_UNIT}(?:(?:\s*,\s*|\s+)(?P<y>{YEAR}))?", _h_day),
+    ("day_month", ABS, rf"(?:the\s+)?(?P<d>{_DAY})(?:\s+of)?\s+(?P<mon>{MONTH_ANY})(?!\w)"
+                       rf"(?:\s*,?\s*(?P<y>{YEAR}))?", _h_day),
+    ("month_year", ABS, rf"(?P<mon>{MONTH_ANY})\s*,?\s+(?P<y>{YEAR})", h_month),
 )
 #: Too weak alone (a bare month, a lone number): accepted only as range endpoints ("since March").
-_ENDPOINT_ONLY = ((re.compile(rf"(?P<mon>{_MONTH_FULL})", _I), _h_month), (re.compile(rf"(?P<y>{_YEAR})"), _h_year))
+_ENDPOINT_ONLY = ((re.compile(rf"(?P<mon>{MONTH_FULL})", ICASE), h_month), (re.compile(rf"(?P<y>{YEAR})"), h_year))
 #: Alone, "yesterday" runs up to now (a late-night memory may be stamped today); as an endpoint it is
 #: the day itself: "until yesterday" ends at yesterday's midnight, not now.
-_ENDPOINT_FIRST = ((re.compile(_YESTERDAY, _I),
-                    lambda m, c: _days(c, c.now.date() - timedelta(days=1), c.now.date() - timedelta(days=1))),
-                   (re.compile(r"now|the\s+present", _I), lambda m, c: (c.now, c.now)))  # "between May and now"
-_POINT_FULL = _ENDPOINT_FIRST + tuple((re.compile(p, _I), h) for _, _, p, h in _POINTS) + _ENDPOINT_ONLY
-_POINT = "(?:" + "|".join(re.sub(r"\(\?P<\w+>", "(?:", p) for _, _, p, _ in _POINTS) + f"|{_MONTH_FULL}|{_YEAR})"
+_ENDPOINT_FIRST = ((re.compile(_YESTERDAY, ICASE),
+                    lambda m, c: days(c, c.now.date() - timedelta(days=1), c.now.date() - timedelta(days=1))),
+                   (re.compile(r"now|the\s+present", ICASE), lambda m, c: (c.now, c.now)))  # "between May and now"
+_POINT_FULL = _ENDPOINT_FIRST + tuple((re.compile(p, ICASE), h) for _, _, p, h in POINTS) + _ENDPOINT_ONLY
+#: Any one point, without its groups: what a range rule captures as an endpoint (read by `point`).
+POINT = "(?:" + "|".join(re.sub(r"\(\?P<\w+>", "(?:", p) for _, _, p, _ in POINTS) + f"|{MONTH_FULL}|{YEAR})"
 
 
-def _point(span: str, c: _Ctx) -> _Span | None:
+def point(span: str, c: Ctx) -> Span | None:
     """Resolve one range endpoint (the span a range rule captured)."""
     span = " ".join(span.split())
     for rx, handler in _POINT_FULL:

@@ -12,9 +12,8 @@ Rules run in table order (session, future, ranges, then single points). A span a
 is masked, even when it gave no window, so a later rule never reinterprets part of it (the "last" of
 "since we last talked" is not "last <unit>"). Every window is clipped to `now` and a window wholly
 in the future gives None, except a span its handler marks `Ahead` ("next week", "tomorrow":
-`temporal_future.py`) or a date with its year still to come; no window is ever inverted. Single
-points and their handlers live in `temporal_points.py`; this module holds the ranges, the rule
-order and `parse_time`.
+`future.py`) or a date with its year still to come; no window is ever inverted. Single points and
+their handlers live in `points.py`; this module holds the ranges, the rule order and `parse_time`.
 """
 
 from __future__ import annotations
@@ -26,15 +25,40 @@ from datetime import date, datetime, timezone
 
 from dateutil.relativedelta import relativedelta
 
-from ..errors import QueryError
-from ..types import TimeWindow
-from ..validation import require_aware
-from .temporal_calendar import Ahead
-from .temporal_future import FUTURE_PATTERN, FUTURE_TAG_PATTERN, h_future
-from .temporal_points import (_ABS, _DEC_FOLLOWER, _I, _MODAL_FOLLOWER, _MONTH_ANY, _MONTH_FULL, _NOT_A_UNIT, _NUMW,
-                              _POINT, _POINTS, _RANGE, _REL, _SESSION, _UNIT, _US, _WD_ABBR, _WD_FULL, _YEAR, _around,
-                              _count, _Ctx, _days, _h_month, _h_year, _Handler, _int, _point, _shift, _Span)
-from .temporal_quarters import QUARTER_OF_YEAR, h_quarter_of_year
+from ...errors import QueryError
+from ...types import TimeWindow
+from ...validation import require_aware
+from .calendar import Ahead, Ctx, Span, around, days, shift
+from .future import FUTURE_PATTERN, FUTURE_TAG_PATTERN, h_future
+from .points import (
+    ABS,
+    DEC_FOLLOWER,
+    MODAL_FOLLOWER,
+    POINT,
+    POINTS,
+    RANGE,
+    REL,
+    SESSION,
+    Handler,
+    h_month,
+    h_year,
+    point,
+)
+from .quarters import QUARTER_OF_YEAR, h_quarter_of_year
+from .vocab import (
+    ICASE,
+    MONTH_ANY,
+    MONTH_FULL,
+    NOT_A_UNIT,
+    NUMW,
+    UNIT,
+    US,
+    WD_ABBR,
+    WD_FULL,
+    YEAR,
+    count_of,
+    leading_int,
+)
 
 __all__ = ["TemporalMatch", "parse_time", "RULE_NAMES", "TIME_PATTERNS", "OPEN_START"]
 
@@ -55,54 +79,54 @@ class TemporalMatch:
     rule: str
 
 
-def _h_between(m: re.Match[str], c: _Ctx) -> _Span | None:
+def _h_between(m: re.Match[str], c: Ctx) -> Span | None:
     if not _endpoints_are_times(m):
         return None
     if m.group("a0"):
         return _borrowed(m.group("a0"), m.group("b0"), c)
     a_text, b_text = m.group("a"), m.group("b")
-    a = _point(a_text, c)
+    a = point(a_text, c)
     if a is None:
         return None
-    b: _Span | None = None
+    b: Span | None = None
     if re.fullmatch(r"\d{1,2}(?:st|nd|rd|th)?", b_text):  # "between May 1 and 10": B borrows A's month
-        if re.fullmatch(_YEAR, a_text.strip()):
+        if re.fullmatch(YEAR, a_text.strip()):
             return None  # "2024-05": a year and a month, not the year up to the 5th
         with suppress(ValueError):
-            d = date(a[0].year, a[0].month, _int(b_text))
-            b = _days(c, d, d)
+            d = date(a[0].year, a[0].month, leading_int(b_text))
+            b = days(c, d, d)
     else:
-        b = _point(b_text, c)
+        b = point(b_text, c)
     # A start after its end is read as the previous one: "from December 20 to January 5" (a
     # yearless date: the previous year), "from Friday to Monday" (a weekday: the previous week).
     # Anything else ("between yesterday and 3 days ago") is taken in either order.
-    step = (None if re.search(_YEAR, a_text) else relativedelta(weeks=1) if _WEEKDAY_WORD.search(a_text)
+    step = (None if re.search(YEAR, a_text) else relativedelta(weeks=1) if _WEEKDAY_WORD.search(a_text)
             else relativedelta(years=1) if _YEARLY_WORD.search(a_text) else None)
     back = 0
     while b is not None and step is not None and a[0] > b[1] and back < 8:
         back += 1
-        a = _point(a_text, replace(c, now=c.now - step * back)) or a
+        a = point(a_text, replace(c, now=c.now - step * back)) or a
     return (min(a[0], b[0]), max(a[1], b[1])) if b else None  # "between June and May" is still a window
 
 
-def _borrowed(a0: str, b_text: str, c: _Ctx) -> _Span | None:
+def _borrowed(a0: str, b_text: str, c: Ctx) -> Span | None:
     """"between 1 and 5 May", "from 2 to 4 weeks ago": the bare first number takes the rest of the
     second point. A day is in the second point's month, or the month before when it is later ("from
     the 28th to the 3rd of March"); a first day that is no date ("from 31 to 5 June", "between the
     1st and 12 days ago") leaves the second point, as it was read alone."""
-    b = _point(b_text, c)
+    b = point(b_text, c)
     if b is None:
         return None
     num = _LEAD_NUMBER.match(a0).group("num")  # type: ignore[union-attr]
     if _YEARLY_WORD.search(b_text):
-        end, day = b[0].date(), _int(num) if num[0].isdigit() else _count(num)
+        end, day = b[0].date(), leading_int(num) if num[0].isdigit() else count_of(num)
         for month_start in (end.replace(day=1), end.replace(day=1) - relativedelta(months=1)):
             with suppress(ValueError):
                 first = month_start.replace(day=day)
                 if first <= end:
-                    return _days(c, first, end)
+                    return days(c, first, end)
         return b
-    a = _point(_LEAD_NUMBER.sub(num, b_text, count=1), c)
+    a = point(_LEAD_NUMBER.sub(num, b_text, count=1), c)
     return (min(a[0], b[0]), max(a[1], b[1])) if a is not None else b
 
 
@@ -114,74 +138,76 @@ def _endpoints_are_times(m: re.Match[str]) -> bool:
         if not text:
             continue
         last = text.rstrip(".").rsplit(None, 1)[-1].lower()
-        follower = _MODAL_FOLLOWER if last == "may" else _DEC_FOLLOWER if last == "dec" else None
+        follower = MODAL_FOLLOWER if last == "may" else DEC_FOLLOWER if last == "dec" else None
         if follower is not None and follower.match(m.string, m.end(group)):
             return False
     return True
 
 
-_WEEKDAY_WORD = re.compile(rf"(?<!\w)(?:{_WD_FULL}|{_WD_ABBR})(?!\w)", _I)
-_YEARLY_WORD = re.compile(rf"(?<!\w)(?:{_MONTH_ANY}|spring|summer|fall|autumn|winter)(?!\w)", _I)
+_WEEKDAY_WORD = re.compile(rf"(?<!\w)(?:{WD_FULL}|{WD_ABBR})(?!\w)", ICASE)
+_YEARLY_WORD = re.compile(rf"(?<!\w)(?:{MONTH_ANY}|spring|summer|fall|autumn|winter)(?!\w)", ICASE)
 
 
-def _h_n_before(m: re.Match[str], c: _Ctx) -> _Span | None:
+def _h_n_before(m: re.Match[str], c: Ctx) -> Span | None:
     """"the week before June 3" -> the 7 days before it; "two weeks after June 3" -> around June 17."""
-    a = _point(m.group("a"), c)
+    a = point(m.group("a"), c)
     if a is None:
         return None
     unit, before = m.group("u").lower(), m.group("dir").lower() == "before"
     if m.group("the"):
-        return (a[0] - _shift(unit, 1), a[0] - _US) if before else (a[1] + _US, a[1] + _shift(unit, 1))
-    n = _shift(unit, _count(m.group("n")))
-    return _around(c, a[0] - n if before else a[1] + n, unit)
+        return (a[0] - shift(unit, 1), a[0] - US) if before else (a[1] + US, a[1] + shift(unit, 1))
+    n = shift(unit, count_of(m.group("n")))
+    return around(c, a[0] - n if before else a[1] + n, unit)
 
 
-def _h_open(m: re.Match[str], c: _Ctx) -> _Span | None:
+def _h_open(m: re.Match[str], c: Ctx) -> Span | None:
     """since A -> [A, now]; after A -> [end of A, now]; before A -> [.., A); until A -> [.., end of A]."""
-    a, kind = _point(m.group("a"), c), m.group("k").lower()
+    a, kind = point(m.group("a"), c), m.group("k").lower()
     if a is None:
         return None
     if kind in ("since", "after"):
-        return (a[0] if kind == "since" else a[1] + _US), c.now
-    end = a[0] - _US if kind in ("before", "prior to") else a[1]
+        return (a[0] if kind == "since" else a[1] + US), c.now
+    end = a[0] - US if kind in ("before", "prior to") else a[1]
     return min(OPEN_START, end), end
 
 
-_B = rf"(?P<b>{_POINT}|\d{{1,2}}(?:st|nd|rd|th)?(?![-/.]\d)|now|the\s+present)"  # "... and now": up to now
+_B = rf"(?P<b>{POINT}|\d{{1,2}}(?:st|nd|rd|th)?(?![-/.]\d)|now|the\s+present)"  # "... and now": up to now
 #: A bare number before a point that starts with one ("1" of "between 1 and 5 May"): it takes B's
 #: month, year or unit, so "from 2 to 4 weeks ago" spans both, where B alone would be read.
 _BARE = r"(?:\d{1,2}(?:st|nd|rd|th)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
-_LEAD_NUMBER = re.compile(rf"(?:the\s+)?(?P<num>{_BARE})(?!\w)", _I)
+_LEAD_NUMBER = re.compile(rf"(?:the\s+)?(?P<num>{_BARE})(?!\w)", ICASE)
 _A0 = rf"(?P<a0>(?:the\s+)?{_BARE})"
-_B0 = rf"(?P<b0>(?=(?:the\s+)?{_BARE}\s){_POINT})"
+_B0 = rf"(?P<b0>(?=(?:the\s+)?{_BARE}\s){POINT})"
 _TO = r"(?:to|until|till|through|thru|-|–)"
-_RULE_TABLE: tuple[tuple[str, int, str, _Handler], ...] = (
-    ("session", _SESSION, r"since\s+(?:(?:we|i|you)\s+(?:last\s+)?(?:talked|spoke|spoken|chatted|met|talk|speak|chat)"
-                r"(?:\s+last)?|(?:our|my|the|your)\s+last\s+(?:conversation|chat|session|talk|call|meeting)"
-                r"|(?:the\s+)?last\s+time(?:\s+(?:we|i|you)\s+(?:talked|spoke|chatted|met))?)",
+_RULE_TABLE: tuple[tuple[str, int, str, Handler], ...] = (
+    ("session", SESSION, r"since\s+(?:(?:we|i|you)\s+(?:last\s+)?(?:talked|spoke|spoken|chatted|met|talk|speak|chat)"
+                         r"(?:\s+last)?|(?:our|my|the|your)\s+last\s+(?:conversation|chat|session|talk|call|meeting)"
+                         r"|(?:the\s+)?last\s+time(?:\s+(?:we|i|you)\s+(?:talked|spoke|chatted|met))?)",
      lambda m, c: (c.last_session_end, c.now) if c.last_session_end is not None else None),
     # before "future", which would take the "next year" of "the first quarter of next year"
-    ("quarter_of_year", _REL, QUARTER_OF_YEAR, h_quarter_of_year),
-    # ahead of now: kept whole, and the lowest tier, so a past phrase in the query wins (temporal_future.py)
+    ("quarter_of_year", REL, QUARTER_OF_YEAR, h_quarter_of_year),
+    # ahead of now: kept whole, and the lowest tier, so a past phrase in the query wins (future.py)
     ("future", _AHEAD_TIER, FUTURE_PATTERN, h_future),
-    ("n_before", _RANGE, rf"(?:(?P<n>{_NUMW})|(?P<the>the))\s+{_UNIT}\s+(?P<dir>before|after)\s+(?P<a>{_POINT})",
+    ("n_before", RANGE, rf"(?:(?P<n>{NUMW})|(?P<the>the))\s+{UNIT}\s+(?P<dir>before|after)\s+(?P<a>{POINT})",
      _h_n_before),
-    ("between", _RANGE, rf"between\s+(?:(?P<a>{_POINT})\s+(?:and|&)\s+{_B}|{_A0}\s+(?:and|&)\s+{_B0}){_NOT_A_UNIT}",
+    ("between", RANGE, rf"between\s+(?:(?P<a>{POINT})\s+(?:and|&)\s+{_B}|{_A0}\s+(?:and|&)\s+{_B0}){NOT_A_UNIT}",
      _h_between),
-    ("from_to", _RANGE, rf"from\s+(?:(?P<a>{_POINT})\s*{_TO}\s*{_B}|{_A0}\s*{_TO}\s*{_B0}){_NOT_A_UNIT}",
+    ("from_to", RANGE, rf"from\s+(?:(?P<a>{POINT})\s*{_TO}\s*{_B}|{_A0}\s*{_TO}\s*{_B0}){NOT_A_UNIT}",
      _h_between),
-    ("since", _RANGE, rf"(?P<k>since)\s+(?P<a>{_POINT}){_NOT_A_UNIT}", _h_open),
-    ("after", _RANGE, rf"(?P<k>after)\s+(?P<a>{_POINT}){_NOT_A_UNIT}", _h_open),
-    ("before", _RANGE, rf"(?<!\bday\s)(?P<k>before|prior\s+to)\s+(?P<a>{_POINT}){_NOT_A_UNIT}", _h_open),
-    ("until", _RANGE, rf"(?P<k>until|till|up\s+to|through)\s+(?P<a>{_POINT}){_NOT_A_UNIT}", _h_open),
-    *_POINTS,
-    ("month", _ABS, rf"(?P<mod>in|during|throughout|early|late|mid|last|this|(?:the\s+)?(?:end|start|beginning|middle)"
-                    rf"\s+of)(?:\s+|-)(?:the\s+month\s+of\s+)?(?P<mon>{_MONTH_FULL})", _h_month),
-    ("year", _ABS, rf"(?:in|during|throughout|back\s+in|the\s+year|early|late|mid|(?:the\s+)?(?:end|start|beginning"
-                   rf"|middle)\s+of)(?:\s+|-)(?P<y>{_YEAR}){_NOT_A_UNIT}", _h_year),
+    ("since", RANGE, rf"(?P<k>since)\s+(?P<a>{POINT}){NOT_A_UNIT}", _h_open),
+    ("after", RANGE, rf"(?P<k>after)\s+(?P<a>{POINT}){NOT_A_UNIT}", _h_open),
+    ("before", RANGE, rf"(?<!\bday\s)(?P<k>before|prior\s+to)\s+(?P<a>{POINT}){NOT_A_UNIT}", _h_open),
+    ("until", RANGE, rf"(?P<k>until|till|up\s+to|through)\s+(?P<a>{POINT}){NOT_A_UNIT}", _h_open),
+    *POINTS,
+    ("month", ABS, rf"(?P<mod>in|during|throughout|early|late|mid|last|this|(?:the\s+)?(?:end|start|beginning|middle)"
+                   rf"\s+of)(?:\s+|-)(?:the\s+month\s+of\s+)?(?P<mon>{MONTH_FULL})", h_month),
+    ("year", ABS, rf"(?:in|during|throughout|back\s+in|the\s+year|early|late|mid|(?:the\s+)?(?:end|start|beginning"
+                  rf"|middle)\s+of)(?:\s+|-)(?P<y>{YEAR}){NOT_A_UNIT}", h_year),
 )
+
+
 def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<!\w)(?:{pattern})(?!\w)", _I)
+    return re.compile(rf"(?<!\w)(?:{pattern})(?!\w)", ICASE)
 
 
 _RULES = tuple((n, t, _compiled(p), h) for n, t, p, h in _RULE_TABLE)
@@ -213,13 +239,13 @@ def parse_time(text: str, now: datetime, *, last_session_end: datetime | None = 
     lo, hi = few_months
     if recent_days < 0 or lo < 0 or hi < 0:
         raise QueryError("recent_days and few_months must be >= 0")
-    c = _Ctx(now, last_session_end, recent_days, (max(lo, hi), min(lo, hi)), text)
+    c = Ctx(now, last_session_end, recent_days, (max(lo, hi), min(lo, hi)), text)
     work, best = text, None
     for order, (name, tier, rx, handler) in enumerate(_RULES):
         pieces, last = [], 0
         for m in rx.finditer(work):
             phrase = text[m.start():m.end()].strip()
-            dated = tier == _ABS and re.search(_YEAR, phrase) is not None  # a date with its year
+            dated = tier == ABS and re.search(YEAR, phrase) is not None  # a date with its year
             try:
                 span = handler(m, c)
                 if dated and span is not None and (span[0] > now or c.plans):
@@ -229,7 +255,7 @@ def parse_time(text: str, now: datetime, *, last_session_end: datetime | None = 
                 window = None
             pieces += [work[last:m.start()], " " * (m.end() - m.start())]
             last = m.end()
-            key = (2 if dated else 4 if tier == _ABS else tier, order)
+            key = (2 if dated else 4 if tier == ABS else tier, order)
             if window is not None and (best is None or key < best[0]):
                 best = (key, TemporalMatch(window, phrase, name))
         if pieces:  # mask what this rule read, in one pass (linear in the text, however many matches)
@@ -237,7 +263,7 @@ def parse_time(text: str, now: datetime, *, last_session_end: datetime | None = 
     return best[1] if best is not None else None
 
 
-def _clip(span: _Span | None, now: datetime) -> TimeWindow | None:
+def _clip(span: Span | None, now: datetime) -> TimeWindow | None:
     """Clip to now; a span starting in the future ("since 2150") or inverted gives None. A span the
     query names as ahead (`Ahead`: "next week", "this Friday" on a Thursday) is kept whole."""
     if span is None:

@@ -14,10 +14,10 @@ instead of clipping them to now (`Ahead`), and ranks them below any past express
 query ("what did I say yesterday about next week's trip?" asks about yesterday).
 
 Stories use the same words, so some readings need the query not to be told in the past tense
-(`past_tense`): "we built it in 3 days" is a duration, "the next week he quit" and "in the next three
-years the company grew" are another time's "next". "After next week", "a week from tomorrow" and
-"next week after the launch" are relative to the phrase: no window (still masked). "Next time" and
-the seasons name none.
+(`Ctx.past`, from `tense.past_tense`): "we built it in 3 days" is a duration, "the next week he quit"
+and "in the next three years the company grew" are another time's "next". "After next week", "a week
+from tomorrow" and "next week after the launch" are relative to the phrase: no window (still
+masked). "Next time" and the seasons name none.
 """
 
 from __future__ import annotations
@@ -27,20 +27,20 @@ from datetime import timedelta
 
 from dateutil.relativedelta import relativedelta
 
-from .temporal_calendar import _I, _MONTH_FULL, Ahead, _calendar_unit, _Ctx, _days, _month_num, _Span, _span_months
-from .temporal_points import _NUMW, _WD_ABBR, _WD_FULL, _WEEKDAYS, _around, _count, _shift
+from .calendar import Ahead, Ctx, Span, around, calendar_unit, days, month_num, shift, span_months
+from .vocab import ICASE, MONTH_FULL, NUMW, WD_ABBR, WD_FULL, WEEKDAYS, count_of
 
-__all__ = ["FUTURE_PATTERN", "FUTURE_TAG_PATTERN", "h_future", "past_tense", "asks_ahead"]
+__all__ = ["FUTURE_PATTERN", "FUTURE_TAG_PATTERN", "h_future"]
 
 _LATER = r"(?:days?|weeks?|weekend|months?|years?|hours?|time|spring|summer|fall|autumn|winter)"
 _SOON = r"|(?P<soon>coming\s+up(?!\s+with)|upcoming(?=\s*(?:[?.!,]|$)))"
-#: The rule's pattern (`temporal._RULE_TABLE`'s "future" row): every form is matched and masked,
+#: The rule's pattern (`parser._RULE_TABLE`'s "future" row): every form is matched and masked,
 #: whether or not it gives a window ("next time", "next summer" give none).
 FUTURE_PATTERN = (
     r"(?P<tomorrow>(?:the\s+)?day\s+after\s+tomorrow|tomorrow)"
     rf"|(?P<run>(?:in|over|during|within)\s+)?(?P<the>(?:the|this)\s+)?(?:this\s+)?(?P<lead>next|coming|upcoming)\s+"
-    rf"(?:(?P<n>{_NUMW}|few|several)\s+)?(?P<u>{_LATER}|{_WD_FULL}|{_WD_ABBR}|{_MONTH_FULL})(?!\w)"
-    rf"|in\s+(?P<in_n>{_NUMW}|(?:a\s+)?few|several)\s+(?P<in_u>hours?|days?|weeks?|months?|years?)(?!\w)(?!\s+ago)"
+    rf"(?:(?P<n>{NUMW}|few|several)\s+)?(?P<u>{_LATER}|{WD_FULL}|{WD_ABBR}|{MONTH_FULL})(?!\w)"
+    rf"|in\s+(?P<in_n>{NUMW}|(?:a\s+)?few|several)\s+(?P<in_u>hours?|days?|weeks?|months?|years?)(?!\w)(?!\s+ago)"
     r"|later\s+(?:this\s+(?P<later>week|month|year)|(?P<today>today|tonight))"
     r"|(?:for\s+)?the\s+rest\s+of\s+(?:the|this)\s+(?P<rest>week|month|year)"
     + _SOON
@@ -50,44 +50,14 @@ FUTURE_PATTERN = (
 FUTURE_TAG_PATTERN = FUTURE_PATTERN[:-len(_SOON)]
 
 #: Before the phrase: it ends a window from now ("by next Friday", "between now and next Friday").
-_UNTIL = re.compile(r"(?:\b(?:by|until|till|(?<!day\s)before|through|thru|up\s+to)|\bbetween\s+now\s+and)\s+$", _I)
+_UNTIL = re.compile(r"(?:\b(?:by|until|till|(?<!day\s)before|through|thru|up\s+to)|\bbetween\s+now\s+and)\s+$", ICASE)
 #: Before or after the phrase: the phrase is an anchor of another time ("after next week", "a week
 #: from tomorrow", "next week after the launch"), which these rules do not compute.
-_ANCHOR_BEFORE = re.compile(r"\b(?:after|since|from|than|to|of|and|following)\s+$", _I)
-_ANCHOR_AFTER = re.compile(r"\s*(?:from|after|before|ago|earlier|later)\b", _I)
-
-#: A past-tense verb or auxiliary: the query tells of another time ("how did I finish it in a few
-#: days?"). "-ed" words that describe plans or states are not past ("what's planned for next week").
-_PAST = re.compile(
-    r"\b(?:did|didn't|was|wasn't|were|weren't|had|hadn't|went|took|got|came|became|grew|lost|learnt|spent|made|"
-    r"built|ran|won|wrote|began|met|saw|said|told|gave|felt|left|thought|bought|brought|kept|found|paid|sold|"
-    r"sent|heard|knew|held|fell)\b|\b[a-z]{3,}ed\b", _I)
-_NOT_PAST = frozenset(
-    "planned scheduled booked arranged expected supposed needed required assigned confirmed invited registered "
-    "interested excited involved concerned related based used called named located tired married worried "
-    "prepared organized organised reserved speed breed embed proceed succeed exceed indeed shred".split())
+_ANCHOR_BEFORE = re.compile(r"\b(?:after|since|from|than|to|of|and|following)\s+$", ICASE)
+_ANCHOR_AFTER = re.compile(r"\s*(?:from|after|before|ago|earlier|later)\b", ICASE)
 
 
-def past_tense(text: str) -> bool:
-    """Whether `text` is told in the past tense (a verb or auxiliary that says so)."""
-    return any(m.group().lower() not in _NOT_PAST for m in _PAST.finditer(text))
-
-
-#: Words that ask about plans: a bare "Tuesday" or "April 2nd" then means the one to come.
-_PLANS = re.compile(
-    r"\b(?:will|won't|going\s+to|gonna|do\s+i\s+have|have\s+i\s+got|am\s+i|are\s+we|is\s+there|what'?s\s+on"
-    r"|what\s+is\s+on|on\s+for|(?:'s|is|are|be)\s+(?:plann?ed|scheduled)|plans?|planning|need\s+to|have\s+to"
-    r"|should\s+i|upcoming"
-    r"|coming\s+up|due|remind\s+me)\b", _I)
-
-
-def asks_ahead(text: str) -> bool:
-    """Whether `text` asks about plans (and is not told in the past tense): "what do I have on
-    Tuesday?" is next Tuesday, "what did I do on Tuesday?" the last one."""
-    return bool(_PLANS.search(text)) and not past_tense(text)
-
-
-def h_future(m: re.Match[str], c: _Ctx) -> _Span | None:
+def h_future(m: re.Match[str], c: Ctx) -> Span | None:
     """The window ahead that the match names, or None (masked all the same)."""
     before, after = m.string[:m.start()], m.string[m.end():]
     until = _UNTIL.search(before)
@@ -103,56 +73,57 @@ def h_future(m: re.Match[str], c: _Ctx) -> _Span | None:
     return Ahead(span)
 
 
-def _ahead(m: re.Match[str], c: _Ctx) -> _Span | None:
+def _ahead(m: re.Match[str], c: Ctx) -> Span | None:
     today = c.now.date()
     if m.group("tomorrow"):
         d = today + timedelta(days=2 if "after" in m.group("tomorrow").lower() else 1)
-        return _days(c, d, d)
+        return days(c, d, d)
     if m.group("later") or m.group("rest"):  # "later this week", "the rest of the month": now to its end
-        return c.now, _calendar_unit(c, (m.group("later") or m.group("rest")).lower(), 0)[1]
+        return c.now, calendar_unit(c, (m.group("later") or m.group("rest")).lower(), 0)[1]
     if m.group("soon"):  # "what's coming up?": as far ahead as "recently" looks back
         return c.now, c.now + timedelta(days=c.recent_days)
     if m.group("today"):
-        return c.now, _days(c, today, today)[1]
+        return c.now, days(c, today, today)[1]
     if m.group("in_u"):
         if c.past:  # "we built it in 3 days": a duration
             return None
         unit, n = m.group("in_u").lower().rstrip("s"), m.group("in_n").lower()
         if unit == "hour":
-            return c.now, c.now + timedelta(hours=3 if "few" in n or "several" in n else min(_count(n), 48_000))
+            return c.now, c.now + timedelta(hours=3 if "few" in n or "several" in n else min(count_of(n), 48_000))
         if "few" in n or "several" in n:
-            return c.now + _shift(unit, 1), c.now + _shift(unit, 3)
-        return _around(c, c.now + _shift(unit, _count(n)), unit)
+            return c.now + shift(unit, 1), c.now + shift(unit, 3)
+        return around(c, c.now + shift(unit, count_of(n)), unit)
     return _lead(m, c)
 
 
-def _lead(m: re.Match[str], c: _Ctx) -> _Span | None:
+def _lead(m: re.Match[str], c: Ctx) -> Span | None:
     """"next ...", "the coming ...", "in the next ...": the forms with a lead word."""
     today = c.now.date()
     word, n, lead = m.group("u").lower().rstrip("."), m.group("n"), m.group("lead").lower()
     the = (m.group("the") or "").strip().lower()
     if lead != "next" and not the:
         return None  # "he was coming Sunday": a verb
-    if c.past and (the == "the" or m.group("run")) or the == "the" and not m.group("run") and lead == "next" and n is None:
+    if (c.past and (the == "the" or m.group("run"))
+            or the == "the" and not m.group("run") and lead == "next" and n is None):
         return None  # "the next week he quit", "in the next three years the company grew"
     unit = word[:-1] if word.endswith("s") else word
-    if re.fullmatch(rf"{_WD_FULL}|{_WD_ABBR}", word, _I):
-        d = today + timedelta(days=(_WEEKDAYS.index(word[:3]) - today.weekday() - 1) % 7 + 1)
-        return _days(c, d, d)
-    if re.fullmatch(_MONTH_FULL, word, _I):  # "next May": the first May after this month
-        first = today.replace(day=1) + relativedelta(months=(_month_num(word) - today.month - 1) % 12 + 1)
-        return _span_months(c, first, 1)
+    if re.fullmatch(rf"{WD_FULL}|{WD_ABBR}", word, ICASE):
+        d = today + timedelta(days=(WEEKDAYS.index(word[:3]) - today.weekday() - 1) % 7 + 1)
+        return days(c, d, d)
+    if re.fullmatch(MONTH_FULL, word, ICASE):  # "next May": the first May after this month
+        first = today.replace(day=1) + relativedelta(months=(month_num(word) - today.month - 1) % 12 + 1)
+        return span_months(c, first, 1)
     if unit not in ("hour", "day", "week", "month", "year", "weekend"):
         return None  # "next time", "next summer"
     coming = lead != "next"  # "the coming week": from now, not next Monday
     if unit == "weekend":
         sat = (today + timedelta(days=(5 - today.weekday() - 1) % 7 + 1) if coming
-               else _calendar_unit(c, "week", -1)[0].date() + timedelta(days=5))
-        return _days(c, sat, sat + timedelta(days=1))
+               else calendar_unit(c, "week", -1)[0].date() + timedelta(days=5))
+        return days(c, sat, sat + timedelta(days=1))
     if unit == "hour" or n is not None or word.endswith("s") or m.group("run") or coming:
         few = (n is None and word.endswith("s")) or (n is not None and n.lower() in ("few", "several"))
-        count = 3 if few else min(_count(n), 48_000) if n is not None else 1
-        return c.now, c.now + (timedelta(hours=count) if unit == "hour" else _shift(unit, count))
+        count = 3 if few else min(count_of(n), 48_000) if n is not None else 1
+        return c.now, c.now + (timedelta(hours=count) if unit == "hour" else shift(unit, count))
     if unit == "day":  # "next day" alone is told of another day
         return None
-    return _calendar_unit(c, unit, -1)
+    return calendar_unit(c, unit, -1)

@@ -1,32 +1,29 @@
 """The calendar under the temporal parser: the query's context, days and months in now's zone, and
 the calendar units ("this quarter", "last month") that the point rules resolve against.
 
-Split from `temporal_points.py` so the rule tables there stay readable: nothing here knows a
-phrase, only dates. Every span is (first instant, last instant) in now's zone; `parse_time` clips
-it to now.
+Split from `points.py` so the rule tables there stay readable: nothing here knows a phrase, only
+dates (how the query is told, past or asking about plans, it asks of `tense.py`). Every span is
+(first instant, last instant) in now's zone; `parse_time` clips it to now.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from functools import cached_property
 from datetime import date, datetime, timedelta
+from functools import cached_property
 
 from dateutil.relativedelta import relativedelta
 
-__all__ = ["Ahead", "ahead_if", "_upcoming", "_I", "_US", "_MONTH_FULL", "_MONTH_ANY", "_YEAR", "_Span", "_Ctx", "_at", "_days", "_recent",
-           "_month_num", "_span_months", "_calendar_unit"]
+from .tense import asks_ahead, past_tense
+from .vocab import US
 
-_I = re.IGNORECASE
-_US = timedelta(microseconds=1)
-_MONTH_FULL = r"(?:january|february|march|april|may|june|july|august|september|october|november|december)"
-_MONTH_ANY = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-              r"|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
-_YEAR = r"(?<!\d)(?:19\d\d|2[01]\d\d)(?!\d)"
+__all__ = ["Span", "Ahead", "Ctx", "at", "days", "recent", "upcoming", "ahead_if", "month_num", "span_months",
+           "calendar_unit", "shift", "around"]
+
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 
-_Span = tuple[datetime, datetime]
+#: (first instant, last instant) in now's zone.
+Span = tuple[datetime, datetime]
 
 
 class Ahead(tuple):  # type: ignore[type-arg]
@@ -38,42 +35,44 @@ class Ahead(tuple):  # type: ignore[type-arg]
 
 
 @dataclass(frozen=True)
-class _Ctx:
+class Ctx:
+    """What every rule handler reads besides its match: now, the last session end, the fuzzy-window
+    settings ("recently", "a few months ago") and, for `past` and `plans`, the query's text."""
+
     now: datetime
     last_session_end: datetime | None
     recent_days: int
     few_months: tuple[int, int]
-    #: The query's text, for `past`.
+    #: The query's text, for `past` and `plans`.
     text: str = ""
 
     @cached_property
     def past(self) -> bool:
         """The query is told in the past tense ("what did we do this Sunday?"): a phrase that could
         point either way ("this Sunday", "in 3 days", "today") reads back. Computed only when a
-        rule asks (`temporal_future.past_tense`)."""
-        from .temporal_future import past_tense  # it knows the phrases; this module only dates
+        rule asks (`tense.past_tense`)."""
         return past_tense(self.text)
 
     @cached_property
     def plans(self) -> bool:
         """The query asks about plans ("what do I have on Tuesday?"): a bare weekday or date is the
-        one to come (`temporal_future.asks_ahead`)."""
-        from .temporal_future import asks_ahead
+        one to come (`tense.asks_ahead`). Computed only when a rule asks."""
         return asks_ahead(self.text)
 
 
-def _at(c: _Ctx, d: date) -> datetime:
+def at(c: Ctx, d: date) -> datetime:
     """Midnight of `d` in now's zone (pytz zones need localize, zoneinfo/fixed offsets do not)."""
     naive = datetime(d.year, d.month, d.day)
     localize = getattr(c.now.tzinfo, "localize", None)
     return localize(naive) if localize else naive.replace(tzinfo=c.now.tzinfo)
 
 
-def _days(c: _Ctx, first: date, last: date) -> _Span:
-    return _at(c, first), _at(c, last + timedelta(days=1)) - _US
+def days(c: Ctx, first: date, last: date) -> Span:
+    """The whole days `first` to `last`: from the first one's midnight to the last one's last instant."""
+    return at(c, first), at(c, last + timedelta(days=1)) - US
 
 
-def _recent(c: _Ctx, month: int, day: int = 1) -> date | None:
+def recent(c: Ctx, month: int, day: int = 1) -> date | None:
     """The latest month/day on or before today (prefer the past; Feb 29 looks back to a leap year)."""
     today = c.now.date()
     for y in range(today.year, today.year - 9, -1):
@@ -86,7 +85,7 @@ def _recent(c: _Ctx, month: int, day: int = 1) -> date | None:
     return None
 
 
-def _upcoming(c: _Ctx, month: int, day: int | None = None) -> date | None:
+def upcoming(c: Ctx, month: int, day: int | None = None) -> date | None:
     """The first month/day (or month, with `day` None) that has not ended yet: "April 2nd" asked of
     plans on March 19 is this year's, "March" on March 19 this very month."""
     today = c.now.date()
@@ -100,20 +99,22 @@ def _upcoming(c: _Ctx, month: int, day: int | None = None) -> date | None:
     return None
 
 
-def ahead_if(c: _Ctx, span: _Span) -> _Span:
+def ahead_if(c: Ctx, span: Span) -> Span:
     """`span` kept whole (`Ahead`) when it reaches past now: a date the query asked of plans."""
     return Ahead(span) if span[1] > c.now else span
 
 
-def _month_num(word: str) -> int:
+def month_num(word: str) -> int:
+    """1-12 for a month's name or abbreviation ("Sept.", "march")."""
     return _MONTHS.index(word.lower().rstrip(".")[:3]) + 1
 
 
-def _span_months(c: _Ctx, first: date, months: int) -> _Span:
-    return _days(c, first, first + relativedelta(months=months, days=-1))
+def span_months(c: Ctx, first: date, months: int) -> Span:
+    """`months` whole months from `first`, the first of one."""
+    return days(c, first, first + relativedelta(months=months, days=-1))
 
 
-def _calendar_unit(c: _Ctx, unit: str, back: int) -> _Span:
+def calendar_unit(c: Ctx, unit: str, back: int) -> Span:
     """The calendar week (Monday first), month, quarter or year holding today, or `back` of them
     before it: "this quarter" is back 0, "last quarter" back 1. Unlike "last month" alone, which is
     the rolling 30 days the issue specifies, these are whole units: "the end of last month" said on
@@ -124,4 +125,20 @@ def _calendar_unit(c: _Ctx, unit: str, back: int) -> _Span:
                    "quarter": (date(t.year, 3 * ((t.month - 1) // 3) + 1, 1), relativedelta(months=3)),
                    "year": (t.replace(month=1, day=1), relativedelta(years=1))}[unit]
     first -= step * back
-    return _days(c, first, first + step - timedelta(days=1))
+    return days(c, first, first + step - timedelta(days=1))
+
+
+def shift(unit: str, n: int) -> relativedelta:
+    """`n` days, weeks, fortnights, months or years, as a step to add to or take from a date."""
+    if unit == "fortnight":
+        return relativedelta(weeks=2 * min(n, 100))
+    return relativedelta(**{unit + "s": min(n, 2000 if unit == "day" else 200)})  # huge N: stay in range
+
+
+def around(c: Ctx, target: datetime, unit: str) -> Span:
+    """"3 days ago" is that calendar day; weeks/months/years ago get half a unit's slack each side."""
+    if unit == "day":
+        return days(c, target.date(), target.date())
+    half = {"week": relativedelta(days=3), "fortnight": relativedelta(days=3), "month": relativedelta(days=15),
+            "year": relativedelta(months=6)}[unit]
+    return days(c, (target - half).date(), (target + half).date())
