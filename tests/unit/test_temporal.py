@@ -127,7 +127,7 @@ CASES = [
     ("last sun", "weekday_abbr", "last sun", day(2024, 5, 12)),
     ("a few hours ago", "hours", "a few hours ago", (d(2024, 5, 15, 9), d(2024, 5, 15, 11))),
     ("two years back, I lived in Oslo", "n_ago", "two years back", (d(2021, 11, 15), d(2022, 11, 15, *EOD))),
-    # session 23: a bare first day borrows the rest of the second point
+    # a bare first day borrows the rest of the second point
     ("notes between 1 and 5 May", "between", "between 1 and 5 May", (d(2024, 5, 1), d(2024, 5, 5, *EOD))),
     ("between the 1st and the 5th of May", "between", "between the 1st and the 5th of May",
      (d(2024, 5, 1), d(2024, 5, 5, *EOD))),
@@ -137,9 +137,9 @@ CASES = [
     ("from 2 to 4 weeks ago", "from_to", "from 2 to 4 weeks ago", (d(2024, 4, 14), d(2024, 5, 4, *EOD))),
     ("between two and three days ago", "between", "between two and three days ago",
      (d(2024, 5, 12), d(2024, 5, 13, *EOD))),
-    # session 23: "until yesterday" ends with yesterday, not now
+    # "until yesterday" ends with yesterday, not now
     ("what did I say until yesterday", "until", "until yesterday", (OPEN_START, d(2024, 5, 14, *EOD))),
-    # session 23: calendar units; a part of one ("the end of") is the whole unit, as "early March" is
+    # calendar units; a part of one ("the end of") is the whole unit, as "early March" is
     ("the end of last month", "unit_part", "the end of last month", (d(2024, 4, 1), d(2024, 4, 30, *EOD))),
     ("at the start of last week", "unit_part", "the start of last week", (d(2024, 5, 6), d(2024, 5, 12, *EOD))),
     ("the beginning of the month", "unit_part_this", "the beginning of the month", (d(2024, 5, 1), NOW)),
@@ -197,7 +197,7 @@ WEAK = [
     "the 3rd may not fit", "this may fix the login bug", "Arriving late may cost us the deal",
     "The files I checked in may be stale", "what did we do on good friday", "1.5 hours ago",
     "I worked 3 days back to back", "5 years back-end experience", "we flew two weeks back and forth",
-    # session 23: numbers before a quantity, the modal after "week of"
+    # numbers before a quantity, the modal after "week of"
     "between 10 and 20 ms", "from 2 to 5 requests", "the first week of may be the hardest",
     "from 2 to 3 may cause issues", "between 2 and 3 may also work", "the ratio from 1 to 3 dec places",
     "He ran the last quarter mile", "the last quarter of the game", "the fourth quarter of the game",
