@@ -2,7 +2,7 @@
 
     python benchmarks/bench_langchain_ensemble.py [--limit N] [--json out.json]
 
-What is compared, on the public LoCoMo split (DESIGN.md section 7; namespace = conversation_id,
+What is compared, on the public LoCoMo split (`fused_memory.evaluation.data`; namespace = conversation_id,
 each query asked at its own `now`, zone-less times read as UTC):
 
 * ours:   `EnsembleMemoryRetriever(...).invoke(q)`: the core plans once, runs the planned arms in
@@ -34,7 +34,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-#: DESIGN.md: the split sits at ../shared/bench/locomo/public relative to the repository.
+#: docs/results.md: the split sits at ../shared/bench/locomo/public relative to the repository.
 DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo" / "public"
 
 __all__ = ["main", "run"]

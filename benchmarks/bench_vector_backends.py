@@ -1,7 +1,7 @@
 """qdrant-edge query latency before and after the index-build policy of `QdrantEdgeBackend`.
 
 Why: the embedded backend answers from brute force until `optimize()` builds HNSW, and that build
-holds the GIL (it stalls every thread of the process). The policy in store/qdrant_edge.py builds
+holds the GIL (it stalls every thread of the process). The policy in backends/vector/edge.py builds
 one HNSW segment per `index_after` (20k) unindexed points on the write path. This checks what that
 buys and costs on 384-d random unit vectors in one namespace:
 

@@ -14,10 +14,10 @@ from .results import ARMS
 
 __all__ = ["FusionConfig", "StoreConfig", "DEFAULT_WEIGHTS", "DEFAULT_TIMEOUTS_S", "DEFAULT_RRF_K"]
 
-#: Base weights, tuned on the public LoCoMo split (docs/RESULTS.md has the sweep). DESIGN.md's seed
-#: was 1.0 for every arm; measured against it, lexical 2.0 (+4.1 R@5: BM25 alone is 0.547 R@5 on chat
-#: turns, MiniLM dense 0.371) and graph/temporal/type 0.5 (those arms mostly re-rank what dense
-#: already found) give +6.2 R@5 together with k=10. Dense went to 1.5 once the vector arms embed
+#: Base weights, tuned on the public LoCoMo split (docs/architecture.md, "Fusion: RRF k and the
+#: weights", has the sweep). Measured against 1.0 for every arm, lexical 2.0 (+4.1 R@5: BM25 alone
+#: is 0.547 R@5 on chat turns, MiniLM dense 0.371) and graph/temporal/type 0.5 (those arms mostly
+#: re-rank what dense already found) give +6.2 R@5 together with k=10. Dense went to 1.5 once the vector arms embed
 #: the query without hub names (`optimizer.mask_hub_names`, dense alone 0.446 -> 0.596): fused R@5
 #: at dense 1.0 / 1.25 / 1.5 / 1.75 / 2.0 was 0.727 / 0.729 / 0.736 / 0.733 / 0.723, lexical 1.75-2.0
 #: within 0.2 points. The optimizer multiplies these per query (speculative temporal x0.5, "when
@@ -25,8 +25,8 @@ __all__ = ["FusionConfig", "StoreConfig", "DEFAULT_WEIGHTS", "DEFAULT_TIMEOUTS_S
 DEFAULT_WEIGHTS: Mapping[str, float] = MappingProxyType(
     {"dense": 1.5, "lexical": 2.0, "graph": 0.5, "temporal": 0.5, "type": 0.5})
 
-#: RRF constant. DESIGN.md seeds 60; on public LoCoMo with the weights above, k=10 measured +1.4 R@5
-#: and +2.5 R@10 over k=60 (k=30 in between): a smaller k lets a confident #1 count for more.
+#: RRF constant. On public LoCoMo with the weights above, k=10 measured +1.4 R@5 and +2.5 R@10 over
+#: k=60 (k=30 in between): a smaller k lets a confident #1 count for more.
 DEFAULT_RRF_K = 10
 
 #: Per-arm timeouts. Generous for in-process arms (they answer in milliseconds; the timeout only
@@ -51,11 +51,12 @@ class FusionConfig:
     #: A vector arm whose search only adds keyword conditions to dense's (the type arm's types, the
     #: scoped graph's hub names, the "when" arm's time tag) is read off dense's top `depth` when that
     #: holds at least this many matches, instead of a filtered engine search of its own
-    #: (`store.pooling`: exact under exact search, so only the arm's tail below rank `pool_min` is
+    #: (`backends.vector.pooling`: exact under exact search, so only the arm's tail below rank `pool_min` is
     #: lost). 0 sends every search to the engine. Public LoCoMo R@5 at 0 / 10 / 20 / 30 / 50:
     #: 0.7456 / 0.7451 / 0.7451 / 0.7456 / 0.7456 (at 10-20 one multi-hop question lost a turn);
     #: at 100k memories 30 reads the type arm off dense for 84 of the bench's 112 hinted queries
-    #: (10: 91) with the same top 10 as 0 on all 200 queries (docs/RESULTS.md).
+    #: (10: 91) with the same top 10 as 0 on all 200 queries (docs/architecture.md, "Depth, widening
+    #: and pool_min").
     pool_min: int = 30
 
     def __post_init__(self) -> None:

@@ -156,7 +156,7 @@ class GraphStore(Protocol):
     def unlink(self, namespace: str, memory_ids: Sequence[str]) -> None:
         """Forget memories: their MENTIONS edges go, co-mention counts are decremented, and the
         entities no memory mentions any more are deleted unless a relation or an `add_alias` keeps
-        them (`graph_gc`: a deleted memory's names must not stay in storage)."""
+        them (`graph.gc`: a deleted memory's names must not stay in storage)."""
         ...
     def relate(self, namespace: str, relation: Relation) -> None: ...
     def add_alias(self, namespace: str, entity: str, alias: str) -> None:
@@ -184,7 +184,7 @@ class GraphStore(Protocol):
         """Memories reachable from the seed entities (entity id, ref confidence), best first.
         `multi_hop_factor` scales hits found at hop >= 1; `types` keeps only those memory types;
         `asked` lists (entity id, relation, forward) the query asks: the walk re-roots at the
-        other end of those edges (`graph_common`, "Asked relations")."""
+        other end of those edges (`graph.traversal`, "Asked relations")."""
         ...
     def close(self) -> None: ...
 

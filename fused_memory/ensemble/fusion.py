@@ -2,7 +2,8 @@
 
     score(d) = Σᵢ wᵢ · √sᵢ(d) / (k + rankᵢ(d))        ranks from 1, sᵢ in [0, 1]
 
-k defaults to `config.DEFAULT_RRF_K` (10, tuned on public LoCoMo; DESIGN.md's seed was 60).
+k defaults to `config.DEFAULT_RRF_K` (10, tuned on public LoCoMo: docs/architecture.md, "Fusion: RRF k
+and the weights").
 
 Plain RRF throws the arms' scores away; weighting by √score keeps a confident #1 (BM25 0.95 on an
 exact identifier) above a lukewarm #1 (dense 0.30), while the square root stops raw scores from

@@ -1,4 +1,4 @@
-"""Widening (DESIGN.md section 5, step 4): with a hard type filter, dense and lexical search inside
+"""Widening (docs/architecture.md, "The pipeline", step 4): with a hard type filter, dense and lexical search inside
 the wanted types; when that leaves fewer than `FusionConfig.widen_below` hits, the arm reruns
 without the filter and the ensemble records it (`Retrieval.widened`).
 

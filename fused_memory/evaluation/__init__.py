@@ -1,9 +1,9 @@
 """Evaluation and benchmarks: the numbers behind "fusion beats any single retriever, and is fast".
 
 Built into the package (not a script folder) so anyone can run them on their own data:
-`fused-memory eval` scores the ensemble, each arm and ablations on the JSONL format of DESIGN.md
-section 7; `fused-memory bench` times ingest and retrieval on synthetic corpora. Importing this
-package is cheap: the store, the models and matplotlib load only when a run starts.
+`fused-memory eval` scores the ensemble, each arm and ablations on the JSONL format of `data`;
+`fused-memory bench` times ingest and retrieval on synthetic corpora. Importing this package is
+cheap: the store, the models and matplotlib load only when a run starts.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The eval JSONL format (DESIGN.md section 7): loading and validation.
+"""The eval JSONL format, and its loading and validation.
 
 `memories.jsonl`: {"id", "conversation_id", "session_id", "speaker", "text", "event_at"}
 `queries.jsonl`:  {"id", "conversation_id", "question", "category", "gold_ids", "now"}

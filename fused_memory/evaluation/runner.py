@@ -14,7 +14,7 @@ retrieve:
 Every conversation goes into its own namespace of one fresh embedded store (default embedder),
 each query is asked with its own `now`, queries without gold ids are excluded from the metrics.
 `Evaluator` keeps the store open so several fusion configs can be compared on one ingest, which is
-how the defaults were tuned (docs/RESULTS.md).
+how the defaults were tuned (docs/architecture.md, "Why each default").
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ class EvalReport:
     margins: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        """The machine-readable report (issue 6 shape, plus a few extra keys)."""
+        """The machine-readable report (docs/eval_locomo.json is one)."""
         return {
             "overall": {s: dict(m) for s, m in self.overall.items()},
             "by_category": {c: {s: dict(m) for s, m in by_sys.items()} for c, by_sys in self.by_category.items()},

@@ -1,6 +1,7 @@
 """How sure a margin is: fused minus the best single arm, with a paired bootstrap interval.
 
-Issue 6 asks that fusion beat the best single arm by 5 points in every category. On LoCoMo's public
+The quality targets ask that fusion beat the best single arm by 5 points in every category
+(docs/results.md). On LoCoMo's public
 split a category has 44-418 questions, so one question moves a category's Recall@5 by 0.2-2.3
 points: a margin printed without its spread cannot say whether a category is behind the target or
 merely small. The interval is the percentile bootstrap of the mean per-query difference (fused's

@@ -61,7 +61,7 @@ PURE_TIME_WEIGHT = 8.0
 #: above the one inside the week, on the demo and in the tool description's own example. Public
 #: LoCoMo (143 windowed questions), weight 1 / 2 / 3 / 4 / 6: R@5 0.7466 / 0.7488 / 0.7506 / 0.7486 /
 #: 0.7386, temporal R@5 0.829 / 0.844 / 0.846 / 0.846 / 0.839, open-domain 0.366 / 0.377 / 0.354 /
-#: 0.354 / 0.354, adversarial 0.861 at 1-3, 0.857 at 4 (docs/RESULTS.md).
+#: 0.354 / 0.354, adversarial 0.861 at 1-3, 0.857 at 4 (docs/architecture.md, "Per-query weights").
 WINDOW_TEMPORAL_WEIGHT = 3.0
 #: The temporal arm's weight by mode (`cues.temporal_mode`) when no skip rule applies.
 _TEMPORAL_WEIGHTS = {"window": WINDOW_TEMPORAL_WEIGHT, "answer": ANSWER_TIME_WEIGHT,

@@ -3,7 +3,7 @@
 "Who reports to Sarah?" asks for the other end of Sarah's `reports_to` edges, and asks it backwards
 (Sarah is the relation's target: the answer is its source); "who does Tom report to?" asks Tom's
 forwards. Only the graph knows those people, and they share no words with the question, so the graph
-arm re-roots its walk at them (`store.graph_common`, "Asked relations") and the optimizer lets it
+arm re-roots its walk at them (`backends.graph.traversal`, "Asked relations") and the optimizer lets it
 lead (`store_rules.asked_relation_leads`). Both read the decision made here, once per query.
 
 A relation is asked when the query is a wh-question (who, whom, whose, what, which, where) and the

@@ -29,13 +29,13 @@ __all__ = ["with_store", "skip_unselective", "scope_hub_seeds", "asked_relation_
 #: (within noise) while taking two of three searches out of the vector batch.
 MAX_FILTER_SHARE = 0.5
 #: Graph seeds whose hub damping is below this (an entity in more than ~22% of the namespace's
-#: memories, see `graph_common.hub_damping`) spread their score over everything: when every seed of a
+#: memories, see `backends.graph.traversal.hub_damping`) spread their score over everything: when every seed of a
 #: query is such a hub, a traversal ranks memories by little more than link order, so the graph arm
 #: ranks the hubs' memories by relevance instead (`scope_hub_seeds`).
 MIN_SEED_DAMPING = 0.5
 #: The graph arm's weight (times its base 0.5) when the query asks a relation a seed has ("who
 #: reports to Sarah?", `query.relations`): only the graph knows who is at the other end, and the
-#: people it re-roots at (`graph_common`, "Asked relations") share no words with the question, so
+#: people it re-roots at (`backends.graph.traversal`, "Asked relations") share no words with the question, so
 #: dense and lexical rank them low and rank the seed's own memories high. Public LoCoMo has no
 #: explicit relations, so it cannot tune this. On the demo's six relation questions ("who reports to
 #: Sarah?", "who does Tom report to?", "what does Priya work on?" ...), answer entities found in the

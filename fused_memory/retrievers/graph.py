@@ -5,14 +5,14 @@ Seeds come from `ParsedQuery.entity_refs`: a confident ref (top candidate >= 0.7
 candidate; an ambiguous one fans out from every candidate, each weighted by its confidence. The
 store does the hop traversal and scoring (`fused_memory.backends.graph.traversal`).
 
-Multi-hop weighting: DESIGN.md gives the graph arm fusion weight 1.0 for 0-hop and 0.8 for
-multi-hop evidence, but fusion has one weight per arm. So the arm keeps weight 1.0 and multiplies
+Multi-hop weighting: multi-hop evidence counts 0.8 of a direct mention (docs/architecture.md, "The
+graph"), but fusion has one weight per arm. So the arm keeps weight 1.0 and multiplies
 the *score* of every hit found at hop >= 1 by MULTI_HOP_FACTOR (0.8) inside the traversal, before
 hits are ranked, so a 1-hop memory never outranks an equally scored direct mention.
 
 Asked relations: the plan's (`ArmRequest.asked`) go to the traversal, so "who reports to Sarah?"
 starts from the people at the other end of Sarah's `reports_to` edges, and Sarah's own memories come
-one hop behind (`query.relations`, `graph_common`, "Asked relations").
+one hop behind (`query.relations`, `backends.graph.traversal`, "Asked relations").
 """
 
 from __future__ import annotations

@@ -415,7 +415,7 @@ class MemoryStore(SharedHandle):
         cached = self._matchers.get(namespace)
         if cached is not None and cached[0] == version:
             return cached[1]
-        # an entity kept only for an alias the user asked for (`graph_gc`) is no reason to plan the graph arm
+        # an entity kept only for an alias the user asked for (`backends.graph.gc`) is no reason to plan the graph arm
         known = self.graph.entities(namespace) if self.graph is not None else []
         matcher = EntityMatcher([e for e in known if e.mentions or e.relations])
         self._matchers[namespace] = (version, matcher)

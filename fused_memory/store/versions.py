@@ -14,7 +14,7 @@ class SharedVersions:
     """The entity version of a graph other processes write too (a Bolt server), read at most once
     per `ttl_s` per namespace. A store rebuilt its query matcher only after its *own* writes, so on
     a shared graph another process's new entity was never matched here, and a name another process
-    deleted (`graph_gc`) was still planned; keying the matcher on this as well costs one small read
+    deleted (`backends.graph.gc`) was still planned; keying the matcher on this as well costs one small read
     a second. An in-process graph has no other writers: 0, no read."""
 
     def __init__(self, ttl_s: float = 1.0) -> None:

@@ -127,7 +127,7 @@ def test_a_deleted_name_planted_by_older_code_is_collected(make: Factory, monkey
     the user's own alias: review found "Xena" for "Xena Ward" deleted on upgrade), the Cypher store
     nothing (open does not scan a server's graph); `collect_orphans` then takes a group whose other
     names the alias rules could have made, and keeps an old explicit alias by its shape or kind
-    (`graph_gc`: an ORG gets no first-name aliases)."""
+    (`gc`: an ORG gets no first-name aliases)."""
     with monkeypatch.context() as old:  # the code before: no collection, no marks
         old.setattr(graph_embedded, "collect_space", lambda sp, ids, **kw: [], raising=False)
         old.setattr(graph_cypher, "collect_keys", lambda w, ns, keys: 0, raising=False)

@@ -75,7 +75,7 @@ def vb(make_vb: Factory) -> VectorBackend:
 # ---------------------------------------------------------------- helpers
 def payload(ns: str, mid: str, *, text: str | None = None, type: str | None = "fact",
             event_at: datetime | None = None, **extra: Any) -> dict[str, Any]:
-    """The payload shape the store writes (see store/codec.py)."""
+    """The payload shape the store writes (see fused_memory/backends/codec.py)."""
     return {"memory_id": mid, "namespace": ns, "text": text or f"text of {mid}", "predicate": None,
             "type": type, "event_at": event_at.timestamp() if event_at else None,
             "event_at_iso": event_at.isoformat() if event_at else None, "created_at": 1714521600.5,

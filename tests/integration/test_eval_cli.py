@@ -1,6 +1,7 @@
 """`fused-memory eval ... --json` and `fused-memory bench --n 1000 --json` as a user runs them (the
 installed console script, real default embedder), on small inputs made here; checks the JSON shapes
-issue 6 promises, and that --plot writes a PNG or says clearly what is missing."""
+docs/eval_locomo.json and docs/bench.json have, and that --plot writes a PNG or says clearly what is
+missing."""
 
 from __future__ import annotations
 

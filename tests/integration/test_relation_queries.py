@@ -2,7 +2,7 @@
 
 In the demo, Tom and Lena report to Sarah. Before, the graph arm ranked Sarah's own memories (hop 0)
 above her reports' (hop 1), and fusion followed dense and lexical to Sarah's memories: Lena's came
-8th. Now the graph arm re-roots at the reports and the optimizer lets it lead (`graph_common`,
+8th. Now the graph arm re-roots at the reports and the optimizer lets it lead (`backends.graph.traversal`,
 `store_rules.asked_relation_leads`). Real store, real spaCy and MiniLM, the demo's memories,
 relations and clock."""
 

@@ -43,7 +43,7 @@ def test_a_store_sees_entities_another_process_adds_or_deletes_on_a_shared_graph
     """The query matcher was rebuilt only after the store's own writes: on one Bolt graph, B's new
     entity was never matched by A's queries, and a name B deleted was still planned by A (found by
     review of the entity collection). A now re-reads the graph's entity version, at most once a
-    second per namespace (`lookup.SharedVersions`; here every time)."""
+    second per namespace (`store.versions.SharedVersions`; here every time)."""
     from fused_memory.backends.graph.cypher import CypherGraphStore
     from fused_memory.store.ingest import EntityExtractor
     from fused_memory.types import Memory

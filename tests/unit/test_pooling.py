@@ -1,4 +1,4 @@
-"""`store.pooling`: which searches can be read off which, and how a payload passes a keyword
+"""`backends.vector.pooling`: which searches can be read off which, and how a payload passes a keyword
 condition (Qdrant's semantics: a list field matches when any element does). The engines' side of
 the same semantics is checked in tests/contract/test_pooled_search.py."""
 

@@ -1,9 +1,8 @@
 """Alias rules both graph backends share: which names are one entity, and an entity's public view.
 
-Split from `graph_common.py` because it is a separate concern: that module scores and walks the
+Split from `traversal.py` because it is a separate concern: that module scores and walks the
 graph; this one only decides, over a small read interface (`CatalogView`), how new names join or
 start entity groups, so both backends merge "Sarah" into "Sarah Chen" the same way.
-`graph_common` re-exports every name here.
 """
 
 from __future__ import annotations

@@ -6,10 +6,10 @@ mid, seq, type}), (:Memory)-[:MENTIONS]->(:Entity), (:Entity)-[:REL {rk, rel, ki
 `canon` is the key of the entity's group (aliases point at their canonical entity), `df`/`gdf` count
 mentions of the node / group, `ftk`/`ltk` key its first and last name tokens for alias resolution,
 `asserted` marks a name given to `add_alias`. A group nothing mentions, relates or asserts any more
-is deleted by the write that left it so (`graph_gc`).
-Every match is on fixed-size hashed keys (`graph_common.entity_key` & co), every value is a
+is deleted by the write that left it so (`gc`).
+Every match is on fixed-size hashed keys (`values.entity_key` & co), every value is a
 parameter, labels and relationship types are fixed strings, and every statement filters on `ns`.
-Times are integer epoch milliseconds. Traversal runs the shared algorithm in `graph_common` with
+Times are integer epoch milliseconds. Traversal runs the shared algorithm in `traversal` with
 one edge query per hop level, so results equal the embedded store's. The statement text lives in
 `queries`; this module runs it (as `cq.Q_...`).
 """
@@ -148,7 +148,7 @@ class CypherGraphStore:
     @contextmanager
     def _writing(self, ns: str) -> Iterator[Work]:
         """A write to namespace `ns`: this store's writers one at a time, and on Neo4j the
-        namespace's lock taken first (`graph_gc.lock`)."""
+        namespace's lock taken first (`cypher_gc.lock`)."""
         with self._wlock, self._work(write=True) as w:
             lock(w, ns)
             yield w
@@ -279,7 +279,7 @@ class CypherGraphStore:
             collect_keys(w, ns, touched)
 
     def collect_orphans(self, namespace: str) -> int:
-        """Delete every entity group of `namespace` that `graph_gc` would collect; returns how many
+        """Delete every entity group of `namespace` that `gc` would collect; returns how many
         entities went. `unlink` does this for the entities it touches; this one-off sweep is for
         graphs written before it did (open does not run it: it scans the namespace's entities).
         Optional beside `GraphStore`, like the embedded store's, which also runs on open."""
@@ -332,7 +332,7 @@ class CypherGraphStore:
                 w.run(cq.Q_BUMP, ns=ns)
                 touched |= {entity_key(ns, aid), entity_key(ns, known[0]), entity_key(ns, target)}
             self._recount(w, ns, touched)
-            w.run(cq.Q_ASSERT, ns=ns, keys=[entity_key(ns, eid), entity_key(ns, aid)])  # kept by `graph_gc`
+            w.run(cq.Q_ASSERT, ns=ns, keys=[entity_key(ns, eid), entity_key(ns, aid)])  # kept by `gc`
             if known is not None and known[0] != target:  # the group the alias left may have nothing left
                 collect_keys(w, ns, [entity_key(ns, known[0])])
 

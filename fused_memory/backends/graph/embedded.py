@@ -4,10 +4,10 @@ Why SQLite: it is in the standard library, a write is one atomic transaction (a 
 leaves the previous state, never a torn log line to repair), and `open()` rebuilds the in-memory
 adjacency from five small tables. Co-mention counts and mention counts are not stored at all: they
 are recomputed from the MENTIONS table on open, so they can never drift from the edges they count.
-Reads never touch SQLite; a traversal is dict lookups plus `graph_common.traverse_source`. The
-adjacency dicts of one namespace are `graph_embedded_space.NamespaceGraph`; this module persists and locks them.
+Reads never touch SQLite; a traversal is dict lookups plus `traversal.traverse_source`. The
+adjacency dicts of one namespace are `space.NamespaceGraph`; this module persists and locks them.
 Entity groups that nothing mentions, relates or asserts (`asserted`: the names given to `add_alias`)
-are deleted by the write that leaves them so, and on open for stores written before (`graph_gc`).
+are deleted by the write that leaves them so, and on open for stores written before (`gc`).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ CREATE TABLE IF NOT EXISTS mention(ns TEXT NOT NULL, mid TEXT NOT NULL, eid TEXT
 CREATE TABLE IF NOT EXISTS relation(ns TEXT NOT NULL, src TEXT NOT NULL, rel TEXT NOT NULL, dst TEXT NOT NULL,
     kind TEXT NOT NULL, conf REAL NOT NULL, vf INTEGER, vt INTEGER, PRIMARY KEY (ns, src, rel, dst)) WITHOUT ROWID;
 """
-#: Added with `graph_gc`: the names given to add_alias. In a script of its own, so a store written
+#: Added with `gc`: the names given to add_alias. In a script of its own, so a store written
 #: before it still opens where it cannot be written (a read-only mount): the table is then empty.
 _ASSERTED = ("CREATE TABLE IF NOT EXISTS asserted(ns TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (ns, id)) "
              "WITHOUT ROWID")
@@ -86,7 +86,7 @@ class EmbeddedGraphStore:
                 self._db = sqlite3.connect(str(Path(self.path) / "graph.sqlite3"), check_same_thread=False)
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=NORMAL")
-                # a deleted name is overwritten in the file, not left in a free page (`graph_gc`);
+                # a deleted name is overwritten in the file, not left in a free page (`gc`);
                 # Debian's SQLite defaults to this, other builds do not
                 self._db.execute("PRAGMA secure_delete=ON")
                 self._db.executescript(_SCHEMA)
@@ -133,8 +133,8 @@ class EmbeddedGraphStore:
                 self._space(ns).asserted.add(eid)
 
     def _sweep(self, legacy: bool) -> None:
-        """Collect the orphaned entities a store written before `graph_gc` kept (their memories were
-        deleted); `legacy` on its first open since (`graph_gc.orphaned`). Best effort: a store that
+        """Collect the orphaned entities a store written before `gc` kept (their memories were
+        deleted); `legacy` on its first open since (`gc.orphaned`). Best effort: a store that
         cannot be written now still opens, as it is."""
         try:
             n = sum(self._write(lambda sp=sp: self._collect(sp, list(sp.ent), legacy=legacy))
@@ -231,7 +231,7 @@ class EmbeddedGraphStore:
         self._collect(sp, {e for m in mids for e in self._drop(sp, m)})
 
     def _collect(self, sp: NamespaceGraph, entity_ids: Collection[str], *, legacy: bool = False) -> int:
-        """Delete the orphaned groups of `entity_ids` (`graph_gc`); returns how many entities went.
+        """Delete the orphaned groups of `entity_ids` (`gc`); returns how many entities went.
         When some went, the commit also empties the write-ahead log, which held the names too."""
         removed = collect_space(sp, entity_ids, legacy=legacy)
         self._ops.extend(("DELETE FROM entity WHERE ns=? AND id=?", (sp.namespace, e)) for e in removed)
@@ -272,7 +272,7 @@ class EmbeddedGraphStore:
                 self._write(self._unlink, sp, ids)
 
     def collect_orphans(self, namespace: str) -> int:
-        """Delete every entity group of `namespace` that `graph_gc` would collect; returns how many
+        """Delete every entity group of `namespace` that `gc` would collect; returns how many
         entities went. Writes do it for what they touch and open for the whole store: this is the
         Cypher store's one-off sweep, here for symmetry (optional beside `GraphStore`)."""
         with self._lock:
@@ -361,7 +361,7 @@ class EmbeddedGraphStore:
             left = sp.ent[aid][2]  # the group the alias leaves may have nothing else to keep it
             (self._fold if left == aid else self._move)(sp, aid, target)
             self._collect(sp, [left])
-        sp.asserted.update((eid, aid))  # both names are the user's facts: `graph_gc` keeps their group
+        sp.asserted.update((eid, aid))  # both names are the user's facts: `gc` keeps their group
         self._ops.extend(("INSERT OR IGNORE INTO asserted VALUES (?,?)", (sp.namespace, x)) for x in (eid, aid))
 
     # ------------------------------------------------------------------ reads

@@ -11,7 +11,7 @@ collected when nothing keeps it:
   embedded `asserted` table, the Cypher `asserted` property), and
 * every other member is one the automatic alias rules could have made: a single token that is the
   first or last token of the canonical multi-token name of a person-like entity ("Zelda" in "Zelda
-  Quist", `graph_aliases`).
+  Quist", `aliases`).
 
 The last rule is for stores written before `add_alias` recorded its names: there an explicit alias
 ("ZQ" -> "Zelda Quist") is told from a derived one by its shape alone, since the automatic rules
@@ -45,7 +45,7 @@ __all__ = ["derived", "orphaned", "collect_space"]
 
 def derived(member: str, canon: str, kind: str | None) -> bool:
     """Could the automatic alias rules have put entity `member` into the group of `canon` (of
-    `kind`)? Only a person-like name gets first / last name aliases (`graph_aliases.person_like`):
+    `kind`)? Only a person-like name gets first / last name aliases (`aliases.person_like`):
     "Globex" in the group of the ORG "Globex Corporation" was put there by `add_alias`. (The Cypher
     store evaluates the same rule on the server, in `queries.Q_GC`.)"""
     parts = name_parts(canon)

@@ -1,9 +1,9 @@
-"""The Cypher statements behind `graph_cypher`'s data model (its docstring describes the model).
+"""The Cypher statements behind `cypher`'s data model (its docstring describes the model).
 
-Split from `graph_cypher.py` because it is a separate concern: that module decides which statements
+Split from `cypher.py` because it is a separate concern: that module decides which statements
 run, in which order and with which parameters; this one is only their text, each next to the server
 quirk it works around. All of it is the Cypher subset Neo4j 5 and FalkorDB 4 both run; what differs
-between them is in `cypher_dialect`.
+between them is in `dialect`.
 """
 
 from __future__ import annotations
@@ -101,14 +101,14 @@ Q_MEMS_RECENT = (_E + "e.canon IN $keys UNWIND coalesce(e.recent, []) AS k MATCH
                  "WITH g, collect(m.mid)[..$cap] AS ms UNWIND ms AS mid RETURN g, mid")
 Q_MENTIONS_OF = ("MATCH (m:Memory)-[:MENTIONS]->(e:Entity) WHERE m.ns = $ns AND m.key = $key AND e.ns = $ns "
                  "RETURN e.id AS id")
-# Garbage collection (`graph_gc`). Names given to add_alias are marked `asserted`: user facts it keeps.
+# Garbage collection (`gc`, `cypher_gc`). Names given to add_alias are marked `asserted`: user facts it keeps.
 Q_ASSERT = _E + "e.key IN $keys SET e.asserted = true"
 Q_GC_SWEEP = _E + "e.canon = e.key AND coalesce(e.gdf, 0) = 0 RETURN e.key AS key"
 Q_ENTITY_KEYS = _E + "true RETURN e.key AS key"
 # Deletes the groups of $keys whole when nothing keeps them: the group is unmentioned (gdf 0, recounted
 # just before) and no member has a mention or a relation (re-checked on the edges: a stale count
 # must not lose a referenced entity), an asserted name, or a shape the alias rules could not derive
-# (`graph_gc.derived`, here over the canonical's split id and kind; `ftk` is set iff it has name parts). One
+# (`gc.derived`, here over the canonical's split id and kind; `ftk` is set iff it has name parts). One
 # statement and one aggregate row per batch, because FalkorDB's Bolt listener is slow per record.
 # DETACH also drops any co-mention edge a lost update left behind.
 Q_GC = ("MATCH (x:Entity) WHERE x.ns = $ns AND x.key IN $keys WITH DISTINCT x.canon AS c "

@@ -1,9 +1,9 @@
 """One namespace of the embedded entity graph: the adjacency dicts that reads and traversals use.
 
-Split from `graph_embedded.py` because it is a separate concern: that module owns the SQLite file,
+Split from `embedded.py` because it is a separate concern: that module owns the SQLite file,
 the lock and the `GraphStore` API; this one is the in-process data structure alone (entities and
 their groups, mentions, relations, co-mention counts, a per-group edge cache) and never touches
-SQLite. It is the `CatalogView` and `TraversalSource` that `graph_common` plans and traverses over.
+SQLite. It is the `CatalogView` and `TraversalSource` that `aliases` and `traversal` plan and traverse over.
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ class NamespaceGraph:
             self.touch(a, b)
 
     def drop_memory(self, mid: str) -> tuple[str, ...]:
-        """Forget a memory; returns the entities it mentioned (the candidates for `graph_gc`)."""
+        """Forget a memory; returns the entities it mentioned (the candidates for `gc`)."""
         _seq, _t, targets = self.mem.pop(mid)
         for e in targets:
             self.ment.get(e, {}).pop(mid, None)
@@ -179,7 +179,7 @@ class NamespaceGraph:
         return targets
 
     def remove_entity(self, eid: str) -> None:
-        """Delete an entity node that nothing references (`graph_gc` checked: no mention, hence no
+        """Delete an entity node that nothing references (`gc` checked: no mention, hence no
         co-mention, no relation): every index that names it forgets it, and the version moves so
         cached matchers drop the name."""
         canon = self.ent.pop(eid)[2]

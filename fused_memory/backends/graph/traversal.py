@@ -3,10 +3,10 @@
 The embedded store and the Cypher store differ only in where adjacency lives. Scoring, damping,
 caps, tie-breaks, alias resolution and the traversal itself are written once here, over two small
 read interfaces (`CatalogView`, `TraversalSource`), so the two backends return identical results by
-construction; the contract suite checks it. Keys and input checks live in `graph_values`, alias
-rules in `graph_aliases`; both are re-exported here, so backends import everything from this module.
+construction; the contract suite checks it. Keys and input checks live in `values`, alias rules in
+`aliases`.
 
-Scoring (DESIGN.md section 5): a memory reached from seed `s` through entities e0=s..eh scores
+Scoring (docs/architecture.md, "The graph"): a memory reached from seed `s` through entities e0=s..eh scores
 
     seed_weight * HOP_SCORES[h] * prod(edge factors) * prod(hub damping of e0..eh) * (0.8 if h else 1)
 

@@ -1,9 +1,8 @@
 """How both graph backends check and encode what they store: keys, names, mentions, relations.
 
-Split from `graph_common.py` because it is a separate concern: that module scores and walks the
+Split from `traversal.py` because it is a separate concern: that module scores and walks the
 graph; this one only decides what may be written and in which form (fixed-size hashed keys, names
 without NUL or lone surrogates, confidences and times both backends store as the same number).
-`graph_common` re-exports every name here.
 """
 
 from __future__ import annotations

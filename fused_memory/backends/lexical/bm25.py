@@ -6,7 +6,7 @@ index (term -> doc positions) and BM25Okapi's statistics (`doc_freqs`, `doc_len`
 frequencies, N, total length), updated incrementally when writes are applied. A query scores only
 documents sharing a query term, with rank-bm25's own `get_batch_scores` on a supplied state; of
 those that share only common terms, only the best by their score on those terms, which NumPy
-columns of the common terms' postings give without rank-bm25 (`bm25_columns`, `bm25_topk`).
+columns of the common terms' postings give without rank-bm25 (`columns`, `topk`).
 
 Exactness: the per-term IDF is rank-bm25's formula, `log(N - df + 0.5) - log(df + 0.5)`, with its
 floor `epsilon * average_idf` for non-positive values, where the average runs over the whole
@@ -101,7 +101,7 @@ class _Shard:
         self.type_code = np.full(16, FREE_SLOT, dtype=np.int8)  # position -> TYPE_CODE of its document
         # df(term) == len(postings[term]). A rare term's posting is a tuple, a common one's a set:
         # the garbage collector stops walking a tuple of ints after its first pass over it, and a
-        # full collection at 100k walked ~54k small sets for ~40 ms of its ~110-150 (docs/RESULTS.md).
+        # full collection at 100k walked ~54k small sets for ~40 ms of its ~110-150 (docs/architecture.md, "BM25").
         self.postings: dict[str, tuple[int, ...] | set[int]] = {}
         self.df_hist: Counter[int] = Counter()   # df value -> number of terms with that df
         self.by_type: dict[MemoryType | None, set[int]] = {}
@@ -208,7 +208,7 @@ class _Shard:
         self.n_docs += 1
 
     def column(self, term: str) -> TermColumn:
-        """The term's column (`bm25_columns`), built now if missing or worn. Caller holds `index_lock`."""
+        """The term's column (`columns`), built now if missing or worn. Caller holds `index_lock`."""
         column = self.columns.get(term)
         if column is None or column.worn():
             column = self.columns[term] = TermColumn.build(term, self.postings[term], self.doc_freqs)

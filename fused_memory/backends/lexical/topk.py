@@ -25,7 +25,7 @@ class Pruner:
 
     Documents holding a rare term (a posting of at most `SCAN_LIMIT`) are all scored: they are few
     and usually the answer ("JIRA-5544"). So are the common terms' documents written since their
-    columns were built (`bm25_columns`). Every other candidate holds common terms only, and the
+    columns were built (`columns`). Every other candidate holds common terms only, and the
     columns give its score on them (exact, or an overestimate at a stale entry). Those are scored
     best first, `FIRST_TAKE` times k at a time and four times more each round, and once k scores
     are known only those whose column score reaches the k-th best are left: nothing else can enter
