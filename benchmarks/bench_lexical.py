@@ -6,7 +6,7 @@ incrementally keeps read-after-write cheap. This measures both claims on a synth
 a Zipfian vocabulary (as in real text, a few words are everywhere and most are rare), some
 identifiers ("E-47821", "JIRA-1234", "v2.3.1"), predicates on a third of the documents.
 
-    /tmp/venv/bin/python benchmarks/bench_lexical.py [--sizes 10000 100000] [--queries 200]
+    python benchmarks/bench_lexical.py [--sizes 10000 100000] [--queries 200]
 """
 
 from __future__ import annotations

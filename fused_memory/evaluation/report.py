@@ -1,4 +1,4 @@
-"""Reports: plain-text tables for the terminal, JSON for machines, PNG plots for the README.
+"""Reports: plain-text tables for the terminal, JSON for machines, PNG plots for docs/.
 
 matplotlib is an optional extra (`fused-memory[plot]`): it is imported only when a plot is asked
 for, and its absence is a `MissingDependency` that says how to install it, never an ImportError

@@ -81,7 +81,6 @@ def classify_type(memory: Memory) -> tuple[MemoryType, str]:
     return MemoryType.FACT, "default"
 
 
-#: spaCy labels that name things a user would ask about by name.
 def answer_tags(text: str) -> list[str]:
     """The payload's `answers` field for a memory's text. Ingest writes it and `open` derives it, the
     same way, for memories written before it existed (`recovery.backfill`)."""
@@ -94,6 +93,7 @@ def lexical_doc(m: Memory) -> LexicalDoc:
     return LexicalDoc(m.id, m.namespace, m.text, m.predicate, m.type, m.context)
 
 
+#: spaCy labels that name things a user would ask about by name.
 ENTITY_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "FAC",
                            "NORP", "LANGUAGE", "LAW"})
 
