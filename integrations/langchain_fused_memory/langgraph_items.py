@@ -63,6 +63,7 @@ __all__ = [
     "item_value",
     "is_indexed",
     "matches",
+    "check_filter",
     "namespace_matches",
     "stored_at",
 ]
@@ -283,6 +284,23 @@ def _compare(value: Any, wanted: Any) -> bool:
         return (isinstance(value, (list, tuple)) and len(value) == len(wanted)
                 and all(_compare(a, b) for a, b in zip(value, wanted, strict=True)))
     return bool(value == wanted)
+
+
+def check_filter(flt: object, path: str = "filter") -> None:
+    """Refuse what no item could be matched against, before any item is: an operator outside the
+    six, an order comparison with no number (`InMemoryStore` only fails once some item reaches it)."""
+    if not isinstance(flt, Mapping):
+        return
+    for key, wanted in flt.items():
+        if not isinstance(key, str):
+            raise ValueError(f"{path} keys must be strings, got {key!r}")
+        if key.startswith("$"):
+            if key not in ("$eq", "$ne", *_ORDER):
+                raise ValueError(f"filter operator {key!r} is not supported; use $eq, $ne, $gt, $gte, $lt or $lte")
+            if key in _ORDER and _number(wanted) is None:
+                raise ValueError(f"filter operator {key} at {path} needs a number, got {wanted!r}")
+        elif isinstance(wanted, Mapping):
+            check_filter(wanted, f"{path}.{key}")
 
 
 def matches(value: Mapping[str, Any], flt: Mapping[str, Any] | None) -> bool:

@@ -63,6 +63,7 @@ from fused_memory import ConfigurationError, EnsembleMemory, FusedHit, Memory, M
 from fused_memory.adapters import answered, resolve_ensemble
 
 from .langgraph_items import (
+    check_filter,
     check_labels,
     index_fields,
     is_indexed,
@@ -182,6 +183,7 @@ class FusedMemoryStore(BaseStore):
                 _count(op.offset, "offset", 0)
                 if op.filter is not None and not isinstance(op.filter, Mapping):
                     raise ValueError(f"filter must be a dict, got {type(op.filter).__name__}")
+                check_filter(op.filter)
                 if op.query is not None and not isinstance(op.query, str):
                     raise ValueError(f"query must be a string, got {type(op.query).__name__}")
             elif isinstance(op, ListNamespacesOp):

@@ -36,7 +36,7 @@ from langchain_core.documents import Document  # noqa: TC002
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import StructuredTool, ToolException
 from langchain_core.tools.retriever import RetrieverInput
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from fused_memory import ConfigurationError, InvalidMemory, Memory, QueryError, adapters, agent_writes
 from fused_memory.adapters import DEFAULT_TOOL_DESCRIPTION, DEFAULT_TOOL_NAME, NO_MEMORIES
@@ -132,9 +132,20 @@ def _write_answer(memory: Memory) -> tuple[str, dict[str, Any]]:
     return agent_writes.saved_answer(memory), memory.to_json()
 
 
+def _schema_errors(error: Exception) -> str:
+    """Which argument did not fit the schema, as pydantic says it ("type: Input should be a valid string")."""
+    if not isinstance(error, ValidationError):
+        return ""
+    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in error.errors()) + ". "
+
+
 def _bad_write(error: Exception) -> str:
-    return ("Call this tool with text (a non-empty statement to remember) and optionally type (fact, preference, "
-            "event or entity) and time (ISO 8601 with a zone).")
+    return (_schema_errors(error) + "Call this tool with text (a non-empty statement to remember) and optionally "
+            "type (fact, preference, event or entity) and time (ISO 8601 with a zone).")
+
+
+def _bad_delete(error: Exception) -> str:
+    return _schema_errors(error) + "Call this tool with memory_id: the id of one memory (shown as id=...)."
 
 
 def memory_write_tool(retriever: FusedMemoryRetriever, name: str = WRITE_TOOL_NAME,
@@ -189,5 +200,4 @@ def memory_delete_tool(retriever: FusedMemoryRetriever, name: str = DELETE_TOOL_
 
     return StructuredTool(name=name, description=description, func=delete, coroutine=adelete,
                           args_schema=MemoryDeleteInput, response_format="content_and_artifact",
-                          handle_tool_error=True,
-                          handle_validation_error=lambda e: "Call this tool with memory_id: the id of one memory.")
+                          handle_tool_error=True, handle_validation_error=_bad_delete)
