@@ -29,7 +29,7 @@ from .conversation import DEFAULT_CONTEXT_TURNS, conversation_context
 from .errors import InvalidMemory, QueryError
 from .store.memory_store import MemoryStore
 from .types import Memory, MemoryType, parse_memory_type
-from .validation import require_storable
+from .validation import require_clean, require_storable
 
 __all__ = [
     "WRITE_TOOL_NAME",
@@ -113,9 +113,10 @@ def write_arguments(text: object, type: object = None, time: object = None) -> W
         except QueryError:
             allowed = ", ".join(t.value for t in MemoryType)
             raise InvalidMemory(f"type must be one of {allowed} (or left out), got {type!r}") from None
-    when = parse_time(time, "time")
-    Memory(text=text, event_at=when)  # the text's own limits (length, NUL) before anything is read or written
-    return WriteArguments(text.strip(), kind, when)
+    require_clean(text, "text")  # the limits `Memory` sets, said in the model's words
+    if len(text) > Memory.MAX_TEXT:
+        raise InvalidMemory(f"text is {len(text)} characters; the limit is {Memory.MAX_TEXT}")
+    return WriteArguments(text.strip(), kind, parse_time(time, "time"))
 
 
 def with_session_context(store: MemoryStore, memories: Sequence[Memory], turns: int | None = None) -> list[Memory]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from langgraph.store.base import InvalidNamespaceError, PutOp, SearchItem
 from langgraph.store.memory import InMemoryStore
@@ -152,6 +152,9 @@ def test_a_prefix_reaches_only_the_namespaces_under_it(lg: FusedMemoryStore, que
                                 min_size=1, max_size=3).map(tuple), min_size=1, max_size=6, unique=True),
        prefix=st.lists(st.sampled_from(["u1", "u10", "u", "*", "é"]), max_size=2).map(tuple),
        query=st.sampled_from([None, "item", "u10"]))
+@example(spaces=[("u1",), ("u10",)], prefix=("u1",), query=None)  # labels that are prefixes of each other
+@example(spaces=[("u1", "u1"), ("u10", "u1"), ("u1 ",)], prefix=("u1",), query="u10")
+@example(spaces=[("u",), ("u1",), ("*",)], prefix=("*",), query="item")  # "*" is literal in a search
 def test_no_search_returns_another_namespaces_item(tmp_path_factory: pytest.TempPathFactory,
                                                    spaces: list[tuple[str, ...]], prefix: tuple[str, ...],
                                                    query: str | None) -> None:

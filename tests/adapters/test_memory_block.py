@@ -120,7 +120,8 @@ def test_what_is_written_and_what_is_not(store_factory: Any) -> None:
     assert asyncio.run(block.aget([])) == "" and asyncio.run(block.aget(None)) == ""
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [({"k": 0}, "k must be"), ({"namespace": ""}, "namespace")])
+@pytest.mark.parametrize(("kwargs", "message"), [({"k": 0}, "k must be"), ({"namespace": ""}, "namespace"),
+                                                ({"context_turns": -1}, "turns must be")])
 def test_bad_settings_are_refused_when_built(store_factory: Any, kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):  # pydantic's ValidationError, carrying the core's QueryError
         FusedMemoryBlock(store=store_factory(), **kwargs)

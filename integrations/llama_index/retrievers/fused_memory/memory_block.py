@@ -35,7 +35,7 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.memory.memory import BaseMemoryBlock
 from pydantic import Field, PrivateAttr, model_validator
 
-from fused_memory import EnsembleMemory, Memory, MemoryStore
+from fused_memory import EnsembleMemory, Memory, MemoryStore, conversation_context
 from fused_memory.adapters import CallOptions, answered, memory_line, resolve_ensemble
 from fused_memory.agent_writes import with_session_context
 
@@ -66,6 +66,8 @@ class FusedMemoryBlock(BaseMemoryBlock[str]):
     @model_validator(mode="after")
     def _bind(self) -> FusedMemoryBlock:
         CallOptions.of(self.namespace, self.k).checked()
+        if self.context_turns is not None:
+            conversation_context([], self.context_turns)  # refuses a count it could not use, naming it
         self.store, self.ensemble = resolve_ensemble(self.store, self.ensemble)
         return self
 
