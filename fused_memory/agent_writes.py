@@ -128,7 +128,8 @@ def with_session_context(store: MemoryStore, memories: Sequence[Memory], turns: 
     writing = {(m.namespace, m.id) for m in memories}
     earlier: list[Memory] = []
     for namespace, session in dict.fromkeys((m.namespace, m.session_id) for m in memories if m.session_id):
-        stored = [m for m in store.memories(namespace, session_id=session) if (m.namespace, m.id) not in writing]
+        newest = store.memories(namespace, session_id=session, limit=turns + len(writing))
+        stored = [m for m in newest if (m.namespace, m.id) not in writing]
         earlier.extend(reversed(stored[:turns]))  # newest first from the store; a history is oldest first
     return conversation_context([*earlier, *memories], turns)[len(earlier):]
 

@@ -356,11 +356,13 @@ class MemoryStore(SharedHandle):
         with self._live():
             return [from_payload(p) for p in self.vectors.get(namespace, ids)]
 
-    def memories(self, namespace: str, *, session_id: str | None = None) -> list[Memory]:
-        """Every memory of `namespace`, or of one conversation in it, newest first (`listing`)."""
+    def memories(self, namespace: str, *, session_id: str | None = None, limit: int | None = None,
+                 offset: int = 0) -> list[Memory]:
+        """The memories of `namespace` (or of one conversation in it), newest first; `limit` and
+        `offset` take one page of that order (`listing`)."""
         check_namespace(namespace)
         with self._live():
-            return list_memories(self.vectors, namespace, session_id)
+            return list_memories(self.vectors, namespace, session_id, limit, offset)
 
     def count(self, namespace: str) -> int:
         check_namespace(namespace)

@@ -235,8 +235,9 @@ class FusedMemoryStore(BaseStore):
         items = [_as_search_item(h.memory, labels_of[h.memory.namespace], h.score) for _, _, h in ranked[:want]]
         if len(items) < want:  # the rest of what matches, unscored, newest first
             seen = {(h.memory.namespace, h.memory.id) for _, _, h in ranked}
-            rest = [m for name, _ in spaces for m in self.store.memories(name)
-                    if (m.namespace, m.id) not in seen and matches(item_value(m), op.filter)]
+            page = None if op.filter else want + len(seen)  # a filter reads every value; else the newest do
+            rest = [m for name, _ in spaces for m in self.store.memories(name, limit=page)
+                    if (m.namespace, m.id) not in seen and (not op.filter or matches(item_value(m), op.filter))]
             items += [_as_search_item(m, labels_of[m.namespace], None) for m in _newest_first(rest)[:want - len(items)]]
         return items[op.offset:want]
 

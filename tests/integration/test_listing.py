@@ -55,6 +55,8 @@ def test_newest_first_with_ties_by_id_on_both_backends(store: Any) -> None:
     assert [m.id for m in store.memories("u1", session_id="s1")] == ["c", "a"]
     assert [m.id for m in store.memories("u10")] == ["z"] and store.memories("u") == []
     assert store.memories("u1")[0] == store.get_many("u1", ["b1"])[0]  # whole memories, as get_many reads them
+    assert [m.id for m in store.memories("u1", limit=2, offset=1)] == ["b2", "c"]
+    assert store.memories("u1", limit=0) == [] and [m.id for m in store.memories("u1", offset=3)] == ["a"]
 
 
 def test_a_backend_without_the_capability_lists_the_same(store: Any) -> None:
@@ -69,5 +71,9 @@ def test_bad_arguments_are_query_errors(store: Any) -> None:
         store.memories("")
     with pytest.raises(QueryError, match="session_id"):
         store.memories("u1", session_id=["s1"])
+    with pytest.raises(QueryError, match="limit must be an integer >= 0"):
+        store.memories("u1", limit=-1)
+    with pytest.raises(QueryError, match="offset must be an integer >= 0"):
+        store.memories("u1", limit=1, offset="2")
     store.add(Memory(text="numbered", namespace="u1", session_id=7))
     assert [m.text for m in store.memories("u1", session_id=7)] == ["numbered"]  # 7 is stored as "7"
