@@ -108,10 +108,12 @@ def write_arguments(text: object, type: object = None, time: object = None) -> W
         raise InvalidMemory(f"text must be a non-empty statement to remember, got {text!r}")
     kind: MemoryType | None = None
     if type is not None and not (isinstance(type, str) and not type.strip()):
+        allowed = ", ".join(t.value for t in MemoryType)
+        if not isinstance(type, (str, MemoryType)):
+            raise InvalidMemory(f"type must be one of {allowed} (or left out), got {type!r}")
         try:
-            kind = parse_memory_type(type)  # type: ignore[arg-type] - it names what is wrong with any value
+            kind = parse_memory_type(type)
         except QueryError:
-            allowed = ", ".join(t.value for t in MemoryType)
             raise InvalidMemory(f"type must be one of {allowed} (or left out), got {type!r}") from None
     require_clean(text, "text")  # the limits `Memory` sets, said in the model's words
     if len(text) > Memory.MAX_TEXT:

@@ -90,6 +90,7 @@ def memory_tool(retriever: BaseRetriever, name: str = DEFAULT_TOOL_NAME,
                                  f"{type(retriever).__name__} (for LangChain, import memory_tool from "
                                  "langchain_fused_memory)")
     tool = MemoryTool.from_defaults(retriever=retriever, name=name, description=description)
+    assert isinstance(tool, MemoryTool)  # from_defaults builds `cls`
     tool.show_ids = show_ids
     return tool
 
