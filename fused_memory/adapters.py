@@ -67,15 +67,15 @@ NO_MEMORIES = "No memories matched this query."
 _BLANK_LINES = re.compile(r"\n(?:[ \t\r\f\v]*\n)+")
 
 
-def memory_line(kind: object, event_at: object, text: str) -> str:
+def memory_line(kind: object, event_at: object, text: str, memory_id: object = None) -> str:
     """One memory as an agent tool shows it to the model, in both frameworks: `[type, event time]
     text`, the time whenever the memory has one ("when did I...?" is half of what agents ask a
-    memory; a fact typed by the caller with its own `event_at`, "my passport expires", showed none).
+    memory; a fact typed by the caller with its own `event_at`, "my passport expires", showed none),
+    and `id=...` when given (a model that may delete memories must see which one it means).
     Blank lines inside a memory are closed up, since a blank line separates one memory from the next."""
-    tag = str(kind or "memory")
-    when = event_at
-    text = _BLANK_LINES.sub("\n", text)
-    return f"[{tag}, {when}] {text}" if when else f"[{tag}] {text}"
+    tags = [str(kind or "memory"), *([str(event_at)] if event_at else []),
+            *([f"id={memory_id}"] if memory_id is not None else [])]
+    return f"[{', '.join(tags)}] {_BLANK_LINES.sub(chr(10), text)}"
 
 
 def answered(retrieval: Retrieval) -> Retrieval:

@@ -73,7 +73,7 @@ def _required(requires: list[str], extras: set[str]) -> set[str]:
 
 def test_frameworks_are_extras_only(wheel: Path) -> None:
     """`fused-memory[langchain]` brings langchain-core and not llama-index, and vice versa; the
-    core requires neither, and nothing requires langchain-classic."""
+    core requires neither, nor LangGraph (the `langgraph` extra), and nothing requires langchain-classic."""
     with zipfile.ZipFile(wheel) as zf:
         [meta_name] = [n for n in zf.namelist() if n.endswith(".dist-info/METADATA")]
         meta = Parser().parsestr(zf.read(meta_name).decode())
@@ -86,6 +86,12 @@ def test_frameworks_are_extras_only(wheel: Path) -> None:
     assert "langchain-core" not in _required(requires, {"llama-index"})
     assert {"langchain-core", "llama-index-core"} <= _required(requires, {"all"})
     assert not any(Requirement(r).name == "langchain-classic" for r in requires)
+    # LangGraph (FusedMemoryStore) and LangMem are the `langgraph` extra's and the test extra's, never the core's
+    for framework in ("langgraph", "langmem"):
+        assert framework not in core and framework not in _required(requires, {"langchain"})
+        assert {framework} <= _required(requires, {"langgraph"}) and {framework} <= _required(requires, {"test"})
+        assert {framework} <= _required(requires, {"all"})
+    assert "langchain-core" in _required(requires, {"langgraph"})  # the package the store lives in needs it
 
 
 def test_installed_wheel_imports_all_three(wheel: Path, tmp_path: Path) -> None:

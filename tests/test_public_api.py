@@ -28,9 +28,14 @@ PUBLIC: dict[str, set[str]] = {
         "LLM_HIDDEN_KEYS", "NO_MEMORIES", "RETRIEVAL_KEYS", "answered", "arm_reports", "bound_ensemble",
         "hit_metadata", "memory_line", "resolve_ensemble",
     },
+    "fused_memory.agent_writes": {
+        "WRITE_TOOL_NAME", "WRITE_TOOL_DESCRIPTION", "DELETE_TOOL_NAME", "DELETE_TOOL_DESCRIPTION", "WriteArguments",
+        "write_arguments", "parse_time", "with_session_context", "remember", "aremember", "forget", "aforget",
+        "saved_answer", "forgotten_answer",
+    },
     "fused_memory.backends": {
-        "VectorBackend", "LexicalIndex", "GraphStore", "PayloadWriter", "TypeCounter", "RebuiltOnOpen",
-        "Reconcilable", "VectorFilter", "VectorQuery", "VectorRecord", "ScoredPayload", "LexicalDoc",
+        "VectorBackend", "LexicalIndex", "GraphStore", "PayloadWriter", "PayloadLister", "TypeCounter",
+        "RebuiltOnOpen", "Reconcilable", "VectorFilter", "VectorQuery", "VectorRecord", "ScoredPayload", "LexicalDoc",
     },
     "fused_memory.demo": {"DEMO_NAMESPACE", "DEMO_NOW", "DEMO_QUERIES", "DEMO_RELATIONS", "demo_memories"},
     "fused_memory.embeddings": {
@@ -45,12 +50,13 @@ PUBLIC: dict[str, set[str]] = {
     "langchain_fused_memory": {
         "DenseMemoryRetriever", "BM25MemoryRetriever", "GraphMemoryRetriever", "TemporalMemoryRetriever",
         "TypeFilterMemoryRetriever", "EnsembleMemoryRetriever", "FusedMemoryRetriever", "QueryOptimizerChain",
-        "memory_tool", "to_documents",
+        "memory_tool", "memory_write_tool", "memory_delete_tool", "to_documents", "FusedMemoryStore",
     },
     "llama_index.retrievers.fused_memory": {
         "DenseMemoryRetriever", "BM25MemoryRetriever", "GraphMemoryRetriever", "TemporalMemoryRetriever",
         "TypeFilterMemoryRetriever", "EnsembleMemoryRetriever", "FusedMemoryRetriever", "MemoryNode", "MemoryTool",
-        "memory_tool", "to_nodes",
+        "memory_tool", "to_nodes", "memory_write_tool", "memory_delete_tool", "MemoryWriteTool", "MemoryDeleteTool",
+        "FusedMemoryBlock",
     },
 }
 

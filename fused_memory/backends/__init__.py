@@ -19,6 +19,7 @@ from .protocols import (
                         GraphStore,
                         LexicalDoc,
                         LexicalIndex,
+                        PayloadLister,
                         PayloadWriter,
                         RebuiltOnOpen,
                         Reconcilable,
@@ -30,5 +31,6 @@ from .protocols import (
                         VectorRecord,
 )
 
-__all__ = ["VectorBackend", "LexicalIndex", "GraphStore", "PayloadWriter", "TypeCounter", "RebuiltOnOpen",
+__all__ = ["VectorBackend", "LexicalIndex", "GraphStore", "PayloadWriter", "PayloadLister", "TypeCounter",
+           "RebuiltOnOpen",
            "Reconcilable", "VectorFilter", "VectorQuery", "VectorRecord", "ScoredPayload", "LexicalDoc"]

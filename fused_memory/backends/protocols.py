@@ -3,7 +3,8 @@ so an embedded engine and a server are interchangeable and pass one contract sui
 
 Beside the three required protocols, a backend may declare optional capabilities, each a small
 runtime-checkable protocol the store tests with `isinstance` (never by probing attributes):
-`PayloadWriter` (merge payload keys without re-writing vectors), `TypeCounter` (memories per type,
+`PayloadWriter` (merge payload keys without re-writing vectors), `PayloadLister` (the payloads a
+filter matches, filtered by the engine), `TypeCounter` (memories per type,
 read by the planner without a round trip), `RebuiltOnOpen` (a lexical index that lives in the
 process, emptied and refilled from the payloads on open) and `Reconcilable` (a graph that can be
 made to agree with the payloads on open)."""
@@ -19,7 +20,7 @@ from ..results import Hit
 from ..types import Entity, EntityMention, MemoryType, Relation, TimeWindow
 
 __all__ = [
-    "VectorFilter", "VectorQuery", "VectorRecord", "ScoredPayload", "VectorBackend", "PayloadWriter",
+    "VectorFilter", "VectorQuery", "VectorRecord", "ScoredPayload", "VectorBackend", "PayloadWriter", "PayloadLister",
     "LexicalDoc", "LexicalIndex", "TypeCounter", "RebuiltOnOpen", "Reconcilable",
     "GraphStore",
 ]
@@ -39,6 +40,8 @@ class VectorFilter:
     #: Only memories mentioning at least one of these entity names, as the payload's `entities` holds
     #: them (each mention as written), compared exactly.
     entities: tuple[str, ...] | None = None
+    #: Only memories of this conversation (payload `session_id`), compared exactly.
+    session_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,16 @@ class PayloadWriter(Protocol):
     before; a backend without it keeps serving them as before (see `recovery.backfill`)."""
 
     def set_payload(self, namespace: str, memory_ids: Sequence[str], payload: Mapping[str, Any]) -> None: ...
+
+
+@runtime_checkable
+class PayloadLister(Protocol):
+    """Optional beside `VectorBackend`: every payload a filter matches (all of `VectorFilter`'s
+    fields apply, the namespace always), filtered by the engine, in its scroll order. The store
+    lists a namespace, or one conversation of it, through this (`MemoryStore.memories`); a backend
+    without it is read with `scroll(namespace)` and filtered in Python, with the same result."""
+
+    def scroll_where(self, flt: VectorFilter) -> Iterator[Mapping[str, Any]]: ...
 
 
 # ---------------------------------------------------------------- lexical (BM25)

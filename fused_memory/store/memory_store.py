@@ -64,6 +64,7 @@ from ..validation import check_namespace, require_storable, utcnow
 from .arguments import check_mentions
 from .arguments import memory_ids as keyed_ids
 from .ingest import EntityExtractor, answer_tags, classify_type, extract_beside, lexical_doc
+from .listing import list_memories
 from .recovery import merged_sessions, open_backends, snapshot, undo
 from .versions import SharedVersions
 
@@ -354,6 +355,14 @@ class MemoryStore(SharedHandle):
         ids = keyed_ids(memory_ids, namespace)
         with self._live():
             return [from_payload(p) for p in self.vectors.get(namespace, ids)]
+
+    def memories(self, namespace: str, *, session_id: str | None = None, limit: int | None = None,
+                 offset: int = 0) -> list[Memory]:
+        """The memories of `namespace` (or of one conversation in it), newest first; `limit` and
+        `offset` take one page of that order (`listing`)."""
+        check_namespace(namespace)
+        with self._live():
+            return list_memories(self.vectors, namespace, session_id, limit, offset)
 
     def count(self, namespace: str) -> int:
         check_namespace(namespace)

@@ -1,10 +1,13 @@
-"""fused-memory for LangChain: six native retrievers, an agent tool and the query optimizer.
+"""fused-memory for LangChain and LangGraph: six native retrievers, agent tools to search, save and
+delete memories, the query optimizer, and a LangGraph store.
 
-    from langchain_fused_memory import EnsembleMemoryRetriever, memory_tool
+    from langchain_fused_memory import EnsembleMemoryRetriever, FusedMemoryStore, memory_tool
     retriever = EnsembleMemoryRetriever(store=store, namespace="alice", k=5)
+    graph = builder.compile(store=FusedMemoryStore(store))
 
 Names load on first access (PEP 562): importing the package is free, and a missing langchain-core
-surfaces as a clear error naming the extra to install only when a class is used.
+(or langgraph, for `FusedMemoryStore`) surfaces as a clear error naming the extra to install only
+when a class is used.
 """
 
 from __future__ import annotations
@@ -22,7 +25,10 @@ __all__ = [
     "FusedMemoryRetriever",
     "QueryOptimizerChain",
     "memory_tool",
+    "memory_write_tool",
+    "memory_delete_tool",
     "to_documents",
+    "FusedMemoryStore",
 ]
 
 _HOME = {
@@ -36,9 +42,16 @@ _HOME = {
     "to_documents": "retrievers",
     "QueryOptimizerChain": "optimizer",
     "memory_tool": "tools",
+    "memory_write_tool": "tools",
+    "memory_delete_tool": "tools",
+    "FusedMemoryStore": "langgraph_store",
 }
 
+#: The extra that installs what a missing top-level package belongs to.
+_EXTRAS = {"langchain_core": "langchain", "pydantic": "langchain", "langgraph": "langgraph"}
+
 if TYPE_CHECKING:
+    from .langgraph_store import FusedMemoryStore
     from .optimizer import QueryOptimizerChain
     from .retrievers import (
         BM25MemoryRetriever,
@@ -50,7 +63,7 @@ if TYPE_CHECKING:
         TypeFilterMemoryRetriever,
         to_documents,
     )
-    from .tools import memory_tool
+    from .tools import memory_delete_tool, memory_tool, memory_write_tool
 
 
 def __getattr__(name: str) -> Any:
@@ -60,9 +73,12 @@ def __getattr__(name: str) -> Any:
     try:
         value = getattr(import_module(f".{module}", __name__), name)
     except ModuleNotFoundError as exc:
-        if exc.name and exc.name.split(".")[0] in ("langchain_core", "pydantic"):
+        missing = (exc.name or "").split(".")[0]
+        if missing in _EXTRAS:
             from fused_memory import MissingDependency
-            raise MissingDependency('langchain-core is not installed: pip install "fused-memory[langchain]"') from exc
+            package = missing.replace("_", "-")
+            raise MissingDependency(f'{package} is not installed: pip install "fused-memory[{_EXTRAS[missing]}]"'
+                                    ) from exc
         raise
     globals()[name] = value
     return value

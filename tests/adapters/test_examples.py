@@ -1,6 +1,7 @@
-"""The four examples run as written (each builds its own embedded store with the real embedder)
-and their outputs show the point of each: the memories reached the prompt, the agent's tool call
-returned the memory."""
+"""The examples run as written (each builds its own embedded store with the real embedder) and
+their outputs show the point of each: the memories reached the prompt, the agent's tool call
+returned the memory, a memory saved in one conversation was found in the next (LangGraph with
+LangMem's tools, LangGraph with ours, LlamaIndex with the memory block)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from types import ModuleType
 
 import pytest
 from langchain_core.documents import Document
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from llama_index.core.schema import NodeWithScore
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -59,3 +60,41 @@ def test_llamaindex_agent_tool_returned_the_memory() -> None:
     assert nodes and all(isinstance(n, NodeWithScore) for n in nodes)
     assert any("My manager is Sarah Chen" in n.node.text for n in nodes)
     assert "My manager is Sarah Chen" in result["answer"], "the agent answered from the tool's output"
+
+
+def _tool_messages(messages: list[object]) -> list[ToolMessage]:
+    return [m for m in messages if isinstance(m, ToolMessage)]
+
+
+def test_langgraph_langmem_agent_finds_in_thread_2_what_thread_1_saved() -> None:
+    result = _load("langgraph_langmem_agent").main()
+    saves = _tool_messages(result["thread_1"])
+    assert [m.name for m in saves] == ["manage_memory", "manage_memory"]
+    assert all(m.content.startswith("created memory") for m in saves)
+    assert len(result["thread_2"]) == 4  # question, search call, result, answer: thread 2 began with no messages
+    [search] = _tool_messages(result["thread_2"])
+    assert search.name == "search_memory" and '"score":' in search.content
+    assert result["answer"] == "From your memory: I take my coffee as a dark roast, no sugar."
+    coffee, dog = result["items"]  # fused scores, best first
+    assert coffee.value == {"content": "I take my coffee as a dark roast, no sugar."} and coffee.score > dog.score
+
+
+def test_langgraph_tools_agent_finds_in_thread_2_what_thread_1_saved() -> None:
+    result = _load("langgraph_tools_agent").main()
+    saves = _tool_messages(result["thread_1"])
+    assert [m.name for m in saves] == ["save_memory", "save_memory"] and all(m.status == "success" for m in saves)
+    assert saves[0].content.startswith("Saved to memory: [event, 2024-03-01T09:00:00+01:00, id=")
+    assert result["answer"] == "From your memory: [event, 2024-03-01T08:00:00+00:00] I moved to Munich in March."
+    by_text = {m.text: m for m in result["stored"]}
+    window = by_text["I prefer window seats on trains."]
+    assert window.session_id == "1" and window.context == "I moved to Munich in March."  # thread 1 is its session
+    assert {i.value["content"] for i in result["items"]} == set(by_text)  # the LangGraph store holds them too
+    assert isinstance(result["thread_2"][-1], AIMessage)
+
+
+def test_llamaindex_memory_block_carries_a_fact_to_the_next_conversation() -> None:
+    result = _load("llamaindex_memory_block").main()
+    assert result["answer"] == "From memory: [fact] My manager there is Priya Nair, she is great so far."
+    assert {(m.session_id, m.metadata["role"]) for m in result["stored"]} == {("monday", "user"),
+                                                                               ("monday", "assistant")}
+    assert result["shown"].startswith("<memory>\n<fused_memory>\n[fact] My manager there is Priya Nair")

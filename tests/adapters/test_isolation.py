@@ -1,9 +1,11 @@
 """The core is framework-free and each adapter needs only its own framework.
 
 Checked in fresh interpreters (sys.modules is per process): importing `fused_memory` and using its
-store and ensemble modules loads neither LangChain nor LlamaIndex; the LlamaIndex adapter imports
-and builds its retrievers with LangChain made unimportable, and the LangChain adapter with
-LlamaIndex made unimportable (what `pip install "fused-memory[llama-index]"` / `[langchain]` gives).
+store and ensemble modules loads neither LangChain, LangGraph nor LlamaIndex; the LlamaIndex adapter
+imports and builds its retrievers with LangChain made unimportable, and the LangChain adapter with
+LlamaIndex made unimportable (what `pip install "fused-memory[llama-index]"` / `[langchain]` gives);
+the LangChain adapter's retrievers and tools need no LangGraph, and its `FusedMemoryStore` says
+which extra installs it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ _BLOCK = textwrap.dedent("""
         def __init__(self, names): self.names = names
         def find_spec(self, name, path=None, target=None):
             if any(name == n or name.startswith(n + ".") for n in self.names):
-                raise ModuleNotFoundError(f"No module named {name!r} (blocked by the test)")
+                raise ModuleNotFoundError(f"No module named {name!r} (blocked by the test)", name=name)
             return None
     sys.meta_path.insert(0, Block(BLOCKED))
 """)
@@ -37,8 +39,10 @@ def test_core_imports_no_framework() -> None:
         import sys
         import fused_memory
         import fused_memory.ensemble, fused_memory.store.memory_store, fused_memory.retrievers, fused_memory.cli
+        import fused_memory.adapters, fused_memory.agent_writes
         from fused_memory.embeddings import default_embedder
-        loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("langchain_core", "langchain", "llama_index"))
+        frameworks = ("langchain_core", "langchain", "llama_index", "langgraph", "langmem")
+        loaded = sorted(m for m in sys.modules if m.split(".")[0] in frameworks)
         print(loaded)
     """)
     assert out.strip() == "[]"
@@ -82,3 +86,36 @@ def test_langchain_adapter_is_lazy() -> None:
         print(langchain_fused_memory.EnsembleMemoryRetriever.__module__)
     """)
     assert out.split("\n")[:2] == ["[]", "langchain_fused_memory.retrievers"]
+
+
+def test_langchain_adapter_without_langgraph(tmp_path) -> None:
+    """`[langchain]` alone: retrievers and all three tools work; the store names the extra it needs."""
+    out = _run(f"""
+        import sys
+        from fused_memory import MissingDependency
+        from fused_memory.embeddings import HashingEmbedder
+        from fused_memory.store.memory_store import MemoryStore
+        from langchain_fused_memory import (EnsembleMemoryRetriever, memory_delete_tool, memory_tool,
+                                            memory_write_tool)
+        import langchain_fused_memory
+        store = MemoryStore.embedded({str(tmp_path)!r}, embedder=HashingEmbedder(dim=64), ner=False)
+        retriever = EnsembleMemoryRetriever(store=store, namespace="n")
+        memory_tool(retriever), memory_write_tool(retriever), memory_delete_tool(retriever)
+        try:
+            langchain_fused_memory.FusedMemoryStore
+        except MissingDependency as exc:
+            print(exc)
+        print(sorted(m for m in sys.modules if m.split(".")[0] in ("langgraph", "langmem")))
+    """, blocked=("langgraph", "langmem"))
+    assert out.splitlines() == ['langgraph is not installed: pip install "fused-memory[langgraph]"', "[]"]
+
+
+def test_langgraph_loads_only_with_the_store() -> None:
+    out = _run("""
+        import sys
+        import langchain_fused_memory
+        langchain_fused_memory.memory_write_tool, langchain_fused_memory.EnsembleMemoryRetriever
+        print(sorted(m for m in sys.modules if m.startswith("langgraph")))
+        print(langchain_fused_memory.FusedMemoryStore.__module__)
+    """)
+    assert out.split("\n")[:2] == ["[]", "langchain_fused_memory.langgraph_store"]

@@ -17,7 +17,14 @@ from typing import Any
 
 import pytest
 
-from fused_memory.backends.protocols import PayloadWriter, VectorBackend, VectorFilter, VectorQuery, VectorRecord
+from fused_memory.backends.protocols import (
+    PayloadLister,
+    PayloadWriter,
+    VectorBackend,
+    VectorFilter,
+    VectorQuery,
+    VectorRecord,
+)
 from fused_memory.backends.vector.common import SCROLL_PAGE, point_id
 from fused_memory.backends.vector.edge import QdrantEdgeBackend
 from fused_memory.backends.vector.server import QdrantClientBackend
@@ -357,6 +364,55 @@ def test_queries_from_threads_while_a_writer_upserts(vb: VectorBackend) -> None:
     for t in threads:
         t.join()
     assert errors == [] and vb.count("b") == 300
+
+
+# ---------------------------------------------------------------- listing (PayloadLister)
+#: Namespaces that are string prefixes of one another, or differ only by a separator or a case: a
+#: filter that matched by prefix, or anything looser than equality, would mix their memories.
+NEIGHBOURS = ["u1", "u10", "u1.x", "u1.", "U1", "u1 ", "users.u1", "users.u10", "users.u1.notes"]
+
+
+def test_is_a_payload_lister(vb: VectorBackend) -> None:
+    assert isinstance(vb, PayloadLister)
+
+
+def test_scroll_where_keeps_each_namespace_apart_from_its_neighbours(vb: VectorBackend) -> None:
+    vb.upsert([rec(ns, f"m{i}", X, text=ns) for i, ns in enumerate(NEIGHBOURS)] + [rec(ns, "shared", Y, text=ns)
+                                                                                   for ns in NEIGHBOURS])
+    for i, ns in enumerate(NEIGHBOURS):
+        listed = list(vb.scroll_where(VectorFilter(ns)))  # type: ignore[attr-defined]
+        assert sorted(p["memory_id"] for p in listed) == sorted([f"m{i}", "shared"]), ns
+        assert {p["namespace"] for p in listed} == {ns} and {p["text"] for p in listed} == {ns}
+        assert sorted(p["memory_id"] for p in vb.scroll(ns)) == sorted([f"m{i}", "shared"])
+        assert [p["text"] for p in vb.get(ns, ["shared"])] == [ns]
+    assert vb.namespaces() == sorted(NEIGHBOURS)
+    vb.delete("u1", ["shared"])  # the same id in every neighbour survives
+    assert all(vb.get(ns, ["shared"]) for ns in NEIGHBOURS if ns != "u1") and vb.get("u1", ["shared"]) == []
+
+
+def test_scroll_where_filters_a_session_and_the_other_fields(vb: VectorBackend) -> None:
+    vb.upsert([rec("a", "s1-fact", X, session_id="s1"), rec("a", "s1-event", Y, session_id="s1", type="event"),
+               rec("a", "s10", Z, session_id="s10"), rec("a", "none", W, session_id=None),
+               rec("b", "other-ns", X, session_id="s1")])
+
+    def listed(**flt: Any) -> list[str]:
+        return sorted(p["memory_id"] for p in vb.scroll_where(VectorFilter("a", **flt)))  # type: ignore[attr-defined]
+
+    assert listed(session_id="s1") == ["s1-event", "s1-fact"]
+    assert listed(session_id="s10") == ["s10"] and listed(session_id="S1") == [] and listed(session_id="s") == []
+    assert listed(session_id="s1", types=frozenset({MemoryType.EVENT})) == ["s1-event"]
+    assert listed(memory_ids=("none", "other-ns")) == ["none"]
+    assert listed(types=frozenset()) == []  # "any of nothing" matches nothing, as in a search
+    assert listed() == ["none", "s1-event", "s1-fact", "s10"]
+    assert search(vb, q(X, session_id="s1")) == ["s1-fact", "s1-event"]  # the same filter in a search
+
+
+def test_scroll_where_returns_every_match_across_pages(vb: VectorBackend) -> None:
+    n = SCROLL_PAGE + 3
+    vb.upsert([rec("a", f"m{i}", (1.0, float(i), 0.0, 1.0), session_id="long" if i % 2 else "other")
+               for i in range(2 * n)])
+    got = [p["memory_id"] for p in vb.scroll_where(VectorFilter("a", session_id="long"))]  # type: ignore[attr-defined]
+    assert len(got) == n and sorted(got) == sorted(f"m{i}" for i in range(2 * n) if i % 2)
 
 
 # ---------------------------------------------------------------- qdrant-edge specifics

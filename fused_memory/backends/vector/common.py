@@ -106,6 +106,8 @@ def filter_conditions(f: VectorFilter) -> tuple[Condition, ...]:
         conds.append(MatchOne("answers", f.answers))  # `answers` is a list: matches any element
     if f.entities is not None:
         conds.append(MatchAnyOf("entities", unique(f.entities)))  # a list too: any shared element
+    if f.session_id is not None:
+        conds.append(MatchOne("session_id", f.session_id))
     return tuple(conds)
 
 

@@ -301,7 +301,14 @@ class QdrantEdgeBackend:
     def scroll(self, namespace: str | None = None) -> Iterator[Mapping[str, Any]]:
         """All payloads, one page per engine call (the lock is not held between pages)."""
         flt = _edge_filter(filter_conditions(VectorFilter(namespace))) if namespace is not None else None
+        return self._pages(flt)
 
+    def scroll_where(self, flt: VectorFilter) -> Iterator[Mapping[str, Any]]:
+        """The payloads `flt` matches, filtered by the engine (`PayloadLister`)."""
+        conds = filter_conditions(flt)
+        return self._pages(_edge_filter(conds)) if can_match(conds) else iter(())
+
+    def _pages(self, flt: Any) -> Iterator[Mapping[str, Any]]:
         def fetch(offset: Any) -> tuple[list[Mapping[str, Any]], Any]:
             with self._lock, engine_errors("scroll", _classify):
                 records, nxt = self._require().scroll(qe.ScrollRequest(

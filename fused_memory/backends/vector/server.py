@@ -272,8 +272,16 @@ class QdrantClientBackend:
         return results
 
     def scroll(self, namespace: str | None = None) -> Iterator[Mapping[str, Any]]:
-        client = self._require()
         flt = _client_filter(filter_conditions(VectorFilter(namespace))) if namespace is not None else None
+        return self._pages(flt)
+
+    def scroll_where(self, flt: VectorFilter) -> Iterator[Mapping[str, Any]]:
+        """The payloads `flt` matches, filtered by the engine (`PayloadLister`)."""
+        conds = filter_conditions(flt)
+        return self._pages(_client_filter(conds)) if can_match(conds) else iter(())
+
+    def _pages(self, flt: models.Filter | None) -> Iterator[Mapping[str, Any]]:
+        client = self._require()
 
         def fetch(offset: Any) -> tuple[list[Mapping[str, Any]], Any]:
             with self._guard(), engine_errors("scroll", _classify):

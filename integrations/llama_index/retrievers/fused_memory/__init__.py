@@ -1,7 +1,9 @@
-"""fused-memory for LlamaIndex: six native retrievers and an agent tool.
+"""fused-memory for LlamaIndex: six native retrievers, agent tools to search, save and delete
+memories, and a long-term memory block for `llama_index.core.memory.Memory`.
 
-    from llama_index.retrievers.fused_memory import EnsembleMemoryRetriever, memory_tool
+    from llama_index.retrievers.fused_memory import EnsembleMemoryRetriever, FusedMemoryBlock, memory_tool
     retriever = EnsembleMemoryRetriever(store, namespace="alice", k=5)
+    memory = Memory.from_defaults(memory_blocks=[FusedMemoryBlock(store=store, namespace="alice")])
 
 `llama_index` and `llama_index.retrievers` are namespace packages (no `__init__.py` in this
 distribution), so this merges with llama-index-core's `llama_index`.
@@ -9,6 +11,7 @@ distribution), so this merges with llama-index-core's `llama_index`.
 
 from __future__ import annotations
 
+from .memory_block import FusedMemoryBlock
 from .retrievers import (
                          BM25MemoryRetriever,
                          DenseMemoryRetriever,
@@ -20,7 +23,14 @@ from .retrievers import (
                          TypeFilterMemoryRetriever,
                          to_nodes,
 )
-from .tools import MemoryTool, memory_tool
+from .tools import (
+                         MemoryDeleteTool,
+                         MemoryTool,
+                         MemoryWriteTool,
+                         memory_delete_tool,
+                         memory_tool,
+                         memory_write_tool,
+)
 
 __all__ = [
     "DenseMemoryRetriever",
@@ -31,7 +41,12 @@ __all__ = [
     "EnsembleMemoryRetriever",
     "FusedMemoryRetriever",
     "memory_tool",
+    "memory_write_tool",
+    "memory_delete_tool",
     "MemoryTool",
+    "MemoryWriteTool",
+    "MemoryDeleteTool",
+    "FusedMemoryBlock",
     "MemoryNode",
     "to_nodes",
 ]
