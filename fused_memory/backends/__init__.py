@@ -27,8 +27,9 @@ from .protocols import (
                         VectorBackend,
                         VectorFilter,
                         VectorQuery,
+                        VectorReader,
                         VectorRecord,
 )
 
 __all__ = ["VectorBackend", "LexicalIndex", "GraphStore", "PayloadWriter", "TypeCounter", "RebuiltOnOpen",
-           "Reconcilable", "VectorFilter", "VectorQuery", "VectorRecord", "ScoredPayload", "LexicalDoc"]
+           "Reconcilable", "VectorFilter", "VectorQuery", "VectorRecord", "ScoredPayload", "LexicalDoc", "VectorReader"]

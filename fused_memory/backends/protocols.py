@@ -3,7 +3,8 @@ so an embedded engine and a server are interchangeable and pass one contract sui
 
 Beside the three required protocols, a backend may declare optional capabilities, each a small
 runtime-checkable protocol the store tests with `isinstance` (never by probing attributes):
-`PayloadWriter` (merge payload keys without re-writing vectors), `TypeCounter` (memories per type,
+`PayloadWriter` (merge payload keys without re-writing vectors), `VectorReader` (stored vectors by
+id, for the near-duplicate check after fusion), `TypeCounter` (memories per type,
 read by the planner without a round trip), `RebuiltOnOpen` (a lexical index that lives in the
 process, emptied and refilled from the payloads on open) and `Reconcilable` (a graph that can be
 made to agree with the payloads on open)."""
@@ -19,7 +20,7 @@ from ..results import Hit
 from ..types import Entity, EntityMention, MemoryType, Relation, TimeWindow
 
 __all__ = [
-    "VectorFilter", "VectorQuery", "VectorRecord", "ScoredPayload", "VectorBackend", "PayloadWriter",
+    "VectorFilter", "VectorQuery", "VectorRecord", "ScoredPayload", "VectorBackend", "PayloadWriter", "VectorReader",
     "LexicalDoc", "LexicalIndex", "TypeCounter", "RebuiltOnOpen", "Reconcilable",
     "GraphStore",
 ]
@@ -93,6 +94,15 @@ class PayloadWriter(Protocol):
     before; a backend without it keeps serving them as before (see `recovery.backfill`)."""
 
     def set_payload(self, namespace: str, memory_ids: Sequence[str], payload: Mapping[str, Any]) -> None: ...
+
+
+@runtime_checkable
+class VectorReader(Protocol):
+    """Optional beside `VectorBackend`: the stored vectors of some memories of one namespace, by
+    memory id (ids not stored are left out). The ensemble compares them to find near-duplicates
+    in a result (`ensemble.duplicates`); a backend without it gets equal-text duplicates only."""
+
+    def vectors(self, namespace: str, memory_ids: Sequence[str]) -> dict[str, list[float]]: ...
 
 
 # ---------------------------------------------------------------- lexical (BM25)

@@ -51,6 +51,7 @@ from ..backends.protocols import (
     TypeCounter,
     VectorBackend,
     VectorQuery,
+    VectorReader,
     VectorRecord,
 )
 from ..config import StoreConfig
@@ -354,6 +355,18 @@ class MemoryStore(SharedHandle):
         ids = keyed_ids(memory_ids, namespace)
         with self._live():
             return [from_payload(p) for p in self.vectors.get(namespace, ids)]
+
+    def stored_vectors(self, namespace: str, memory_ids: Sequence[str]) -> dict[str, np.ndarray] | None:
+        """The vectors stored for these memories (the ones the dense arm searched), by id; None when
+        the vector backend cannot hand them out (`VectorReader`). The ensemble compares them to
+        collapse near-duplicates (`ensemble.duplicates`)."""
+        check_namespace(namespace)
+        if not isinstance(self.vectors, VectorReader):
+            return None
+        ids = keyed_ids(memory_ids, namespace)
+        with self._live():
+            found = self.vectors.vectors(namespace, ids)
+        return {m: np.asarray(v, dtype=np.float32) for m, v in found.items()}
 
     def count(self, namespace: str) -> int:
         check_namespace(namespace)

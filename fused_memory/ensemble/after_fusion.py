@@ -1,0 +1,153 @@
+"""The stage after fusion: recency, supersession, near-duplicate collapse, MMR, then the reranker.
+
+    fuse (top W) -> hydrate -> + recency list -> supersession -> collapse -> MMR -> rerank (top D) -> top k
+
+All of it works on the fused top W = max(k, `after_depth`, and `rerank_depth` when a reranker is
+set), hydrated (the memories' times, texts and predicates are what the steps read): recency orders
+what the arms found relevant, it does not bring in what they did not. When collapse leaves fewer
+than k hits, W doubles and the steps run again, so the top k holds k distinct memories whenever the
+arms found that many. With every step off (recency weight 0, no supersession, no collapse, no MMR, no
+reranker) W is k and the answer is the fused top k, as before this stage existed.
+
+Each step is its own module, pure and tested at formula level: `recency` (the recency list,
+supersession), `duplicates` (collapse, MMR), `reranking` (the reranker's call and blend). This one
+decides which run, reads what they need from the store, and turns the result into `FusedHit`s.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..config import FusionConfig
+from ..errors import StoreClosed
+from ..query.optimizer import CURRENT_STATE_RECENCY, current_state_recency, fired_rules
+from ..rerank import Reranker, reranker_name
+from ..results import ArmFailure, FusedHit, Hit
+from .candidate import Candidate
+from .duplicates import collapse, mmr
+from .fanout import Job, Task
+from .fusion import fuse
+from .hydration import hydrate
+from .recency import add_recency, may_supersede, supersede
+from .reranking import apply_rerank, rerank_task
+from .source import EnsembleSource, VectorLookup
+
+__all__ = ["Staged", "after_fusion", "recency_weight", "window", "COLLAPSE"]
+
+#: The name a failed read of stored vectors goes by in `Retrieval.failures` (collapse then compares
+#: texts only).
+COLLAPSE = "collapse"
+
+
+@dataclass
+class Staged:
+    """A retrieval between the stage after fusion and its last step, the reranker: the ranked
+    candidates, the failures so far, and the rerank task (None: no reranker, or nothing to order)."""
+
+    job: Job
+    candidates: list[Candidate]
+    failures: list[ArmFailure]
+    answered: tuple[str, ...]
+    widened: tuple[str, ...]
+    pooled: tuple[str, ...]
+    rerank: Task | None = None
+    reranker: str | None = None
+
+    def hits(self, outcome: object, config: FusionConfig) -> tuple[tuple[FusedHit, ...], str | None]:
+        """The final top k, with the rerank task's `outcome` applied ((scores, ms), an exception, or
+        None when there was no task); and the name of the reranker that ordered them, if one did."""
+        ranked, failure, ms = apply_rerank(self.candidates, self.rerank, outcome, config.rerank_blend, config.k,
+                                           self.reranker)
+        if failure is not None:
+            self.failures.append(failure)
+        if ms is not None:
+            self.job.timings["rerank"] = ms
+        hits = tuple(FusedHit(c.memory, c.score, rank, c.contributions, config.k, c.collapsed, c.supersedes,
+                              c.superseded_by, c.rerank_score, c.rank_before_rerank)
+                     for rank, c in enumerate(ranked[:self.job.k], start=1))
+        return hits, (self.reranker if ms is not None else None)
+
+
+def recency_weight(job: Job, config: FusionConfig) -> float:
+    """The recency list's weight for this query: the caller's, else the configured weight times the
+    optimizer's boost for a question about the current state."""
+    if job.after.recency is not None:
+        return job.after.recency
+    boosted = current_state_recency.__name__ in fired_rules(job.plan)
+    return config.recency_weight * (CURRENT_STATE_RECENCY if boosted else 1.0)
+
+
+def window(k: int, config: FusionConfig, active: bool, reranker: Reranker | None) -> int:
+    """How many of the fused ranking the stage reads: k when no step runs, else at least `after_depth`
+    and, with a reranker, `rerank_depth`."""
+    if not active:
+        return k
+    return max(k, config.after_depth, config.rerank_depth if reranker is not None else 0)
+
+
+def after_fusion(store: EnsembleSource, job: Job, results: Mapping[str, Sequence[Hit]], weights: Mapping[str, float],
+                 config: FusionConfig, reranker: Reranker | None
+                 ) -> tuple[list[Candidate], list[ArmFailure], Task | None]:
+    """The ranked candidates (up to the window, best first), the failures of reads (hydration, stored
+    vectors) and the rerank task. `reranker` is the one this call runs (the caller's or the
+    ensemble's)."""
+    weight = recency_weight(job, config)
+    collapsing = job.after.collapse if job.after.collapse is not None else config.collapse
+    supersedes = config.supersede and may_supersede(job.parsed)
+    active = weight > 0 or supersedes or collapsing or config.mmr_lambda is not None or reranker is not None
+    size = window(job.k, config, active, reranker)
+    failures: list[ArmFailure] = []
+    while True:
+        fused = fuse(results, weights, config.k, limit=size)
+        kept, unread = hydrate(store, job.namespace, results, fused, size,
+                               _whole(results, weights, config.k))
+        failures = list(unread)
+        t0 = time.perf_counter()
+        ranked = [Candidate(m, f.score, f.contributions) for f, m in kept]
+        ranked = add_recency(ranked, weight, config.k, job.parsed.now, config.recency_half_life_days,
+                             config.recency_band)
+        if supersedes:
+            ranked = supersede(ranked)
+        vectors = None
+        if (collapsing and config.duplicate_cosine is not None) or config.mmr_lambda is not None:
+            vectors, failure = _vectors(store, job.namespace, ranked)
+            failures += [failure] if failure is not None else []
+        if collapsing:
+            ranked = collapse(ranked, vectors, config.duplicate_cosine)
+        if not collapsing or len(ranked) >= job.k or len(fused) < size:
+            break
+        size *= 2  # copies left fewer than k: read further down the fused ranking
+    if config.mmr_lambda is not None:
+        ranked = mmr(ranked, vectors, config.mmr_lambda)
+    job.timings["after"] = (time.perf_counter() - t0) * 1000
+    task = rerank_task(reranker, job.parsed.text, ranked, config.rerank_depth, config.rerank_timeout_s)
+    return ranked, failures, task
+
+
+def staged(job: Job, ranked: list[Candidate], failures: list[ArmFailure], answered: Sequence[str],
+           widened: Sequence[str], pooled: Sequence[str], task: Task | None, reranker: Reranker | None) -> Staged:
+    return Staged(job, ranked, failures, tuple(answered), tuple(widened), tuple(pooled), task,
+                  reranker_name(reranker) if reranker is not None else None)
+
+
+def _whole(results: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: int) -> Callable[[], list]:
+    return lambda: fuse(results, weights, k)
+
+
+def _vectors(store: EnsembleSource, namespace: str, ranked: Sequence[Candidate]
+             ) -> tuple[Mapping[str, np.ndarray] | None, ArmFailure | None]:
+    """The candidates' stored vectors, or None (with the failure, when the read failed): collapse then
+    compares texts only, MMR keeps the order."""
+    if len(ranked) < 2 or not isinstance(store, VectorLookup):
+        return None, None
+    try:
+        return store.stored_vectors(namespace, [c.memory.id for c in ranked]), None
+    except StoreClosed:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a read for this step must not cost the answer
+        return None, ArmFailure(COLLAPSE, f"stored vectors could not be read ({type(exc).__name__}: {exc}); "
+                                          "near-duplicates by equal text only", "error")
