@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fused_memory import EnsembleMemory, FusionConfig, MemoryStore
-from fused_memory.evaluation.churn import ChurnQuery, ChurnSet, churn_set
+from fused_memory.evaluation import ChurnQuery, ChurnSet, churn_set
 
 __all__ = ["CONFIGS", "main", "measure"]
 

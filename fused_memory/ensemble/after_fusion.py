@@ -9,6 +9,10 @@ than k hits, W doubles and the steps run again, so the top k holds k distinct me
 arms found that many. With every step off (recency weight 0, no supersession, no collapse, no MMR, no
 reranker) W is k and the answer is the fused top k, as before this stage existed.
 
+A query that one arm answers alone (the caller asked for that arm: `retrieve(arms=["lexical"])`,
+the frameworks' single-arm retrievers) gets that arm's ranking: only what the call itself asks for
+(`recency=`, `collapse=`, `reranker=`) runs.
+
 Each step is its own module, pure and tested at formula level: `recency` (the recency list,
 supersession), `duplicates` (collapse, MMR), `reranking` (the reranker's call and blend). This one
 decides which run, reads what they need from the store, and turns the result into `FusedHit`s.
@@ -24,7 +28,7 @@ import numpy as np
 
 from ..config import FusionConfig
 from ..errors import StoreClosed
-from ..query.optimizer import CURRENT_STATE_RECENCY, current_state_recency, fired_rules
+from ..query.optimizer import current_state_recency, fired_rules
 from ..rerank import Reranker, reranker_name
 from ..results import ArmFailure, FusedHit, Hit
 from .candidate import Candidate
@@ -32,7 +36,7 @@ from .duplicates import collapse, mmr
 from .fanout import Job, Task
 from .fusion import fuse
 from .hydration import hydrate
-from .recency import add_recency, may_supersede, supersede
+from .recency import about_now, add_recency, supersede
 from .reranking import apply_rerank, rerank_task
 from .source import EnsembleSource, VectorLookup
 
@@ -73,12 +77,16 @@ class Staged:
 
 
 def recency_weight(job: Job, config: FusionConfig) -> float:
-    """The recency list's weight for this query: the caller's, else the configured weight times the
-    optimizer's boost for a question about the current state."""
+    """The recency list's weight for this query: the caller's; else `current_state_recency` when the
+    optimizer found the question about the current state, `recency_weight` otherwise; 0 for one arm
+    alone and for a query about the past (`recency.about_now`)."""
     if job.after.recency is not None:
         return job.after.recency
-    boosted = current_state_recency.__name__ in fired_rules(job.plan)
-    return config.recency_weight * (CURRENT_STATE_RECENCY if boosted else 1.0)
+    if _solo(job) or not about_now(job.parsed):
+        return 0.0
+    if current_state_recency.__name__ in fired_rules(job.plan):
+        return config.current_state_recency
+    return config.recency_weight
 
 
 def window(k: int, config: FusionConfig, active: bool, reranker: Reranker | None) -> int:
@@ -89,16 +97,24 @@ def window(k: int, config: FusionConfig, active: bool, reranker: Reranker | None
     return max(k, config.after_depth, config.rerank_depth if reranker is not None else 0)
 
 
+def _solo(job: Job) -> bool:
+    """One arm answers alone: the plan always has dense unless the caller left it out."""
+    return len(job.plan.arms) == 1
+
+
 def after_fusion(store: EnsembleSource, job: Job, results: Mapping[str, Sequence[Hit]], weights: Mapping[str, float],
-                 config: FusionConfig, reranker: Reranker | None
-                 ) -> tuple[list[Candidate], list[ArmFailure], Task | None]:
+                 config: FusionConfig, default: Reranker | None
+                 ) -> tuple[list[Candidate], list[ArmFailure], Task | None, Reranker | None]:
     """The ranked candidates (up to the window, best first), the failures of reads (hydration, stored
-    vectors) and the rerank task. `reranker` is the one this call runs (the caller's or the
-    ensemble's)."""
+    vectors), the rerank task and the reranker it runs: the call's, else the ensemble's `default`
+    (not for one arm alone)."""
+    solo = _solo(job)
     weight = recency_weight(job, config)
-    collapsing = job.after.collapse if job.after.collapse is not None else config.collapse
-    supersedes = config.supersede and may_supersede(job.parsed)
-    active = weight > 0 or supersedes or collapsing or config.mmr_lambda is not None or reranker is not None
+    reranker = job.after.reranker or (None if solo else default)
+    collapsing = job.after.collapse if job.after.collapse is not None else (config.collapse and not solo)
+    supersedes = config.supersede and not solo and about_now(job.parsed)
+    lam = None if solo else config.mmr_lambda
+    active = weight > 0 or supersedes or collapsing or lam is not None or reranker is not None
     size = window(job.k, config, active, reranker)
     failures: list[ArmFailure] = []
     while True:
@@ -113,7 +129,7 @@ def after_fusion(store: EnsembleSource, job: Job, results: Mapping[str, Sequence
         if supersedes:
             ranked = supersede(ranked)
         vectors = None
-        if (collapsing and config.duplicate_cosine is not None) or config.mmr_lambda is not None:
+        if (collapsing and config.duplicate_cosine is not None) or lam is not None:
             vectors, failure = _vectors(store, job.namespace, ranked)
             failures += [failure] if failure is not None else []
         if collapsing:
@@ -121,11 +137,11 @@ def after_fusion(store: EnsembleSource, job: Job, results: Mapping[str, Sequence
         if not collapsing or len(ranked) >= job.k or len(fused) < size:
             break
         size *= 2  # copies left fewer than k: read further down the fused ranking
-    if config.mmr_lambda is not None:
-        ranked = mmr(ranked, vectors, config.mmr_lambda)
+    if lam is not None:
+        ranked = mmr(ranked, vectors, lam)
     job.timings["after"] = (time.perf_counter() - t0) * 1000
     task = rerank_task(reranker, job.parsed.text, ranked, config.rerank_depth, config.rerank_timeout_s)
-    return ranked, failures, task
+    return ranked, failures, task, reranker
 
 
 def staged(job: Job, ranked: list[Candidate], failures: list[ArmFailure], answered: Sequence[str],

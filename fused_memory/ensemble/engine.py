@@ -396,8 +396,7 @@ class EnsembleMemory:
             raise BackendUnavailable("every retriever failed: " + "; ".join(f"{a}: {r}" for a, r in causes.items()),
                                      causes)
         weights = {a: self.config.weights.get(a, 1.0) * job.plan.weight(a) for a in results}
-        reranker = job.after.reranker or self.reranker
-        ranked, unread, rerank = after_fusion(self.store, job, results, weights, self.config, reranker)
+        ranked, unread, rerank, reranker = after_fusion(self.store, job, results, weights, self.config, self.reranker)
         failures.extend(unread)
         job.timings["fuse"] = (time.perf_counter() - t0) * 1000
         return staged(job, ranked, failures, list(results), how["widened"], how["pooled"], rerank, reranker)

@@ -37,8 +37,7 @@ from .store_rules import (
 
 __all__ = ["PlanBuilder", "Rule", "optimize", "optimize_off", "fired_rules", "DEFAULT_RULES", "OFF_RULES",
            "RULE_NAMES", "SPECULATIVE_TEMPORAL_WEIGHT", "DEFAULT_HOPS", "MULTI_HOPS", "ANSWER_TIME_WEIGHT",
-           "PURE_TIME_WEIGHT", "WINDOW_TEMPORAL_WEIGHT", "CURRENT_STATE_RECENCY", "current_state_recency",
-           "reaches_now",
+           "PURE_TIME_WEIGHT", "WINDOW_TEMPORAL_WEIGHT", "current_state_recency", "reaches_now",
            # stage 2b, in store_rules.py, re-exported here where the rest of the optimizer is
            "with_store", "skip_unselective", "scope_hub_seeds", "asked_relation_leads", "mask_hub_names",
            "mask_time_phrase", "MAX_FILTER_SHARE", "MIN_SEED_DAMPING", "ASKED_RELATION_WEIGHT"]
@@ -335,21 +334,19 @@ def every_arm_that_can_run(b: PlanBuilder, q: ParsedQuery) -> None:
 
 
 # ------------------------------------------------------------------ after fusion
-#: The recency list's weight multiplier (`FusionConfig.recency_weight` x this) when the query asks
-#: for the current state. See `current_state_recency` for how it was chosen.
-CURRENT_STATE_RECENCY = 8.0
 _CURRENT_STATE = re.compile(r"\b(?:now|nowadays|currently|current|these\s+days|still|any\s?more|latest|newest"
                             r"|most\s+recent(?:ly)?|at\s+the\s+moment|at\s+present|right\s+now)\b", _I)
 
 
 def current_state_recency(b: PlanBuilder, q: ParsedQuery) -> None:
     """"where do I live now?", "what's my current editor?", "do I still...?": the answer is the
-    latest version of a fact that may have changed, so the recency list fused after the arms counts
-    `CURRENT_STATE_RECENCY` times its weight (`ensemble.recency`). Not with a window that ended before
+    latest version of a fact that may have changed, so the recency list fused after the arms runs at
+    `FusionConfig.current_state_recency` (`ensemble.recency`). Not with a window that ended before
     today: "currently ... in August 2023" asks about then ("these days" is a window up to now)."""
     m = _CURRENT_STATE.search(q.text)
     if m and reaches_now(q):
-        b.note(f"{' '.join(m.group(0).split())!r} asks for the current state -> recency x{CURRENT_STATE_RECENCY:g}")
+        b.note(f"{' '.join(m.group(0).split())!r} asks for the current state -> recency list at its current-state "
+               "weight")
 
 
 def reaches_now(q: ParsedQuery) -> bool:

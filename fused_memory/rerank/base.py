@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import BackendError
@@ -33,7 +33,9 @@ def check_scores(scores: Any, n: int, name: str) -> tuple[float, ...]:
     """A reranker's answer as the ensemble uses it, or a `BackendError` saying what is wrong with it
     (not a sequence, a score per text missing or extra, a score that is not a finite number): the
     ensemble then keeps the fused order and names the reranker in `Retrieval.failures`."""
-    if isinstance(scores, (str, bytes)) or not isinstance(scores, Sequence):
+    if isinstance(scores, (str, bytes, Mapping)):
+        raise BackendError(f"{name} returned {type(scores).__name__}, not a list of scores")
+    if not isinstance(scores, Sequence):
         try:  # numpy arrays and other array-likes are not `Sequence`s
             scores = list(scores)
         except TypeError:
