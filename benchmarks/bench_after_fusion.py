@@ -8,8 +8,9 @@ Reports, per configuration:
   first (all, facts with a predicate, facts without), and in the top 3;
 * repeated saves ("What does Sarah Chen like to drink?"): the share of questions whose top 5 holds
   5 distinct facts (the copies of one fact count once), and the mean number of distinct facts;
-* the query latency p50 (ms) of the configuration, measured in the same run as the others (the
-  configurations take turns query by query, so machine load falls on all of them alike).
+* the query latency p50 (ms) of the configuration and of its stage after fusion alone (`after_ms`:
+  recency, supersession, collapse with its read of stored vectors, MMR), measured in the same run as
+  the others (the configurations take turns query by query, so machine load falls on all alike).
 """
 
 from __future__ import annotations
@@ -28,15 +29,17 @@ from fused_memory.evaluation import ChurnQuery, ChurnSet, churn_set
 
 __all__ = ["CONFIGS", "main", "measure"]
 
-_OFF = {"recency_weight": 0.0, "supersede": False, "collapse": False}
+_OFF = {"recency_weight": 0.0, "current_state_recency": 0.0, "supersede": False, "collapse": False}
 
 #: name -> FusionConfig changes from the shipped defaults.
 CONFIGS: dict[str, dict[str, Any]] = {
     "all off": _OFF,
-    "recency only": {**_OFF, "recency_weight": FusionConfig().recency_weight},
+    "recency only": {**_OFF, "current_state_recency": FusionConfig().current_state_recency},
     "supersede only": {**_OFF, "supersede": True},
     "collapse only": {**_OFF, "collapse": True},
+    "collapse, text only": {**_OFF, "collapse": True, "duplicate_cosine": None},
     "defaults": {},
+    "defaults + MMR 0.78": {"mmr_lambda": 0.78},
 }
 
 
@@ -56,14 +59,16 @@ def measure(store: MemoryStore, data: ChurnSet, configs: Mapping[str, Mapping[st
         for q in data.queries:
             for name, ens in ensembles.items():
                 t0 = time.perf_counter()
-                ids = ens.retrieve(q.text, namespace=data.namespace, k=10, now=data.now).ids()
+                result = ens.retrieve(q.text, namespace=data.namespace, k=10, now=data.now)
                 row = rows[name]
                 row.setdefault("ms", []).append((time.perf_counter() - t0) * 1000)
+                row.setdefault("after_ms", []).append(result.timings_ms.get("after", 0.0))
+                ids = result.ids()
                 _score(q, ids, groups, row)
     finally:
         for ens in ensembles.values():
             ens.close()
-    return {name: {key: round(statistics.median(v) if key == "ms" else statistics.fmean(v), 4)
+    return {name: {key: round(statistics.median(v) if key.endswith("ms") else statistics.fmean(v), 4)
                    for key, v in sorted(row.items())} for name, row in rows.items()}
 
 
@@ -94,10 +99,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         print(f"ingested {len(data.memories)} memories in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
         results = measure(store, data, CONFIGS)
     keys = ("newest_first", "newest_first_keyed", "newest_first_unkeyed", "newest_top3", "five_distinct_top5",
-            "distinct_top5", "ms")
-    print(f"{'config':<16}" + "".join(f"{k:>22}" for k in keys))
+            "distinct_top5", "ms", "after_ms")
+    print(f"{'config':<20}" + "".join(f"{k:>21}" for k in keys))
     for name, row in results.items():
-        print(f"{name:<16}" + "".join(f"{row.get(k, float('nan')):>22.3f}" for k in keys))
+        print(f"{name:<20}" + "".join(f"{row.get(k, float('nan')):>21.3f}" for k in keys))
     out = {"args": vars(args), "results": results}
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:

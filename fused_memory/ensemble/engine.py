@@ -28,7 +28,7 @@ from ..query.entities import EntityMatcher
 from ..query.optimizer import optimize, optimize_off
 from ..query.parse import check_embed_text, parse_query
 from ..query.store_rules import filter_share, with_store
-from ..rerank import Reranker
+from ..rerank import Reranker, as_reranker
 from ..results import ARMS, ArmFailure, Hit, ParsedQuery, QueryPlan, Retrieval
 from ..retrievers import make_retriever
 from ..retrievers.base import ArmRequest, Retriever
@@ -41,6 +41,7 @@ from .fanout import Job, Outcome, Task, checked, raiser
 from .hung_arms import FailureLog, HungArms
 from .lookup import EntityLookup, wait_s
 from .options import check_after, check_options
+from .reranking import wait_for
 from .source import EnsembleSource
 from .widening import WIDENABLE, needs_widening, widened
 
@@ -68,7 +69,7 @@ class EnsembleMemory:
             raise ConfigurationError(f"max_workers must be an integer >= 1, got {max_workers!r}")
         self.store = store
         self.config = config or FusionConfig()
-        self.reranker: Reranker | None = check_after(reranker=reranker).reranker if reranker is not None else None
+        self.reranker: Reranker | None = as_reranker(reranker) if reranker is not None else None
         self.optimizer = optimizer
         self.clock = clock
         self._arms: dict[str, Retriever] = dict(arms or {})
@@ -169,7 +170,7 @@ class EnsembleMemory:
             except Exception as exc:  # noqa: BLE001 - fault isolation is the point
                 outcomes[task.label] = exc
         done = self._finish(job, outcomes)
-        return self._done(done, self._wait_one(done.rerank))
+        return self._done(done, wait_for(done.rerank, self._stuck_reason, self._submit, self._timed_out))
 
     async def aretrieve(self, query: str, *, namespace: str, k: int = 10, now: datetime | None = None,
                         types: Sequence[MemoryType | str] | None = None, arms: Sequence[str] | None = None,
@@ -216,20 +217,6 @@ class EnsembleMemory:
 
     def _timed_out(self, task: Task, fut: cf.Future[Any]) -> TimeoutError:
         return self._hung.timed_out(task.arms, task.timeout_s, fut)
-
-    def _wait_one(self, task: Task | None) -> Any:
-        """`retrieve`'s wait for one task (the reranker's), as for the arms: its answer, or why not."""
-        if task is None:
-            return None
-        if (stuck := self._stuck_reason(task)) is not None:
-            return stuck
-        fut = self._submit(task)
-        try:
-            return fut.result(timeout=wait_s(task.timeout_s))
-        except cf.TimeoutError:
-            return self._timed_out(task, fut)
-        except Exception as exc:  # noqa: BLE001 - fault isolation is the point
-            return exc
 
     def close(self) -> None:
         self._lookup.clear()

@@ -14,8 +14,8 @@ SentenceTransformerRerank and LLMRerank set it); otherwise its place in the answ
 m returned scores 1, the last 1/m), as for CrossEncoderReranker, which returns the documents sorted
 but without scores. Texts the reranker left out (its `top_n`) score below every returned one: with
 framework scores, the lowest returned minus 1; with places, 0. An item that is not one of the texts
-given is an error (the ensemble then keeps the fused order): a reranker that invents documents is
-not one whose order can be trusted.
+given, one returned twice, or a score that is not a finite number (NaN) is an error (the ensemble
+then keeps the fused order): a reranker that invents documents is not one whose order can be trusted.
 """
 
 from __future__ import annotations
@@ -52,14 +52,19 @@ def _instance_of(obj: object, module: str, name: str) -> bool:
     return cls is not None and isinstance(obj, cls)
 
 
-def _scores(order: list[tuple[int, float | None]], n: int) -> list[float]:
+def _scores(order: list[tuple[int, float | None]], n: int, name: str) -> list[float]:
     """One score per text from the answer: (position, framework score or None) per returned item,
-    best first. See the module docstring for the rule."""
+    best first. See the module docstring for the rule; an item returned twice or a score that is
+    not a finite number is garbage (`BackendError`)."""
     seen: dict[int, float | None] = {}
     for pos, score in order:
-        seen.setdefault(pos, score)
+        if pos in seen:
+            raise BackendError(f"{name} returned document {pos} twice")
+        if score is not None and not math.isfinite(score):
+            raise BackendError(f"{name} returned the score {score} for document {pos}, not a finite number")
+        seen[pos] = score
     own = [s for s in seen.values() if s is not None]
-    if seen and len(own) == len(seen) and all(math.isfinite(s) for s in own):
+    if seen and len(own) == len(seen):
         floor = min(own) - 1.0
         return [float(seen[i]) if i in seen else floor for i in range(n)]  # type: ignore[arg-type]
     m = len(seen)
@@ -116,7 +121,7 @@ class LangChainReranker(_FrameworkReranker):
                 raise BackendError(f"{self.name} returned {type(d).__name__}, not a Document")
             order.append((self._position(metadata.get(POSITION_KEY), len(texts)),
                           _number(metadata.get("relevance_score"))))
-        return _scores(order, len(texts))
+        return _scores(order, len(texts), self.name)
 
 
 class LlamaIndexReranker(_FrameworkReranker):
@@ -141,7 +146,7 @@ class LlamaIndexReranker(_FrameworkReranker):
             node_id = n.node.node_id
             tail = node_id[len(_NODE_PREFIX):] if node_id.startswith(_NODE_PREFIX) else ""
             order.append((self._position(int(tail) if tail.isdigit() else None, len(texts)), _number(n.score)))
-        return _scores(order, len(texts))
+        return _scores(order, len(texts), self.name)
 
 
 def as_reranker(obj: object) -> Reranker:

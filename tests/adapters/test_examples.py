@@ -1,4 +1,4 @@
-"""The four examples run as written (each builds its own embedded store with the real embedder)
+"""The examples run as written (each builds its own embedded store with the real embedder)
 and their outputs show the point of each: the memories reached the prompt, the agent's tool call
 returned the memory."""
 
@@ -59,3 +59,23 @@ def test_llamaindex_agent_tool_returned_the_memory() -> None:
     assert nodes and all(isinstance(n, NodeWithScore) for n in nodes)
     assert any("My manager is Sarah Chen" in n.node.text for n in nodes)
     assert "My manager is Sarah Chen" in result["answer"], "the agent answered from the tool's output"
+
+
+def test_langchain_rerank_example_reorders_and_survives_a_broken_reranker() -> None:
+    result = _load("langchain_rerank").main()
+    reranked, unranked = result["reranked"], result["unranked"]
+    assert "45 seconds in production" in reranked[0].page_content
+    assert reranked[0].metadata["rank_before_rerank"] == 2
+    assert "rerank 1.000: #2 -> #1" in reranked[0].metadata["explain"]
+    assert reranked[0].metadata["reranked_by"] == "langchain:WordOverlapReranker"
+    assert [d.id for d in unranked][:2] == [reranked[1].id, reranked[0].id]  # the fused order
+    assert "rerank" in unranked[0].metadata["failed_arms"] and unranked[0].metadata["rerank_score"] is None
+
+
+def test_llamaindex_rerank_example_puts_the_reranked_nodes_in_the_prompt() -> None:
+    result = _load("llamaindex_rerank").main()
+    nodes = result["source_nodes"]
+    assert "45 seconds in production" in nodes[0].node.text and nodes[0].node.metadata["rank_before_rerank"] == 2
+    assert nodes[0].node.metadata["reranked_by"] == "llamaindex:WordOverlapRerank"
+    for n in nodes:
+        assert n.node.text in result["response"] and "rerank" in n.node.metadata["explain"]
