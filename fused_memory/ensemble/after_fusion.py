@@ -2,12 +2,13 @@
 
     fuse (top W) -> hydrate -> + recency list -> supersession -> collapse -> MMR -> rerank (top D) -> top k
 
-All of it works on the fused top W = max(k, `after_depth`, and `rerank_depth` when a reranker is
-set), hydrated (the memories' times, texts and predicates are what the steps read): recency orders
-what the arms found relevant, it does not bring in what they did not. When collapse leaves fewer
-than k hits, W doubles and the steps run again, so the top k holds k distinct memories whenever the
-arms found that many. With every step off (recency weight 0, no supersession, no collapse, no MMR, no
-reranker) W is k and the answer is the fused top k, as before this stage existed.
+All of it works on the fused top W, hydrated (the memories' times, texts and predicates are what
+the steps read): W is k, or `after_depth` when the recency list or MMR runs, or `rerank_depth` when
+a reranker does (`window`). Recency orders what the arms found relevant, it does not bring in what
+they did not. When collapse leaves fewer than k hits, W doubles and the steps run again, so the top
+k holds k distinct memories whenever the arms found that many. With every step off (recency weight
+0, no supersession, no collapse, no MMR, no reranker) the answer is the fused top k, as before this
+stage existed.
 
 A query that one arm answers alone (the caller asked for that arm: `retrieve(arms=["lexical"])`,
 the frameworks' single-arm retrievers) gets that arm's ranking: only what the call itself asks for
@@ -89,12 +90,12 @@ def recency_weight(job: Job, config: FusionConfig) -> float:
     return config.recency_weight
 
 
-def window(k: int, config: FusionConfig, active: bool, reranker: Reranker | None) -> int:
-    """How many of the fused ranking the stage reads: k when no step runs, else at least `after_depth`
-    and, with a reranker, `rerank_depth`."""
-    if not active:
-        return k
-    return max(k, config.after_depth, config.rerank_depth if reranker is not None else 0)
+def window(k: int, config: FusionConfig, wide: bool, reranker: Reranker | None) -> int:
+    """How many of the fused ranking the stage reads: at least `after_depth` when the recency list or
+    MMR runs (they choose among more than the top k), `rerank_depth` with a reranker, else k
+    (supersession and collapse work on the top k; collapse reads further when copies leave it short).
+    Reading 20 instead of 10 cost ~2 ms p50 per query in hydration (benchmarks/bench_after_fusion.py)."""
+    return max(k, config.after_depth if wide else 0, config.rerank_depth if reranker is not None else 0)
 
 
 def _solo(job: Job) -> bool:
@@ -114,31 +115,28 @@ def after_fusion(store: EnsembleSource, job: Job, results: Mapping[str, Sequence
     collapsing = job.after.collapse if job.after.collapse is not None else (config.collapse and not solo)
     supersedes = config.supersede and not solo and about_now(job.parsed)
     lam = None if solo else config.mmr_lambda
-    active = weight > 0 or supersedes or collapsing or lam is not None or reranker is not None
-    size = window(job.k, config, active, reranker)
+    size = window(job.k, config, weight > 0 or lam is not None, reranker)
     failures: list[ArmFailure] = []
+    read = _VectorRead(store, job.namespace)
     while True:
         fused = fuse(results, weights, config.k, limit=size)
         kept, unread = hydrate(store, job.namespace, results, fused, size,
                                _whole(results, weights, config.k))
-        failures = list(unread)
+        failures[:] = unread
         t0 = time.perf_counter()
         ranked = [Candidate(m, f.score, f.contributions) for f, m in kept]
         ranked = add_recency(ranked, weight, config.k, job.parsed.now, config.recency_half_life_days,
                              config.recency_band)
         if supersedes:
             ranked = supersede(ranked)
-        vectors = None
-        if (collapsing and config.duplicate_cosine is not None) or lam is not None:
-            vectors, failure = _vectors(store, job.namespace, ranked)
-            failures += [failure] if failure is not None else []
         if collapsing:
-            ranked = collapse(ranked, vectors, config.duplicate_cosine)
+            ranked = collapse(ranked, read, config.duplicate_cosine)
         if not collapsing or len(ranked) >= job.k or len(fused) < size:
             break
         size *= 2  # copies left fewer than k: read further down the fused ranking
     if lam is not None:
-        ranked = mmr(ranked, vectors, lam)
+        ranked = mmr(ranked, read([c.memory.id for c in ranked]), lam)
+    failures += read.failures
     job.timings["after"] = (time.perf_counter() - t0) * 1000
     task = rerank_task(reranker, job.parsed.text, ranked, config.rerank_depth, config.rerank_timeout_s)
     return ranked, failures, task, reranker
@@ -154,16 +152,23 @@ def _whole(results: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k
     return lambda: fuse(results, weights, k)
 
 
-def _vectors(store: EnsembleSource, namespace: str, ranked: Sequence[Candidate]
-             ) -> tuple[Mapping[str, np.ndarray] | None, ArmFailure | None]:
-    """The candidates' stored vectors, or None (with the failure, when the read failed): collapse then
-    compares texts only, MMR keeps the order."""
-    if len(ranked) < 2 or not isinstance(store, VectorLookup):
-        return None, None
-    try:
-        return store.stored_vectors(namespace, [c.memory.id for c in ranked]), None
-    except StoreClosed:
-        raise
-    except Exception as exc:  # noqa: BLE001 - a read for this step must not cost the answer
-        return None, ArmFailure(COLLAPSE, f"stored vectors could not be read ({type(exc).__name__}: {exc}); "
-                                          "near-duplicates by equal text only", "error")
+class _VectorRead:
+    """Reads stored vectors for collapse and MMR (`duplicates.VectorRead`); a failed read is recorded
+    (once) as the failure of "collapse", whose check then compares texts only, and MMR keeps the
+    order."""
+
+    def __init__(self, store: EnsembleSource, namespace: str) -> None:
+        self.store, self.namespace = store, namespace
+        self.failures: list[ArmFailure] = []
+
+    def __call__(self, ids: Sequence[str]) -> Mapping[str, np.ndarray] | None:
+        if len(ids) < 2 or not isinstance(self.store, VectorLookup) or self.failures:
+            return None
+        try:
+            return self.store.stored_vectors(self.namespace, ids)
+        except StoreClosed:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a read for this step must not cost the answer
+            self.failures.append(ArmFailure(COLLAPSE, f"stored vectors could not be read ({type(exc).__name__}: "
+                                                      f"{exc}); near-duplicates by equal text only", "error"))
+            return None

@@ -366,7 +366,10 @@ class MemoryStore(SharedHandle):
         ids = keyed_ids(memory_ids, namespace)
         with self._live():
             found = self.vectors.vectors(namespace, ids)
-        return {m: np.asarray(v, dtype=np.float32) for m, v in found.items()}
+        if not found:
+            return {}
+        matrix = np.asarray(list(found.values()), dtype=np.float32)  # one conversion, not one per memory
+        return dict(zip(found, matrix, strict=True))
 
     def count(self, namespace: str) -> int:
         check_namespace(namespace)

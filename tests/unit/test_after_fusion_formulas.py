@@ -231,3 +231,18 @@ def test_no_task_without_a_reranker_or_with_one_candidate():
 
     assert rerank_task(None, "q", [cand("a", 1, 1), cand("b", 1, 1)], 5, 1.0) is None
     assert rerank_task(R(), "q", [cand("a", 1, 1)], 5, 1.0) is None
+
+
+def test_vectors_are_read_only_for_pairs_that_say_the_same_in_words():
+    calls: list[list[str]] = []
+
+    def read(ids):
+        calls.append(list(ids))
+        return {"a": _unit(1, 0), "c": _unit(1, 0.01)}
+
+    distinct = [cand("a", 0.9, 3, text="Alice prefers green tea"), cand("b", 0.8, 2, text="Bob likes coffee"),
+                cand("d", 0.7, 1, text="alice prefers green tea!")]
+    assert duplicate_groups(distinct, read, 0.9) == [[0, 2], [1]] and calls == []  # equal texts need no vector
+    near = [*distinct[:2], cand("c", 0.7, 1, text="Note: Alice prefers green tea")]
+    assert duplicate_groups(near, read, 0.9) == [[0, 2], [1]] and calls == [["a", "c"]]
+    assert duplicate_groups(near, lambda ids: None, 0.9) == [[0], [1], [2]]  # no vectors: texts only
