@@ -94,7 +94,8 @@ def window(k: int, config: FusionConfig, wide: bool, reranker: Reranker | None) 
     """How many of the fused ranking the stage reads: at least `after_depth` when the recency list or
     MMR runs (they choose among more than the top k), `rerank_depth` with a reranker, else k
     (supersession and collapse work on the top k; collapse reads further when copies leave it short).
-    Reading 20 instead of 10 cost ~2 ms p50 per query in hydration (benchmarks/bench_after_fusion.py)."""
+    A wider window is a wider hydration (the memories no vector arm carried are read from the store),
+    so it widens only for a step that needs it."""
     return max(k, config.after_depth if wide else 0, config.rerank_depth if reranker is not None else 0)
 
 

@@ -1,7 +1,8 @@
 """A reranker that raises, hangs past its timeout or answers garbage (wrong length, NaN, not numbers)
 never fails a query or loses a hit: the fused order stands and `failures` names "rerank". Sync and
 async, over a real store. A hung reranker does not hold later queries: while its call runs past
-the timeout it is not called again, and once it returns it is."""
+the timeout it is not called again, and once it returns it is. A failed read of stored vectors costs
+the near-duplicate check its vectors, nothing else."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from fused_memory import ConfigurationError, EnsembleMemory, FusionConfig, Memor
 from fused_memory.embeddings import HashingEmbedder
 from fused_memory.store.memory_store import MemoryStore
 from tests.conftest import NOW
+from tests.reliability._support import FaultProxy
 
 NS = "alice"
 TEXTS = ["Kestrel deploys on Fridays", "Kestrel is written in Rust", "The Kestrel team meets on Monday",
@@ -149,6 +151,26 @@ def test_the_ensembles_own_reranker_and_a_calls_own(tmp_path):
         assert depth2.retrieve(QUERY, namespace=NS, k=6, now=NOW).ids() == [plain[1], plain[0], *plain[2:]]
         with pytest.raises(ConfigurationError, match="reranker"):
             EnsembleMemory(store, reranker="cohere")
+    finally:
+        ens.close()
+        store.close()
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_failed_vector_read_leaves_equal_texts_collapsed_and_the_answer_whole(tmp_path, mode):
+    store = MemoryStore.embedded(tmp_path / "s", embedder=HashingEmbedder(dim=128), ner=False).open()
+    store.add([Memory(text=t, namespace=NS, id=f"m{i}") for i, t in enumerate(TEXTS)])
+    store.add([Memory(text="Kestrel deploys on Fridays!", namespace=NS, id="copy"),
+               Memory(text="Note: Kestrel deploys on Fridays", namespace=NS, id="near")])
+    ens = EnsembleMemory(store, FusionConfig(duplicate_cosine=0.5))
+    try:
+        whole = _run(ens, mode)
+        assert not whole.failures and {"copy", "near", "m0"} & set(whole.ids()) and len(whole.ids()) == 6
+        store.vectors = FaultProxy(store.vectors).fail("vectors", times=100)
+        r = _run(ens, mode)
+        assert [(f.arm, f.kind) for f in r.failures] == [("collapse", "error")]
+        assert "equal text only" in r.failures[0].reason
+        assert len({"m0", "copy"} & set(r.ids())) == 1 and "near" in r.ids() and len(r.ids()) == 6
     finally:
         ens.close()
         store.close()

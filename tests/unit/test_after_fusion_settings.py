@@ -50,7 +50,7 @@ def test_environment_sets_recency_and_the_rerank_timeout():
         FusionConfig.from_env({"FUSED_MEMORY_RECENCY_WEIGHT": "lots"})
 
 
-@pytest.mark.parametrize("name", ["recency", "rerank"])
+@pytest.mark.parametrize("name", ["recency", "rerank", "collapse"])
 def test_custom_arms_cannot_take_the_stage_names(name):
     with pytest.raises(ConfigurationError, match="reserved"):
         FusionConfig().check_arms(frozenset({name}))
