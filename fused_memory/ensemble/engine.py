@@ -149,8 +149,8 @@ class EnsembleMemory:
         what the vector arms embed instead of the query (a HyDE answer, LlamaIndex's
         `custom_embedding_strs`; several texts are embedded one by one and averaged); BM25, entities
         and time still read `query`. After fusion (`ensemble.after_fusion`): `reranker` for this call
-        (else the ensemble's), `recency` the recency list's weight (else the config's, boosted by the
-        optimizer for "now" questions; 0: off), `collapse` near-duplicates (else the config's)."""
+        (else the ensemble's), `recency` the recency list's weight (else the config's: its
+        `current_state_recency` on "now" questions; 0: off), `collapse` near-duplicates (else the config's)."""
         after = check_after(reranker, recency, collapse)
         job = self._prepare(query, namespace, k, now, types, arms, embed_text)
         job.after = after

@@ -123,7 +123,8 @@ class FusedMemoryRetriever(BaseRetriever):
     ensemble's own reranker, if it has one."""
     recency: float | None = None
     """Weight of the recency list fused after the arms (0 turns it off); None: the ensemble's
-    `FusionConfig.recency_weight`, raised by the optimizer for "now" / "currently" questions."""
+    (`FusionConfig.current_state_recency` on "now" / "currently" / "still" questions, else
+    `recency_weight`, 0 by default; none on questions about the past)."""
     collapse: bool | None = None
     """Near-duplicates collapse into one document, the newest (metadata `collapsed` lists the others);
     None: the ensemble's `FusionConfig.collapse`."""

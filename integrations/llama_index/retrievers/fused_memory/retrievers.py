@@ -116,7 +116,7 @@ class FusedMemoryRetriever(BaseRetriever):
     document compressor or a `fused_memory.rerank.Reranker`, under its own timeout (if it raises,
     hangs or answers garbage, the fused order stands and `failed_arms` names "rerank"); None: the
     ensemble's own, if any. `recency`: the recency list's weight (0: off; None: the ensemble's,
-    raised for "now" questions). `collapse`: near-duplicates into one node, the newest (None: the
+    set for "now" / "currently" / "still" questions). `collapse`: near-duplicates into one node, the newest (None: the
     ensemble's). As a node postprocessor after the retriever, a reranker would lose the fused
     explanation and fault isolation; given here it keeps both."""
 
