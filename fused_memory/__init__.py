@@ -5,7 +5,8 @@ and are fused by score-weighted RRF, with an explanation on every result. This p
 framework-free: the LangChain and LlamaIndex adapters live in their own import packages.
 
 The public API is what `__all__` lists here, and the `__all__` of these public modules:
-`fused_memory.embeddings` (embedders and framework embedding adapters), `fused_memory.backends`
+`fused_memory.embeddings` (embedders and framework embedding adapters), `fused_memory.rerank` (the
+`Reranker` protocol and the framework reranker adapters), `fused_memory.backends`
 (the backend protocols, to write a backend of your own), `fused_memory.adapters` (what the framework
 adapters share), `fused_memory.evaluation` (eval and bench) and `fused_memory.demo` (the sample
 memories). Every other module is internal and may move.
@@ -28,6 +29,7 @@ from .errors import (
                      QueryError,
                      StoreClosed,
 )
+from .rerank import Reranker
 from .results import (
                      ARMS,
                      ArmFailure,
@@ -55,5 +57,5 @@ __all__ = [
     "FusionConfig", "StoreConfig",
     "FusedMemoryError", "ConfigurationError", "BackendError", "BackendUnavailable",
     "EmbeddingMismatch", "QueryError", "InvalidMemory", "MissingDependency", "StoreClosed", "NotPicklable",
-    "ArmRequest", "Retriever", "conversation_context",
+    "ArmRequest", "Retriever", "Reranker", "conversation_context",
 ]

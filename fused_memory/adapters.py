@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from .ensemble import EnsembleMemory, check_options
+from .ensemble import EnsembleMemory, check_after, check_options
 from .errors import BackendUnavailable, ConfigurationError, QueryError
 from .results import Contribution, FusedHit, Retrieval
 from .store.memory_store import MemoryStore
@@ -94,7 +94,7 @@ def answered(retrieval: Retrieval) -> Retrieval:
 #: and from arm to arm. A node's content hash leaves them out (see the LlamaIndex `MemoryNode`).
 RETRIEVAL_KEYS: tuple[str, ...] = (
     "score", "rank", "arms", "contributions", "explain", "skipped_arms", "failed_arms", "widened_arms",
-    "pooled_arms",
+    "pooled_arms", "collapsed", "supersedes", "superseded_by", "rerank_score", "rank_before_rerank", "reranked_by",
 )
 
 #: Metadata keys that describe *how* a memory was found, or are bookkeeping. They stay on the
@@ -196,29 +196,38 @@ class CallOptions:
     """The per-call parameters both adapters accept, resolved against the retriever's defaults.
 
     `None` in an override means "use the default"; the values are checked by the core's own
-    `check_options` (at construction through `checked`, and by every retrieve).
+    `check_options` and `check_after` (at construction through `checked`, and by every retrieve).
+    `reranker`, `recency` and `collapse` are the stage after fusion's (`EnsembleMemory.retrieve`):
+    a reranker (a LangChain document compressor, a LlamaIndex node postprocessor or a
+    `fused_memory.rerank.Reranker`), the recency list's weight, near-duplicate collapse.
     """
 
     namespace: str
     k: int
     now: datetime | None = None
     types: tuple[MemoryType | str, ...] | None = None
+    reranker: Any = None
+    recency: float | None = None
+    collapse: bool | None = None
 
     @classmethod
     def of(cls, namespace: str, k: int, now: datetime | str | None = None,
-           types: Sequence[MemoryType | str] | MemoryType | str | None = None) -> CallOptions:
-        return cls(namespace, k, _parse_now(now), type_list(types))
+           types: Sequence[MemoryType | str] | MemoryType | str | None = None, *, reranker: Any = None,
+           recency: float | None = None, collapse: bool | None = None) -> CallOptions:
+        return cls(namespace, k, _parse_now(now), type_list(types), reranker, recency, collapse)
 
     def checked(self, arm: str | None = None) -> CallOptions:
-        """These options, after the checks the core makes on every call (`check_options`) for a
-        retriever of `arm` (None: the ensemble): its defaults are checked where they are written,
-        not on its first query."""
+        """These options, after the checks the core makes on every call (`check_options`,
+        `check_after`) for a retriever of `arm` (None: the ensemble): its defaults are checked where
+        they are written, not on its first query."""
         check_options(self.namespace, self.k, self.now, self.types, [arm] if arm else None)
+        check_after(self.reranker, self.recency, self.collapse)
         return self
 
     def override(self, *, namespace: str | None = None, k: int | None = None,
                  now: datetime | str | None = None,
-                 types: Sequence[MemoryType | str] | MemoryType | str | None = None) -> CallOptions:
+                 types: Sequence[MemoryType | str] | MemoryType | str | None = None, reranker: Any = None,
+                 recency: float | None = None, collapse: bool | None = None) -> CallOptions:
         """These options with every non-None override applied."""
         changes: dict[str, Any] = {}
         if namespace is not None:
@@ -229,24 +238,31 @@ class CallOptions:
             changes["now"] = _parse_now(now)
         if types is not None:
             changes["types"] = type_list(types)
+        for name, value in (("reranker", reranker), ("recency", recency), ("collapse", collapse)):
+            if value is not None:
+                changes[name] = value
         return replace(self, **changes) if changes else self
 
     def core_kwargs(self, arm: str | None) -> dict[str, Any]:
         """Keyword arguments for `EnsembleMemory.retrieve` / `aretrieve`; a single-arm retriever
-        is the ensemble restricted to that arm (for one arm, fused order is the arm's order)."""
-        kw: dict[str, Any] = {"namespace": self.namespace, "k": self.k, "now": self.now, "types": self.types}
+        is the ensemble restricted to that arm (for one arm, fused order is the arm's order, unless
+        the retriever asks for recency, collapse or a reranker itself)."""
+        kw: dict[str, Any] = {"namespace": self.namespace, "k": self.k, "now": self.now, "types": self.types,
+                              "reranker": self.reranker, "recency": self.recency, "collapse": self.collapse}
         if arm is not None:
             kw["arms"] = [arm]
         return kw
 
 
 def _retrieval_info(retrieval: Retrieval) -> dict[str, Any]:
-    """What one retrieval says about arms that did not answer: the same on every hit."""
+    """What one retrieval says about arms that did not answer, and which reranker ordered it: the
+    same on every hit. A failed reranker is under `failed_arms` as "rerank"."""
     return {
         "skipped_arms": dict(retrieval.plan.skipped),
         "failed_arms": {f.arm: f"{f.kind}: {f.reason}" for f in retrieval.failures},
         "widened_arms": list(retrieval.widened),
         "pooled_arms": list(retrieval.pooled),
+        "reranked_by": retrieval.reranked_by,
     }
 
 
@@ -256,8 +272,10 @@ def hit_metadata(hit: FusedHit, retrieval: Retrieval) -> dict[str, Any]:
     The memory's fields come first (type, ISO `event_at` in the zone of the query's `now`: the
     agent tool showed a Friday-evening dinner asked about from Los Angeles as Saturday in UTC,
     entities...), the caller's own memory
-    metadata under `metadata`, then the retrieval facts: score, rank, arms, per-arm contributions,
-    the explain string and the skipped / failed / widened arms. The caller's own keys are also
+    metadata under `metadata`, then the retrieval facts: score, rank, arms, per-arm contributions
+    (the recency list's too, as "recency"), the explain string, what the stage after fusion did
+    (collapsed ids, supersedes / superseded_by, rerank_score and rank_before_rerank) and the skipped /
+    failed / widened arms. The caller's own keys are also
     copied to the top level, where LangChain document prompts ("{source}") and LlamaIndex
     postprocessors look for them; where one is named like a key above, ours keeps the name and the
     caller's value stays under `metadata`.
@@ -274,9 +292,11 @@ def hit_metadata(hit: FusedHit, retrieval: Retrieval) -> dict[str, Any]:
         **memory,
         "score": data["score"],
         "rank": data["rank"],
-        "arms": [c["arm"] for c in data["contributions"]],
+        "arms": [c["arm"] for c in data["contributions"] if c["arm"] != "recency"],  # a list, not a retriever
         "contributions": data["contributions"],
         "explain": data["explain"],
+        **{key: data[key] for key in ("collapsed", "supersedes", "superseded_by", "rerank_score",
+                                      "rank_before_rerank")},
         **_retrieval_info(retrieval),
     }
     for key, value in (memory.get("metadata") or {}).items():

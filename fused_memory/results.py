@@ -132,18 +132,41 @@ class Contribution:
 
 @dataclass(frozen=True)
 class FusedHit:
-    """A memory in the fused ranking, with every arm's share of its score."""
+    """A memory in the fused ranking, with every arm's share of its score (the recency list's too,
+    as "recency"), and what the stage after fusion did to it: the near-duplicates collapsed into it,
+    the older versions it supersedes (or the newer one that supersedes it), and the reranker's score
+    with the rank the hit had before the reranker reordered the top."""
 
     memory: Memory
     score: float
     rank: int
     contributions: tuple[Contribution, ...]
     k: int = 60
+    #: Ids of the near-duplicates collapsed into this hit, the newest of them (`FusionConfig.collapse`),
+    #: best-ranked first. The score and contributions are the best-ranked copy's: it placed the hit.
+    collapsed: tuple[str, ...] = ()
+    #: Ids of the older memories with this memory's predicate that it outranks (`FusionConfig.supersede`).
+    supersedes: tuple[str, ...] = ()
+    #: The id of the newer memory with this memory's predicate that outranks it.
+    superseded_by: str | None = None
+    #: The reranker's score for this hit; None when no reranker ordered it.
+    rerank_score: float | None = None
+    #: This hit's rank before the reranker reordered the top; None when no reranker ordered it.
+    rank_before_rerank: int | None = None
 
     def explain(self) -> str:
-        """e.g. `lexical#1(0.93) + dense#4(0.81) k=10 -> 0.1627`."""
+        """e.g. `lexical#1(0.93) + dense#4(0.81) k=10 -> 0.1627 | rerank 0.912: #4 -> #1`."""
         parts = " + ".join(f"{c.arm}#{c.rank}({c.raw_score:.2f})" for c in self.contributions)
-        return f"{parts or 'none'} k={self.k} -> {self.score:.4f}"
+        out = f"{parts or 'none'} k={self.k} -> {self.score:.4f}"
+        if self.rerank_score is not None:
+            out += f" | rerank {self.rerank_score:.3f}: #{self.rank_before_rerank} -> #{self.rank}"
+        if self.supersedes:
+            out += f" | supersedes {', '.join(self.supersedes)} (same predicate, older)"
+        if self.superseded_by is not None:
+            out += f" | superseded by {self.superseded_by} (same predicate, newer)"
+        if self.collapsed:
+            out += f" | collapsed {', '.join(self.collapsed)} (near-duplicates; the newest shown)"
+        return out
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -154,13 +177,17 @@ class FusedHit:
                  "contribution": c.contribution, "detail": c.detail}
                 for c in self.contributions
             ],
+            "collapsed": list(self.collapsed), "supersedes": list(self.supersedes),
+            "superseded_by": self.superseded_by, "rerank_score": self.rerank_score,
+            "rank_before_rerank": self.rank_before_rerank,
         }
 
 
 @dataclass(frozen=True)
 class ArmFailure:
     """An arm that was planned but gave no answer: it raised, or it ran past its timeout; or one
-    whose hits were left out because their memories could not be read ("hydration")."""
+    whose hits were left out because their memories could not be read ("hydration"). A reranker
+    that raised, ran past its timeout or answered garbage is named "rerank" (the fused order stands)."""
 
     arm: str
     reason: str
@@ -179,6 +206,8 @@ class Retrieval:
     timings_ms: Mapping[str, float] = field(default_factory=dict)
     #: Arms whose search was read off a broader one of the same query (`FusionConfig.pool_min`).
     pooled: tuple[str, ...] = ()
+    #: The reranker that ordered the top hits (`fused_memory.rerank.reranker_name`), None when none did.
+    reranked_by: str | None = None
 
     @property
     def skipped(self) -> Mapping[str, str]:
@@ -197,6 +226,8 @@ class Retrieval:
         lines += [f"  widened {a}: type filter left too few results, searched all types" for a in self.widened]
         lines += [f"  pooled {a}: its filter applied to a broader search's results, no search of its own"
                   for a in self.pooled]
+        if self.reranked_by is not None:
+            lines.append(f"  reranked by {self.reranked_by}")
         if self.timings_ms:
             lines.append("  timings: " + ", ".join(f"{a}={ms:.1f}ms" for a, ms in self.timings_ms.items()))
         for h in self.hits:
@@ -210,4 +241,5 @@ class Retrieval:
             "plan": self.plan.to_json(),
             "failures": [{"arm": f.arm, "kind": f.kind, "reason": f.reason} for f in self.failures],
             "widened": list(self.widened), "pooled": list(self.pooled), "timings_ms": dict(self.timings_ms),
+            "reranked_by": self.reranked_by,
         }

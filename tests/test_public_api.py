@@ -21,7 +21,7 @@ PUBLIC: dict[str, set[str]] = {
         "FusionConfig", "StoreConfig",
         "FusedMemoryError", "ConfigurationError", "BackendError", "BackendUnavailable", "EmbeddingMismatch",
         "QueryError", "InvalidMemory", "MissingDependency", "StoreClosed", "NotPicklable",
-        "ArmRequest", "Retriever", "conversation_context",
+        "ArmRequest", "Retriever", "Reranker", "conversation_context",
     },
     "fused_memory.adapters": {
         "ARM_RETRIEVERS", "ArmReport", "CallOptions", "DEFAULT_TOOL_DESCRIPTION", "DEFAULT_TOOL_NAME",
@@ -34,7 +34,7 @@ PUBLIC: dict[str, set[str]] = {
         "saved_answer", "forgotten_answer",
     },
     "fused_memory.backends": {
-        "VectorBackend", "LexicalIndex", "GraphStore", "PayloadWriter", "PayloadLister", "TypeCounter",
+        "VectorBackend", "LexicalIndex", "GraphStore", "PayloadWriter", "PayloadLister", "VectorReader", "TypeCounter",
         "RebuiltOnOpen", "Reconcilable", "VectorFilter", "VectorQuery", "VectorRecord", "ScoredPayload", "LexicalDoc",
     },
     "fused_memory.demo": {"DEMO_NAMESPACE", "DEMO_NOW", "DEMO_QUERIES", "DEMO_RELATIONS", "demo_memories"},
@@ -42,10 +42,14 @@ PUBLIC: dict[str, set[str]] = {
         "Embedder", "EmbedderId", "HashingEmbedder", "LangChainEmbedder", "LlamaIndexEmbedder", "MiniLMEmbedder",
         "as_embedder", "default_embedder", "is_embedder",
     },
+    "fused_memory.rerank": {
+        "Reranker", "LangChainReranker", "LlamaIndexReranker", "as_reranker", "check_scores", "reranker_name",
+    },
     "fused_memory.evaluation": {
         "EvalDataError", "EvalDataset", "EvalMemory", "EvalQuery", "EvalReport", "Evaluator", "QueryResult",
         "System", "default_systems", "load_dataset", "load_memories", "load_queries", "mean_scores",
         "metric_names", "ndcg_at_k", "rank_by_score", "recall_at_k", "run_bench", "run_eval", "score_query",
+        "ChurnQuery", "ChurnSet", "churn_set",
     },
     "langchain_fused_memory": {
         "DenseMemoryRetriever", "BM25MemoryRetriever", "GraphMemoryRetriever", "TemporalMemoryRetriever",

@@ -28,9 +28,10 @@ from .protocols import (
                         VectorBackend,
                         VectorFilter,
                         VectorQuery,
+                        VectorReader,
                         VectorRecord,
 )
 
-__all__ = ["VectorBackend", "LexicalIndex", "GraphStore", "PayloadWriter", "PayloadLister", "TypeCounter",
-           "RebuiltOnOpen",
-           "Reconcilable", "VectorFilter", "VectorQuery", "VectorRecord", "ScoredPayload", "LexicalDoc"]
+__all__ = ["VectorBackend", "LexicalIndex", "GraphStore", "PayloadWriter", "PayloadLister", "VectorReader",
+           "TypeCounter", "RebuiltOnOpen", "Reconcilable", "VectorFilter", "VectorQuery", "VectorRecord",
+           "ScoredPayload", "LexicalDoc"]

@@ -4,7 +4,8 @@ so an embedded engine and a server are interchangeable and pass one contract sui
 Beside the three required protocols, a backend may declare optional capabilities, each a small
 runtime-checkable protocol the store tests with `isinstance` (never by probing attributes):
 `PayloadWriter` (merge payload keys without re-writing vectors), `PayloadLister` (the payloads a
-filter matches, filtered by the engine), `TypeCounter` (memories per type,
+filter matches, filtered by the engine), `VectorReader` (stored vectors by id, for the near-duplicate
+check after fusion), `TypeCounter` (memories per type,
 read by the planner without a round trip), `RebuiltOnOpen` (a lexical index that lives in the
 process, emptied and refilled from the payloads on open) and `Reconcilable` (a graph that can be
 made to agree with the payloads on open)."""
@@ -21,6 +22,7 @@ from ..types import Entity, EntityMention, MemoryType, Relation, TimeWindow
 
 __all__ = [
     "VectorFilter", "VectorQuery", "VectorRecord", "ScoredPayload", "VectorBackend", "PayloadWriter", "PayloadLister",
+    "VectorReader",
     "LexicalDoc", "LexicalIndex", "TypeCounter", "RebuiltOnOpen", "Reconcilable",
     "GraphStore",
 ]
@@ -106,6 +108,15 @@ class PayloadLister(Protocol):
     without it is read with `scroll(namespace)` and filtered in Python, with the same result."""
 
     def scroll_where(self, flt: VectorFilter) -> Iterator[Mapping[str, Any]]: ...
+
+
+@runtime_checkable
+class VectorReader(Protocol):
+    """Optional beside `VectorBackend`: the stored vectors of some memories of one namespace, by
+    memory id (ids not stored are left out). The ensemble compares them to find near-duplicates
+    in a result (`ensemble.duplicates`); a backend without it gets equal-text duplicates only."""
+
+    def vectors(self, namespace: str, memory_ids: Sequence[str]) -> dict[str, list[float]]: ...
 
 
 # ---------------------------------------------------------------- lexical (BM25)

@@ -72,6 +72,18 @@ def _fusion_config(args: argparse.Namespace) -> Any:
     weights = parse_weights(args.weight)
     if weights:
         changes["weights"] = {**base.weights, **weights}
+    for flag, name in (("recency_weight", "recency_weight"), ("current_state_recency", "current_state_recency"),
+                       ("half_life_days", "recency_half_life_days"), ("mmr", "mmr_lambda")):
+        if getattr(args, flag) is not None:
+            changes[name] = getattr(args, flag)
+    if args.duplicate_cosine is not None:
+        changes["duplicate_cosine"] = None if args.duplicate_cosine < 0 else args.duplicate_cosine
+    if args.no_collapse:
+        changes["collapse"] = False
+    if args.no_supersede:
+        changes["supersede"] = False
+    if args.no_after:  # every step of the stage after fusion off: the fused top k as it was
+        changes.update(recency_weight=0.0, current_state_recency=0.0, supersede=False, collapse=False, mmr_lambda=None)
     return base.with_(**changes) if changes else base
 
 
@@ -175,6 +187,18 @@ def add_commands(subparsers: Any) -> None:
     e.add_argument("--pool-min", type=int, help="read a filtered arm off dense's results when they hold this "
                                                   "many matches; 0: never (default: FusionConfig)")
     e.add_argument("--weight", action="append", metavar="ARM=W", help="arm weight, repeatable")
+    e.add_argument("--recency-weight", type=float, help="recency list weight on queries about the present "
+                                                          "(default: FusionConfig, 0)")
+    e.add_argument("--current-state-recency", type=float, help="recency list weight on current-state questions "
+                                                                 "('now', 'currently'...; default: FusionConfig, 8)")
+    e.add_argument("--half-life-days", type=float, help="recency half-life in days (default: FusionConfig, 365)")
+    e.add_argument("--duplicate-cosine", type=float, help="near-duplicate cosine threshold; negative: equal "
+                                                            "text only (default: FusionConfig, 0.92)")
+    e.add_argument("--mmr", type=float, metavar="LAMBDA", help="MMR lambda in [0, 1] (default: off)")
+    e.add_argument("--no-collapse", action="store_true", help="keep near-duplicates apart")
+    e.add_argument("--no-supersede", action="store_true", help="no supersession by predicate")
+    e.add_argument("--no-after", action="store_true", help="the stage after fusion off entirely (recency, "
+                                                           "supersession, collapse, MMR)")
     e.add_argument("--store", help="keep the ingested store in this directory, which must be new or empty "
                                    "(default: temporary)")
     e.add_argument("--context-turns", type=int, default=DEFAULT_CONTEXT_TURNS, metavar="N",

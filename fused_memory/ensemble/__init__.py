@@ -6,11 +6,13 @@
   planner's bounded entity lookup.
 * `widening`: a type filter that left too few hits searched again without it.
 * `fusion`: score-weighted RRF; `hydration`: the fused top k as `Memory` objects.
+* `after_fusion`: the stage after fusion, over `candidate`s: `recency` (the recency list and
+  supersession), `duplicates` (near-duplicate collapse, MMR), `reranking` (the reranker's call).
 """
 
 from __future__ import annotations
 
 from .engine import EnsembleMemory
-from .options import check_options
+from .options import check_after, check_options
 
-__all__ = ["EnsembleMemory", "check_options"]
+__all__ = ["EnsembleMemory", "check_options", "check_after"]

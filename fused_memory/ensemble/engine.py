@@ -1,10 +1,11 @@
-"""`EnsembleMemory`: parse -> optimize -> fan-out -> widen -> fuse -> hydrate.
+"""`EnsembleMemory`: parse -> optimize -> fan-out -> widen -> fuse -> hydrate -> after fusion -> rerank.
 
 Sync and async share every step but the waiting: `_prepare` builds the plan and a list of tasks,
-`_finish` fuses whatever came back; `retrieve` waits on threads, `aretrieve` awaits the same
-callables on the event loop. The Qdrant-backed arms of one query go to the engine as one batch
-(one task); BM25 and the graph run beside it. A task that raises or outlives its timeout is dropped
-and recorded; the others still answer.
+`_finish` fuses whatever came back and runs the stage after fusion (`after_fusion`), `_done` applies
+the reranker's answer; `retrieve` waits on threads, `aretrieve` awaits the same callables on the
+event loop (the reranker's call too: it is a task like an arm's). The Qdrant-backed arms of one
+query go to the engine as one batch (one task); BM25 and the graph run beside it. A task that raises
+or outlives its timeout is dropped and recorded; the others still answer.
 """
 
 from __future__ import annotations
@@ -27,19 +28,20 @@ from ..query.entities import EntityMatcher
 from ..query.optimizer import optimize, optimize_off
 from ..query.parse import check_embed_text, parse_query
 from ..query.store_rules import filter_share, with_store
-from ..results import ARMS, ArmFailure, FusedHit, Hit, ParsedQuery, QueryPlan, Retrieval
+from ..rerank import Reranker, as_reranker
+from ..results import ARMS, ArmFailure, Hit, ParsedQuery, QueryPlan, Retrieval
 from ..retrievers import make_retriever
 from ..retrievers.base import ArmRequest, Retriever
 from ..retrievers.vector import ScopedGraphRetriever, VectorArm, run_vector_arms
 from ..types import MemoryType
 from ..validation import require_aware, utcnow
+from .after_fusion import Staged, after_fusion, staged
 from .caller_plan import with_caller
 from .fanout import Job, Outcome, Task, checked, raiser
-from .fusion import fuse
 from .hung_arms import FailureLog, HungArms
-from .hydration import hydrate
 from .lookup import EntityLookup, wait_s
-from .options import check_options
+from .options import check_after, check_options
+from .reranking import wait_for
 from .source import EnsembleSource
 from .widening import WIDENABLE, needs_widening, widened
 
@@ -51,13 +53,15 @@ class EnsembleMemory:
     """The five arms over one `MemoryStore` (any `EnsembleSource`), fused by score-weighted RRF.
 
     `optimizer=False` runs every arm that can run (the baseline the optimizer is measured against).
-    `arms` replaces or adds arms by name (any object with the `Retriever` protocol). Construction
+    `arms` replaces or adds arms by name (any object with the `Retriever` protocol). `reranker`
+    reorders the top of every retrieval (a `fused_memory.rerank.Reranker`, a LangChain document
+    compressor or a LlamaIndex node postprocessor; a call may bring its own). Construction
     does no I/O. A copy is a new ensemble over the same store (`handles`).
     """
 
     def __init__(self, store: EnsembleSource, config: FusionConfig | None = None, *, optimizer: bool = True,
                  arms: Mapping[str, Retriever] | None = None, max_workers: int = 8,
-                 clock: Callable[[], datetime] = utcnow) -> None:
+                 clock: Callable[[], datetime] = utcnow, reranker: object = None) -> None:
         if not isinstance(store, EnsembleSource) or not isinstance(config, (FusionConfig, type(None))):
             raise ConfigurationError(f"EnsembleMemory(store, config) takes a MemoryStore and a FusionConfig, "
                                      f"got {type(store).__name__} and {type(config).__name__}")
@@ -65,6 +69,7 @@ class EnsembleMemory:
             raise ConfigurationError(f"max_workers must be an integer >= 1, got {max_workers!r}")
         self.store = store
         self.config = config or FusionConfig()
+        self.reranker: Reranker | None = as_reranker(reranker) if reranker is not None else None
         self.optimizer = optimizer
         self.clock = clock
         self._arms: dict[str, Retriever] = dict(arms or {})
@@ -138,12 +143,17 @@ class EnsembleMemory:
 
     def retrieve(self, query: str, *, namespace: str, k: int = 10, now: datetime | None = None,
                  types: Sequence[MemoryType | str] | None = None, arms: Sequence[str] | None = None,
-                 embed_text: str | Sequence[str] | None = None) -> Retrieval:
+                 embed_text: str | Sequence[str] | None = None, reranker: object = None,
+                 recency: float | None = None, collapse: bool | None = None) -> Retrieval:
         """The top `k` memories for `query` in `namespace`, each with its explanation. `embed_text`:
         what the vector arms embed instead of the query (a HyDE answer, LlamaIndex's
         `custom_embedding_strs`; several texts are embedded one by one and averaged); BM25, entities
-        and time still read `query`."""
+        and time still read `query`. After fusion (`ensemble.after_fusion`): `reranker` for this call
+        (else the ensemble's), `recency` the recency list's weight (else the config's: its
+        `current_state_recency` on "now" questions; 0: off), `collapse` near-duplicates (else the config's)."""
+        after = check_after(reranker, recency, collapse)
         job = self._prepare(query, namespace, k, now, types, arms, embed_text)
+        job.after = after
         outcomes: dict[str, Any] = {}
         running: list[tuple[Task, float, cf.Future[Any]]] = []
         for task in job.tasks:
@@ -159,16 +169,21 @@ class EnsembleMemory:
                 outcomes[task.label] = self._timed_out(task, fut)
             except Exception as exc:  # noqa: BLE001 - fault isolation is the point
                 outcomes[task.label] = exc
-        return self._finish(job, outcomes)
+        done = self._finish(job, outcomes)
+        return self._done(done, wait_for(done.rerank, self._stuck_reason, self._submit, self._timed_out))
 
     async def aretrieve(self, query: str, *, namespace: str, k: int = 10, now: datetime | None = None,
                         types: Sequence[MemoryType | str] | None = None, arms: Sequence[str] | None = None,
-                        embed_text: str | Sequence[str] | None = None) -> Retrieval:
+                        embed_text: str | Sequence[str] | None = None, reranker: object = None,
+                        recency: float | None = None, collapse: bool | None = None) -> Retrieval:
         """`retrieve` for asyncio: parsing, arms and hydration run off the event loop (planning and
-        fusion on the loop's default executor, so hung arms can never hold them up)."""
+        fusion on the loop's default executor, so hung arms can never hold them up); the reranker's
+        call is awaited as the arms' are."""
+        after = check_after(reranker, recency, collapse)
         loop = asyncio.get_running_loop()
         job = await loop.run_in_executor(
             None, lambda: self._prepare(query, namespace, k, now, types, arms, embed_text))
+        job.after = after
 
         async def run(task: Task) -> Any:
             if (stuck := self._stuck_reason(task)) is not None:
@@ -183,7 +198,8 @@ class EnsembleMemory:
 
         results = await asyncio.gather(*(run(t) for t in job.tasks))
         outcomes = {t.label: r for t, r in zip(job.tasks, results, strict=True)}
-        return await loop.run_in_executor(None, self._finish, job, outcomes)
+        done = await loop.run_in_executor(None, self._finish, job, outcomes)
+        return self._done(done, await run(done.rerank) if done.rerank is not None else None)
 
     # ------------------------------------------------------------------ hung arms (`hung_arms`)
     def _submit(self, task: Task) -> cf.Future[Any]:
@@ -341,7 +357,7 @@ class EnsembleMemory:
         result = task.fn()
         return result, (time.perf_counter() - t0) * 1000
 
-    def _finish(self, job: Job, outcomes: Mapping[str, Any]) -> Retrieval:
+    def _finish(self, job: Job, outcomes: Mapping[str, Any]) -> Staged:
         t0 = time.perf_counter()
         results: dict[str, list[Hit]] = {}
         failures: list[ArmFailure] = list(job.failures)
@@ -367,14 +383,16 @@ class EnsembleMemory:
             raise BackendUnavailable("every retriever failed: " + "; ".join(f"{a}: {r}" for a, r in causes.items()),
                                      causes)
         weights = {a: self.config.weights.get(a, 1.0) * job.plan.weight(a) for a in results}
-        fused = fuse(results, weights, self.config.k, limit=job.k)
-        kept, unread = hydrate(self.store, job.namespace, results, fused, job.k,
-                               lambda: fuse(results, weights, self.config.k))
+        ranked, unread, rerank, reranker = after_fusion(self.store, job, results, weights, self.config, self.reranker)
         failures.extend(unread)
-        hits = tuple(FusedHit(memory, f.score, rank, f.contributions, self.config.k)
-                     for rank, (f, memory) in enumerate(kept, start=1))
         job.timings["fuse"] = (time.perf_counter() - t0) * 1000
+        return staged(job, ranked, failures, list(results), how["widened"], how["pooled"], rerank, reranker)
+
+    def _done(self, done: Staged, rerank: Any) -> Retrieval:
+        """The retrieval, with the reranker's answer (or failure) applied to the staged ranking."""
+        job = done.job
+        hits, reranked_by = done.hits(rerank, self.config)
         job.timings["total"] = (time.perf_counter() - job.started) * 1000
-        self._failure_log.report(failures, results)
-        return Retrieval(hits, job.plan, job.parsed, tuple(failures), tuple(how["widened"]),
-                         dict(job.timings), tuple(how["pooled"]))
+        self._failure_log.report(done.failures, (*done.answered, *(("rerank",) if reranked_by else ())))
+        return Retrieval(hits, job.plan, job.parsed, tuple(done.failures), done.widened, dict(job.timings),
+                         done.pooled, reranked_by)

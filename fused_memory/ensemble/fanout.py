@@ -1,5 +1,6 @@
 """The units of one query's fan-out, as `EnsembleMemory` builds them in `_prepare` and reads them
-back in `_finish`: a task per arm (or per batch of vector arms) and the job that holds them."""
+back in `_finish`: a task per arm (or per batch of vector arms) and the job that holds them. The
+reranker's call after fusion is a task too, run and timed out as an arm's."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 from ..errors import BackendError
 from ..results import ArmFailure, Hit, ParsedQuery, QueryPlan
+from .options import AfterOptions
 
 __all__ = ["Outcome", "Task", "Job", "checked", "raiser"]
 
@@ -18,12 +20,13 @@ Outcome = dict[str, tuple[list[Hit], str]]
 @dataclass
 class Task:
     """One unit of fan-out: runs one or more arms, returns {arm: (hits, how)}; `how` is "" for a
-    plain answer, "widened" (type filter dropped, rerun) or "pooled" (read off a broader search)."""
+    plain answer, "widened" (type filter dropped, rerun) or "pooled" (read off a broader search).
+    The rerank task (`reranking.rerank_task`) returns the reranker's checked scores instead."""
 
     label: str
     arms: tuple[str, ...]
     timeout_s: float
-    fn: Callable[[], Outcome]
+    fn: Callable[[], Any]
 
 
 @dataclass
@@ -36,6 +39,8 @@ class Job:
     started: float
     timings: dict[str, float] = field(default_factory=dict)
     failures: list[ArmFailure] = field(default_factory=list)
+    #: The call's options for the stage after fusion (`EnsembleMemory.retrieve` sets them).
+    after: AfterOptions = field(default_factory=AfterOptions)
 
 
 def checked(name: str, hits: Any) -> list[Hit]:

@@ -1,20 +1,24 @@
-"""`check_options`: the checks every retrieve makes on its options, in one place.
+"""`check_options`: the checks every retrieve makes on its options, in one place; `check_after`:
+the same for the options of the stage after fusion (reranker, recency weight, collapse).
 
-The ensemble runs it on every call and the LangChain / LlamaIndex adapters on their defaults at
+The ensemble runs them on every call and the LangChain / LlamaIndex adapters on their defaults at
 construction, so a bad default fails where it was written, with the same message either way.
 """
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from ..errors import QueryError
+from ..errors import ConfigurationError, QueryError
+from ..rerank import Reranker, as_reranker
 from ..types import MemoryType, parse_memory_type, type_list
 from ..validation import check_namespace, require_aware
 from .widening import WIDENABLE
 
-__all__ = ["check_options", "check_types_apply", "MAX_K", "TYPE_ARMS"]
+__all__ = ["check_options", "check_types_apply", "check_after", "AfterOptions", "MAX_K", "TYPE_ARMS"]
 
 #: The arms that can apply `types`: dense and lexical search inside them, the type arm is the filter.
 TYPE_ARMS = frozenset((*WIDENABLE, "type"))
@@ -48,3 +52,34 @@ def check_types_apply(arms: Sequence[str]) -> None:
     if not set(arms) & TYPE_ARMS:
         raise QueryError(f"types filters the dense, lexical and type arms; this query runs only {list(arms)}, "
                          "which cannot apply it (ask the ensemble, or the type arm, for memories of a type)")
+
+
+@dataclass(frozen=True)
+class AfterOptions:
+    """A call's say over the stage after fusion; None leaves it to the ensemble and its config:
+    `reranker` (the ensemble's own when None), `recency` (the recency list's weight, replacing the
+    configured weight and the optimizer's boost; 0 turns recency off), `collapse` (near-duplicates)."""
+
+    reranker: Reranker | None = None
+    recency: float | None = None
+    collapse: bool | None = None
+
+
+def check_after(reranker: object = None, recency: object = None, collapse: object = None) -> AfterOptions:
+    """The per-call options of the stage after fusion, checked: a reranker as `as_reranker` takes it
+    (a LangChain compressor or a LlamaIndex postprocessor is wrapped), a recency weight a finite
+    number >= 0, collapse a bool."""
+    if reranker is not None:
+        try:
+            reranker = as_reranker(reranker)
+        except ConfigurationError as exc:
+            raise QueryError(str(exc)) from None
+    if recency is not None:
+        value = float(recency) if isinstance(recency, numbers.Real) and not isinstance(recency, bool) else math.nan
+        if not (math.isfinite(value) and value >= 0):
+            raise QueryError(f"recency must be a finite number >= 0 (the recency list's weight; 0: off), "
+                             f"got {recency!r}")
+        recency = value
+    if collapse is not None and not isinstance(collapse, bool):
+        raise QueryError(f"collapse must be True, False or None, got {collapse!r}")
+    return AfterOptions(reranker, recency, collapse)  # type: ignore[arg-type]

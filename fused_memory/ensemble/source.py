@@ -1,5 +1,6 @@
 """What the ensemble reads from its store, as a protocol: a `MemoryStore` is one, and so is anything
-that answers the same calls (a wrapper that injects faults, in the reliability tests)."""
+that answers the same calls (a wrapper that injects faults, in the reliability tests). `VectorLookup`
+is optional: a source that has it lets the stage after fusion compare stored vectors."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
+import numpy as np
+
 from ..query.entities import EntityMatcher
 from ..retrievers.base import MemorySource
 from ..types import Memory, MemoryType
 
-__all__ = ["EnsembleSource"]
+__all__ = ["EnsembleSource", "VectorLookup"]
 
 
 @runtime_checkable
@@ -32,4 +35,13 @@ class EnsembleSource(MemorySource, Protocol):
 
     def get_many(self, namespace: str, memory_ids: str | Sequence[str]) -> list[Memory]:
         """Memories by id, for hydration: the fused top k that no arm carried."""
+        ...
+
+
+@runtime_checkable
+class VectorLookup(Protocol):
+    """Optional: the stored vectors of some memories by id (None: the store cannot hand them out),
+    for the near-duplicate check and MMR after fusion (`ensemble.duplicates`)."""
+
+    def stored_vectors(self, namespace: str, memory_ids: Sequence[str]) -> Mapping[str, np.ndarray] | None:
         ...

@@ -143,7 +143,12 @@ def _plain(value: Any) -> Any:
 
 def _fusion_json(config: FusionConfig) -> dict[str, Any]:
     return {"rrf_k": config.k, "weights": dict(config.weights), "depth": config.depth,
-            "widen_below": config.widen_below, "pool_min": config.pool_min}
+            "widen_below": config.widen_below, "pool_min": config.pool_min,
+            "after": {"recency_weight": config.recency_weight, "current_state_recency": config.current_state_recency,
+                      "recency_half_life_days": config.recency_half_life_days, "recency_band": config.recency_band,
+                      "supersede": config.supersede, "collapse": config.collapse,
+                      "duplicate_cosine": config.duplicate_cosine, "mmr_lambda": config.mmr_lambda,
+                      "after_depth": config.after_depth}}
 
 
 class Evaluator:

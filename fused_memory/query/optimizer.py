@@ -37,7 +37,7 @@ from .store_rules import (
 
 __all__ = ["PlanBuilder", "Rule", "optimize", "optimize_off", "fired_rules", "DEFAULT_RULES", "OFF_RULES",
            "RULE_NAMES", "SPECULATIVE_TEMPORAL_WEIGHT", "DEFAULT_HOPS", "MULTI_HOPS", "ANSWER_TIME_WEIGHT",
-           "PURE_TIME_WEIGHT", "WINDOW_TEMPORAL_WEIGHT",
+           "PURE_TIME_WEIGHT", "WINDOW_TEMPORAL_WEIGHT", "current_state_recency", "reaches_now",
            # stage 2b, in store_rules.py, re-exported here where the rest of the optimizer is
            "with_store", "skip_unselective", "scope_hub_seeds", "asked_relation_leads", "mask_hub_names",
            "mask_time_phrase", "MAX_FILTER_SHARE", "MIN_SEED_DAMPING", "ASKED_RELATION_WEIGHT"]
@@ -333,12 +333,34 @@ def every_arm_that_can_run(b: PlanBuilder, q: ParsedQuery) -> None:
     b.note("optimizer off -> every arm that can run")
 
 
+# ------------------------------------------------------------------ after fusion
+_CURRENT_STATE = re.compile(r"\b(?:now|nowadays|currently|current|these\s+days|still|any\s?more|latest|newest"
+                            r"|most\s+recent(?:ly)?|at\s+the\s+moment|at\s+present|right\s+now)\b", _I)
+
+
+def current_state_recency(b: PlanBuilder, q: ParsedQuery) -> None:
+    """"where do I live now?", "what's my current editor?", "do I still...?": the answer is the
+    latest version of a fact that may have changed, so the recency list fused after the arms runs at
+    `FusionConfig.current_state_recency` (`ensemble.recency`). Not with a window that ended before
+    today: "currently ... in August 2023" asks about then ("these days" is a window up to now)."""
+    m = _CURRENT_STATE.search(q.text)
+    if m and reaches_now(q):
+        b.note(f"{' '.join(m.group(0).split())!r} asks for the current state -> recency list at its current-state "
+               "weight")
+
+
+def reaches_now(q: ParsedQuery) -> bool:
+    """The query asks about the present: it names no time window, or one that runs up to today."""
+    return q.temporal_window is None or (q.now - q.temporal_window.end).total_seconds() <= 86400
+
+
 #: The optimizer, in order: hints first (later rules read them), then arms.
 DEFAULT_RULES: tuple[Rule, ...] = (
     preference_trigger, event_trigger, entity_trigger, hard_filter_explicit_hint,
     graph_from_entities, skip_graph_no_entity, multi_hop_phrasing,
     temporal_window, asks_for_time, speculative_temporal, skip_temporal_no_cue,
     skip_lexical_pure_time, type_arm_for_hints, skip_type_no_hints, pure_time_window_decides,
+    current_state_recency,
 )
 #: The "optimizer off" baseline: same hints, every arm that can run.
 OFF_RULES: tuple[Rule, ...] = (preference_trigger, event_trigger, entity_trigger, every_arm_that_can_run)

@@ -51,6 +51,7 @@ from ..backends.protocols import (
     TypeCounter,
     VectorBackend,
     VectorQuery,
+    VectorReader,
     VectorRecord,
 )
 from ..config import StoreConfig
@@ -363,6 +364,21 @@ class MemoryStore(SharedHandle):
         check_namespace(namespace)
         with self._live():
             return list_memories(self.vectors, namespace, session_id, limit, offset)
+
+    def stored_vectors(self, namespace: str, memory_ids: Sequence[str]) -> dict[str, np.ndarray] | None:
+        """The vectors stored for these memories (the ones the dense arm searched), by id; None when
+        the vector backend cannot hand them out (`VectorReader`). The ensemble compares them to
+        collapse near-duplicates (`ensemble.duplicates`)."""
+        check_namespace(namespace)
+        if not isinstance(self.vectors, VectorReader):
+            return None
+        ids = keyed_ids(memory_ids, namespace)
+        with self._live():
+            found = self.vectors.vectors(namespace, ids)
+        if not found:
+            return {}
+        matrix = np.asarray(list(found.values()), dtype=np.float32)  # one conversion, not one per memory
+        return dict(zip(found, matrix, strict=True))
 
     def count(self, namespace: str) -> int:
         check_namespace(namespace)

@@ -56,6 +56,8 @@ __all__ = [
 
 #: kwargs LangChain itself may leave in `invoke(**kwargs)`; accepted and ignored.
 _RUNNABLE_KWARGS = frozenset({"verbose"})
+#: Per-call options of the stage after fusion (`CallOptions`), beside k, namespace, now and types.
+_AFTER_KWARGS = ("reranker", "recency", "collapse")
 
 
 def to_documents(retrieval: Retrieval) -> list[Document]:
@@ -92,7 +94,8 @@ class _ArmFailed(RuntimeError):
 
 class FusedMemoryRetriever(BaseRetriever):
     """Shared shell of the six retrievers: which arm (`arm`, None = fused ensemble), the store or
-    ensemble, and defaults that every call may override (`k`, `namespace`, `now`, `types`)."""
+    ensemble, and defaults that every call may override (`k`, `namespace`, `now`, `types`, and after
+    fusion `reranker`, `recency`, `collapse`)."""
 
     arm: ClassVar[str | None] = None
 
@@ -112,6 +115,19 @@ class FusedMemoryRetriever(BaseRetriever):
     """Types to filter on (e.g. ["preference"] or "preference"): a hard pre-filter for dense and
     lexical, widened to all types when it leaves fewer than `FusionConfig.widen_below` results (the
     documents' metadata then lists the arm under `widened_arms`); None lets the optimizer decide."""
+    reranker: Any = None
+    """Reorders the top `FusionConfig.rerank_depth` documents: any LangChain `BaseDocumentCompressor`
+    (CohereRerank, CrossEncoderReranker, FlashrankRerank, LLMListwiseRerank...), a LlamaIndex node
+    postprocessor or a `fused_memory.rerank.Reranker`. It runs under its own timeout; if it raises,
+    hangs or answers garbage the fused order stands and `failed_arms` names "rerank". None: the
+    ensemble's own reranker, if it has one."""
+    recency: float | None = None
+    """Weight of the recency list fused after the arms (0 turns it off); None: the ensemble's
+    (`FusionConfig.current_state_recency` on "now" / "currently" / "still" questions, else
+    `recency_weight`, 0 by default; none on questions about the past)."""
+    collapse: bool | None = None
+    """Near-duplicates collapse into one document, the newest (metadata `collapsed` lists the others);
+    None: the ensemble's `FusionConfig.collapse`."""
 
     # a misspelled field (namesapce=...) must fail, not search the "default" namespace
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
@@ -126,7 +142,7 @@ class FusedMemoryRetriever(BaseRetriever):
 
     @model_validator(mode="after")
     def _bind(self) -> FusedMemoryRetriever:
-        CallOptions.of(self.namespace, self.k, self.now, self.types).checked(self.arm)  # k=0, "opinion", naive now
+        self._defaults().checked(self.arm)  # k=0, "opinion", naive now, a reranker that is none
         store, ensemble = resolve_ensemble(self.store, self.ensemble, self.arm)
         self.store, self.ensemble = store, ensemble
         return self
@@ -141,15 +157,19 @@ class FusedMemoryRetriever(BaseRetriever):
         params["ls_retriever_name"] = f"fused_memory_{self.arm or 'ensemble'}"
         return params
 
+    def _defaults(self) -> CallOptions:
+        return CallOptions.of(self.namespace, self.k, self.now, self.types, reranker=self.reranker,
+                              recency=self.recency, collapse=self.collapse)
+
     def _options(self, k: int | None, namespace: str | None, now: datetime | str | None,
                  types: Sequence[MemoryType | str] | MemoryType | str | None,
                  extra: dict[str, Any]) -> CallOptions:
+        after = {name: extra.pop(name) for name in _AFTER_KWARGS if name in extra}
         unknown = set(extra) - _RUNNABLE_KWARGS
         if unknown:
             raise TypeError(f"{type(self).__name__} got unexpected keyword argument(s) {sorted(unknown)}; "
-                            "per-call overrides are k, namespace, now, types")
-        base = CallOptions.of(self.namespace, self.k, self.now, self.types)
-        return base.override(k=k, namespace=namespace, now=now, types=types)
+                            "per-call overrides are k, namespace, now, types, reranker, recency, collapse")
+        return self._defaults().override(k=k, namespace=namespace, now=now, types=types, **after)
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
                                 k: int | None = None, namespace: str | None = None,

@@ -98,3 +98,23 @@ def test_llamaindex_memory_block_carries_a_fact_to_the_next_conversation() -> No
     assert {(m.session_id, m.metadata["role"]) for m in result["stored"]} == {("monday", "user"),
                                                                                ("monday", "assistant")}
     assert result["shown"].startswith("<memory>\n<fused_memory>\n[fact] My manager there is Priya Nair")
+
+
+def test_langchain_rerank_example_reorders_and_survives_a_broken_reranker() -> None:
+    result = _load("langchain_rerank").main()
+    reranked, unranked = result["reranked"], result["unranked"]
+    assert "45 seconds in production" in reranked[0].page_content
+    assert reranked[0].metadata["rank_before_rerank"] == 2
+    assert "rerank 1.000: #2 -> #1" in reranked[0].metadata["explain"]
+    assert reranked[0].metadata["reranked_by"] == "langchain:WordOverlapReranker"
+    assert [d.id for d in unranked][:2] == [reranked[1].id, reranked[0].id]  # the fused order
+    assert "rerank" in unranked[0].metadata["failed_arms"] and unranked[0].metadata["rerank_score"] is None
+
+
+def test_llamaindex_rerank_example_puts_the_reranked_nodes_in_the_prompt() -> None:
+    result = _load("llamaindex_rerank").main()
+    nodes = result["source_nodes"]
+    assert "45 seconds in production" in nodes[0].node.text and nodes[0].node.metadata["rank_before_rerank"] == 2
+    assert nodes[0].node.metadata["reranked_by"] == "llamaindex:WordOverlapRerank"
+    for n in nodes:
+        assert n.node.text in result["response"] and "rerank" in n.node.metadata["explain"]

@@ -109,3 +109,18 @@ def test_ingest_draws_no_progress_bar_into_a_pipe_or_log(tmp_path: Path, capsys:
     assert main(["ingest", str(f), "--path", str(tmp_path / "store")]) == 0
     out, err = capsys.readouterr()
     assert "ingested 210 memories" in out and "ingest:" not in err and "%|" not in err
+
+
+def test_eval_flags_set_the_stage_after_fusion() -> None:
+    from fused_memory.cli.evaluation import _fusion_config
+
+    parse = cli.build_parser().parse_args
+    base = ["eval", "--memories", "m.jsonl", "--queries", "q.jsonl"]
+    cfg = _fusion_config(parse([*base, "--recency-weight", "0.5", "--current-state-recency", "4", "--half-life-days",
+                                "90", "--duplicate-cosine", "-1", "--mmr", "0.78", "--no-supersede"]))
+    assert (cfg.recency_weight, cfg.current_state_recency, cfg.recency_half_life_days) == (0.5, 4.0, 90.0)
+    assert (cfg.duplicate_cosine, cfg.mmr_lambda, cfg.supersede, cfg.collapse) == (None, 0.78, False, True)
+    off = _fusion_config(parse([*base, "--no-after"]))
+    assert (off.recency_weight, off.current_state_recency, off.supersede, off.collapse, off.mmr_lambda) == (
+        0.0, 0.0, False, False, None)
+    assert _fusion_config(parse([*base, "--no-collapse"])).collapse is False

@@ -276,6 +276,17 @@ class QdrantEdgeBackend:
         payloads = [r.payload for r in records if r.payload and r.payload.get("namespace") == namespace]
         return in_requested_order(payloads, memory_ids)
 
+    def vectors(self, namespace: str, memory_ids: Sequence[str]) -> dict[str, list[float]]:
+        """`VectorReader`: the stored vectors by memory id, without payloads (points are keyed by
+        namespace and id, so another namespace's memory cannot be read by its id)."""
+        by_point = {point_id(namespace, m): m for m in dict.fromkeys(memory_ids)}
+        if not by_point:
+            return {}
+        with self._lock, engine_errors("get", _classify):
+            records = self._require().retrieve(list(by_point), False, True)
+        return {by_point[str(r.id)]: list(r.vector) for r in records
+                if str(r.id) in by_point and isinstance(r.vector, list)}
+
     def query_batch(self, queries: Sequence[VectorQuery]) -> list[list[ScoredPayload]]:
         """All searches in one `EdgeShard.query_batch` call; impossible filters are answered []."""
         results: list[list[ScoredPayload]] = [[] for _ in queries]

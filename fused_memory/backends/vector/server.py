@@ -248,6 +248,17 @@ class QdrantClientBackend:
         payloads = [r.payload for r in records if r.payload and r.payload.get("namespace") == namespace]
         return in_requested_order(payloads, memory_ids)
 
+    def vectors(self, namespace: str, memory_ids: Sequence[str]) -> dict[str, list[float]]:
+        """`VectorReader`: the stored vectors by memory id, in one request without payloads."""
+        by_point = {point_id(namespace, m): m for m in dict.fromkeys(memory_ids)}
+        if not by_point:
+            return {}
+        client = self._require()
+        with self._guard(), engine_errors("get", _classify):
+            records = client.retrieve(self.collection, list(by_point), with_payload=False, with_vectors=True)
+        return {by_point[str(r.id)]: list(r.vector) for r in records
+                if str(r.id) in by_point and isinstance(r.vector, list)}
+
     def query_batch(self, queries: Sequence[VectorQuery]) -> list[list[ScoredPayload]]:
         """All searches in one `query_batch_points` request; impossible filters are answered []."""
         results: list[list[ScoredPayload]] = [[] for _ in queries]

@@ -1,0 +1,175 @@
+"""The stage after fusion: recency, supersession, near-duplicate collapse, MMR, then the reranker.
+
+    fuse (top W) -> hydrate -> + recency list -> supersession -> collapse -> MMR -> rerank (top D) -> top k
+
+All of it works on the fused top W, hydrated (the memories' times, texts and predicates are what
+the steps read): W is k, or `after_depth` when the recency list or MMR runs, or `rerank_depth` when
+a reranker does (`window`). Recency orders what the arms found relevant, it does not bring in what
+they did not. When collapse leaves fewer than k hits, W doubles and the steps run again, so the top
+k holds k distinct memories whenever the arms found that many. With every step off (recency weight
+0, no supersession, no collapse, no MMR, no reranker) the answer is the fused top k, as before this
+stage existed.
+
+A query that one arm answers alone (the caller asked for that arm: `retrieve(arms=["lexical"])`,
+the frameworks' single-arm retrievers) gets that arm's ranking: only what the call itself asks for
+(`recency=`, `collapse=`, `reranker=`) runs.
+
+Each step is its own module, pure and tested at formula level: `recency` (the recency list,
+supersession), `duplicates` (collapse, MMR), `reranking` (the reranker's call and blend). This one
+decides which run, reads what they need from the store, and turns the result into `FusedHit`s.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..config import FusionConfig
+from ..errors import StoreClosed
+from ..query.optimizer import current_state_recency, fired_rules
+from ..rerank import Reranker, reranker_name
+from ..results import ArmFailure, FusedHit, Hit
+from .candidate import Candidate
+from .duplicates import collapse, mmr
+from .fanout import Job, Task
+from .fusion import fuse
+from .hydration import hydrate
+from .recency import about_now, add_recency, supersede
+from .reranking import apply_rerank, rerank_task
+from .source import EnsembleSource, VectorLookup
+
+__all__ = ["Staged", "after_fusion", "recency_weight", "window", "COLLAPSE"]
+
+#: The name a failed read of stored vectors goes by in `Retrieval.failures` (collapse then compares
+#: texts only).
+COLLAPSE = "collapse"
+
+
+@dataclass
+class Staged:
+    """A retrieval between the stage after fusion and its last step, the reranker: the ranked
+    candidates, the failures so far, and the rerank task (None: no reranker, or nothing to order)."""
+
+    job: Job
+    candidates: list[Candidate]
+    failures: list[ArmFailure]
+    answered: tuple[str, ...]
+    widened: tuple[str, ...]
+    pooled: tuple[str, ...]
+    rerank: Task | None = None
+    reranker: str | None = None
+
+    def hits(self, outcome: object, config: FusionConfig) -> tuple[tuple[FusedHit, ...], str | None]:
+        """The final top k, with the rerank task's `outcome` applied ((scores, ms), an exception, or
+        None when there was no task); and the name of the reranker that ordered them, if one did."""
+        ranked, failure, ms = apply_rerank(self.candidates, self.rerank, outcome, config.rerank_blend, config.k,
+                                           self.reranker)
+        if failure is not None:
+            self.failures.append(failure)
+        if ms is not None:
+            self.job.timings["rerank"] = ms
+        hits = tuple(FusedHit(c.memory, c.score, rank, c.contributions, config.k, c.collapsed, c.supersedes,
+                              c.superseded_by, c.rerank_score, c.rank_before_rerank)
+                     for rank, c in enumerate(ranked[:self.job.k], start=1))
+        return hits, (self.reranker if ms is not None else None)
+
+
+def recency_weight(job: Job, config: FusionConfig) -> float:
+    """The recency list's weight for this query: the caller's; else `current_state_recency` when the
+    optimizer found the question about the current state, `recency_weight` otherwise; 0 for one arm
+    alone and for a query about the past (`recency.about_now`)."""
+    if job.after.recency is not None:
+        return job.after.recency
+    if _solo(job) or not about_now(job.parsed):
+        return 0.0
+    if current_state_recency.__name__ in fired_rules(job.plan):
+        return config.current_state_recency
+    return config.recency_weight
+
+
+def window(k: int, config: FusionConfig, wide: bool, reranker: Reranker | None) -> int:
+    """How many of the fused ranking the stage reads: at least `after_depth` when the recency list or
+    MMR runs (they choose among more than the top k), `rerank_depth` with a reranker, else k
+    (supersession and collapse work on the top k; collapse reads further when copies leave it short).
+    A wider window is a wider hydration (the memories no vector arm carried are read from the store),
+    so it widens only for a step that needs it."""
+    return max(k, config.after_depth if wide else 0, config.rerank_depth if reranker is not None else 0)
+
+
+def _solo(job: Job) -> bool:
+    """One arm answers alone: the plan always has dense unless the caller left it out."""
+    return len(job.plan.arms) == 1
+
+
+def after_fusion(store: EnsembleSource, job: Job, results: Mapping[str, Sequence[Hit]], weights: Mapping[str, float],
+                 config: FusionConfig, default: Reranker | None
+                 ) -> tuple[list[Candidate], list[ArmFailure], Task | None, Reranker | None]:
+    """The ranked candidates (up to the window, best first), the failures of reads (hydration, stored
+    vectors), the rerank task and the reranker it runs: the call's, else the ensemble's `default`
+    (not for one arm alone)."""
+    solo = _solo(job)
+    weight = recency_weight(job, config)
+    reranker = job.after.reranker or (None if solo else default)
+    collapsing = job.after.collapse if job.after.collapse is not None else (config.collapse and not solo)
+    supersedes = config.supersede and not solo and about_now(job.parsed)
+    lam = None if solo else config.mmr_lambda
+    size = window(job.k, config, weight > 0 or lam is not None, reranker)
+    failures: list[ArmFailure] = []
+    read = _VectorRead(store, job.namespace)
+    while True:
+        fused = fuse(results, weights, config.k, limit=size)
+        kept, unread = hydrate(store, job.namespace, results, fused, size,
+                               _whole(results, weights, config.k))
+        failures[:] = unread
+        t0 = time.perf_counter()
+        ranked = [Candidate(m, f.score, f.contributions) for f, m in kept]
+        ranked = add_recency(ranked, weight, config.k, job.parsed.now, config.recency_half_life_days,
+                             config.recency_band)
+        if supersedes:
+            ranked = supersede(ranked)
+        if collapsing:
+            ranked = collapse(ranked, read, config.duplicate_cosine)
+        if not collapsing or len(ranked) >= job.k or len(fused) < size:
+            break
+        size *= 2  # copies left fewer than k: read further down the fused ranking
+    if lam is not None:
+        ranked = mmr(ranked, read([c.memory.id for c in ranked]), lam)
+    failures += read.failures
+    job.timings["after"] = (time.perf_counter() - t0) * 1000
+    task = rerank_task(reranker, job.parsed.text, ranked, config.rerank_depth, config.rerank_timeout_s)
+    return ranked, failures, task, reranker
+
+
+def staged(job: Job, ranked: list[Candidate], failures: list[ArmFailure], answered: Sequence[str],
+           widened: Sequence[str], pooled: Sequence[str], task: Task | None, reranker: Reranker | None) -> Staged:
+    return Staged(job, ranked, failures, tuple(answered), tuple(widened), tuple(pooled), task,
+                  reranker_name(reranker) if reranker is not None else None)
+
+
+def _whole(results: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: int) -> Callable[[], list]:
+    return lambda: fuse(results, weights, k)
+
+
+class _VectorRead:
+    """Reads stored vectors for collapse and MMR (`duplicates.VectorRead`); a failed read is recorded
+    (once) as the failure of "collapse", whose check then compares texts only, and MMR keeps the
+    order."""
+
+    def __init__(self, store: EnsembleSource, namespace: str) -> None:
+        self.store, self.namespace = store, namespace
+        self.failures: list[ArmFailure] = []
+
+    def __call__(self, ids: Sequence[str]) -> Mapping[str, np.ndarray] | None:
+        if len(ids) < 2 or not isinstance(self.store, VectorLookup) or self.failures:
+            return None
+        try:
+            return self.store.stored_vectors(self.namespace, ids)
+        except StoreClosed:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a read for this step must not cost the answer
+            self.failures.append(ArmFailure(COLLAPSE, f"stored vectors could not be read ({type(exc).__name__}: "
+                                                      f"{exc}); near-duplicates by equal text only", "error"))
+            return None

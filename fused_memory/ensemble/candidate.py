@@ -1,0 +1,43 @@
+"""What the stage after fusion passes from step to step: a `Candidate` (a fused memory, its score and
+what the stage did to it), and the two readings of a memory every step shares: when it was true
+(`memory_time`) and its text as duplicates compare it (`text_key`)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from datetime import datetime
+
+from ..results import Contribution
+from ..types import Memory
+
+__all__ = ["Candidate", "memory_time", "text_key"]
+
+_NOT_WORD = re.compile(r"[\W_]+")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A fused candidate: the memory, its score and each list's share of it, and what the stage
+    after fusion did to it (see `FusedHit` for the fields' meaning)."""
+
+    memory: Memory
+    score: float
+    contributions: tuple[Contribution, ...]
+    collapsed: tuple[str, ...] = ()
+    supersedes: tuple[str, ...] = ()
+    superseded_by: str | None = None
+    rerank_score: float | None = None
+    rank_before_rerank: int | None = None
+
+
+def memory_time(m: Memory) -> datetime | None:
+    """When a memory was true: when it happened (`event_at`), else when it was stated (`created_at`)."""
+    return m.event_at or m.created_at
+
+
+def text_key(text: str) -> str:
+    """A text as duplicates compare it: NFKC, case-folded, every run of punctuation, symbols and
+    spaces one space ("User prefers green tea." and "user prefers  green tea!" are one text)."""
+    return _NOT_WORD.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
