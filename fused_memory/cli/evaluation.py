@@ -95,7 +95,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(terminal_safe(f"fused-memory: warning: {warning}"), file=sys.stderr)
     systems = default_systems(arms, ablations=not args.no_ablations)
     report = run_eval(dataset, systems=systems, config=config, ks=ks, ndcg_ks=(10,), path=args.store,
-                      progress=_progress(args, stderr_progress), context_turns=args.context_turns)
+                      progress=_progress(args, stderr_progress), context_turns=args.context_turns,
+                      backend=args.backend, lexical=args.lexical)
     data = report.to_json()
     data["config"]["memories"] = str(args.memories)
     data["config"]["queries"] = str(args.queries)
@@ -180,6 +181,11 @@ def add_commands(subparsers: Any) -> None:
     e.add_argument("--context-turns", type=int, default=DEFAULT_CONTEXT_TURNS, metavar="N",
                    help=f"preceding turns of a session indexed with each turn "
                         f"(default {DEFAULT_CONTEXT_TURNS}, 0: none)")
+    e.add_argument("--backend", choices=("embedded", "qdrant-local"), default="embedded",
+                   help="the embedded store (default), or the server backend's code on qdrant-client's local mode")
+    e.add_argument("--lexical", choices=("engine", "bm25"),
+                   help="the lexical index: sparse vectors in the engine, or rank-bm25-exact in process "
+                        "(default: the backend's, bm25 embedded and engine on a server)")
     e.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     e.set_defaults(fn=cmd_eval)
 
