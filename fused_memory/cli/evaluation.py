@@ -112,7 +112,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     sizes = parse_int_list(args.n, "--n")
     _check_outputs(args)
     results = run_bench(sizes, n_queries=args.queries, n_simple=args.simple_queries, seed=args.seed,
-                        progress=_progress(args, stderr_progress))
+                        progress=_progress(args, stderr_progress), lexical=args.lexical)
     return _emit(args, lambda: format_bench(results), results, lambda png: plot_bench(results, png))
 
 
@@ -201,5 +201,8 @@ def add_commands(subparsers: Any) -> None:
     b.add_argument("--queries", type=int, default=200, help="mixed queries per size (default 200)")
     b.add_argument("--simple-queries", type=int, default=100, help="plain queries for optimizer on/off")
     b.add_argument("--seed", type=int, default=7, help="seed of the synthetic memories and queries (default 7)")
+    b.add_argument("--lexical", choices=("engine", "bm25"),
+                   help="the store's lexical index (default bm25: rank-bm25-exact in process; engine: sparse "
+                        "vectors in the qdrant-edge shard)")
     b.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     b.set_defaults(fn=cmd_bench)

@@ -224,3 +224,21 @@ def test_opening_on_an_old_server_says_what_to_do() -> None:
     plain = QdrantClientBackend(client=client)  # the in-process lexical index needs no sparse vector
     plain.open(DIM)
     assert not plain.sparse_enabled
+
+
+def test_time_window_and_namespace_in_the_same_engine_search(make: Callable[..., Any]) -> None:
+    """The engine call takes the dense arms' whole filter: a window narrows the hits, not the IDF."""
+    from datetime import datetime, timedelta, timezone
+
+    from fused_memory.types import TimeWindow
+
+    b = make()
+    t0 = datetime(2024, 5, 1, tzinfo=timezone.utc)
+    rows = [("a", f"e{i}", "kestrel review", EVENT) for i in range(3)]
+    b.upsert([VectorRecord(r.memory_id, "a", r.vector, {**r.payload, "event_at": (t0 + timedelta(days=i)).timestamp()},
+                           r.sparse) for i, r in enumerate(record(*row) for row in rows)])
+    window = TimeWindow(t0 + timedelta(hours=12), t0 + timedelta(days=1, hours=12))
+    every = b.sparse_search([SparseQuery(ENC.query("kestrel"), VectorFilter("a"), 5)])[0]
+    inside = b.sparse_search([SparseQuery(ENC.query("kestrel"), VectorFilter("a", event_window=window), 5)])[0]
+    assert [m for m, _ in inside.hits] == ["e1"] and inside.idf == every.idf
+    assert inside.hits[0][1] == pytest.approx(dict(every.hits)["e1"])
