@@ -12,7 +12,9 @@ beside `--others` memories of another namespace. Then the same queries go to bot
 * rss_growth_mb: process RSS after ingest minus before, for each store in turn (the second store's
   growth is measured on top of the first's: allocator reuse makes it a rough figure; run
   `--only engine` / `--only bm25` in separate processes for clean ones);
-* p50/p99 of `lexical_search(namespace, query, 10)`; overlap@10 of the two rankings.
+* p50/p99 of `lexical_search(namespace, query, 10)`; overlap@10 of the two rankings;
+* after_write_ms: p50 of a query's first lexical read after a one-memory `add`, plus the
+  planner's `type_counts` (which the engine's index reads from the engine again after a write).
 
 `--backend qdrant-local` runs the engine's index through qdrant-client's local mode instead of
 qdrant-edge (the server backend's code; brute force in Python, so keep `--n` small).
@@ -98,6 +100,16 @@ def main() -> None:
                 tops[kind].append([m for m, _ in ranked])
         for kind, ts in times.items():
             print(f"{kind:7s} lexical_search p50 {statistics.median(ts):7.2f} ms  p99 {percentile(ts, 0.99):7.2f} ms")
+        for kind, store in stores.items():
+            after: list[float] = []
+            for i, q in enumerate(queries[:20]):
+                store.add(memories[i].with_(id=f"new-{i}", text=f"{memories[i].text} again"))
+                t0 = time.perf_counter()
+                store.type_counts(NS)
+                store.lexical_search(NS, q, 10)
+                after.append((time.perf_counter() - t0) * 1000)
+            print(f"{kind:7s} after a write: type_counts + lexical_search p50 {statistics.median(after):7.2f} ms  "
+                  f"max {max(after):7.2f} ms")
         if len(stores) == 2:
             overlap = [len(set(a) & set(b)) / max(1, len(a)) for a, b in zip(tops["bm25"], tops["engine"], strict=True)]
             ratio = statistics.median(times["engine"]) / statistics.median(times["bm25"])
