@@ -1,7 +1,8 @@
 """`MemoryStore`: the one write path, and the owner of every index.
 
 A write embeds, classifies, extracts entities and only then touches storage, so a batch that fails
-validation, embedding or extraction writes nothing. Storage order is vectors (the source of truth)
+validation, embedding or extraction writes nothing. Storage order is vectors (the source of truth;
+with the lexical index in the engine, each memory's sparse BM25 vector rides in the same write)
 then BM25 then the graph; BM25 and the embedded graph can always be rebuilt from the payloads.
 
 What `add` guarantees
@@ -258,12 +259,12 @@ class MemoryStore(SharedHandle):
             mtype, _rule = classify_type(m)
             prepared.append(m.with_(type=mtype, created_at=m.created_at or now,
                                     entities=tuple(x.name for x in ms)))
+        records = [VectorRecord(m.id, m.namespace, tuple(v.tolist()),  # and the sparse vector: one write
+                                to_payload(m, [x.kind for x in ms], answer_tags(m.text)), sparse)
+                   for m, v, ms, sparse in zip(prepared, vectors, mentions,
+                                               sparse_vectors(self.vectors, self.lexical, prepared), strict=True)]
         with self._write_lock:
             self._ensure_open()  # under the lock: a close() that ran before this write is seen
-            records = [VectorRecord(m.id, m.namespace, tuple(v.tolist()),  # + the sparse vector, one write
-                                    to_payload(m, [x.kind for x in ms], answer_tags(m.text)), sparse)
-                       for m, v, ms, sparse in zip(prepared, vectors, mentions,
-                                                   sparse_vectors(self.vectors, self.lexical, prepared), strict=True)]
             before = snapshot(self.vectors, prepared)
             try:
                 self.vectors.upsert(records)
