@@ -147,11 +147,9 @@ def _edge_filter(conds: Sequence[Condition]) -> Any:
 
 
 class QdrantEdgeBackend:
-    """`VectorBackend` on an in-process qdrant-edge shard. The constructor does no I/O.
-
-    `sparse=True` gives the shard the named sparse vector of the lexical arm (`SparseSearch`): with
-    a new shard, or added to an existing one on open (its memories then lack it until the store
-    backfills them). A shard that has it keeps it complete whatever `sparse` says."""
+    """`VectorBackend` on an in-process qdrant-edge shard. The constructor does no I/O. `sparse=True`
+    gives the shard the lexical arm's sparse vector (`SparseSearch`), added on open to a shard
+    without it; a shard that has it keeps it complete whatever `sparse` says."""
 
     name = "qdrant-edge"
 
@@ -165,8 +163,7 @@ class QdrantEdgeBackend:
         self._shard: Any = None
         self._dim: int | None = None
         self._lock = threading.RLock()
-        self.sparse = sparse
-        self._sparse = False  # the open shard has the sparse vector
+        self.sparse, self._sparse = sparse, False  # asked for; the open shard has it
         self.sparse_added = False  # this open added it: the memories written before lack it
 
     # ------------------------------------------------------------------ lifecycle
@@ -331,16 +328,13 @@ class QdrantEdgeBackend:
 
     def missing_sparse(self, namespace: str) -> Iterator[Mapping[str, Any]]:
         """Payloads of this namespace's memories that have no sparse vector (written before it)."""
-        flt = qe.Filter(must=[_edge_condition(c) for c in filter_conditions(VectorFilter(namespace))],
-                        must_not=[edge_sparse.lacks_sparse()])
+        conds = [_edge_condition(c) for c in filter_conditions(VectorFilter(namespace))]
+        return edge_sparse.missing(lambda scroll: self._under_lock("scroll", lambda: scroll(self._require_sparse())),
+                                   conds)
 
-        def fetch(offset: Any) -> tuple[list[Mapping[str, Any]], Any]:
-            with self._lock, engine_errors("scroll", _classify):
-                records, nxt = self._require_sparse().scroll(qe.ScrollRequest(
-                    offset=offset, limit=SCROLL_PAGE, filter=flt, with_payload=True, with_vector=False))
-            return [r.payload or {} for r in records], nxt
-
-        return paginate(fetch)
+    def _under_lock(self, what: str, call: Any) -> Any:
+        with self._lock, engine_errors(what, _classify):
+            return call()
 
     def set_sparse(self, namespace: str, vectors: Sequence[tuple[str, SparseVector]]) -> None:
         """Give memories their sparse vector; dense vector and payload untouched."""

@@ -13,7 +13,7 @@ it has; it is read, never written, here.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +21,11 @@ import qdrant_edge as qe
 
 from ...errors import BackendError
 from ..protocols import SparseAnswer, SparseQuery, SparseVector
-from .common import Condition, check_sparse, chunks, point_id
+from .common import SCROLL_PAGE, Condition, check_sparse, chunks, paginate, point_id
 from .sparse import SPARSE_VECTOR, EngineHit, SparseRequest, sparse_answers, sparse_requests
 
 __all__ = ["SPARSE_CONFIG", "shard_has_sparse", "add_sparse", "point_vector", "search", "lacks_sparse",
-           "set_vectors"]
+           "missing", "set_vectors"]
 
 Filter = Callable[[Sequence[Condition]], Any]
 
@@ -88,6 +88,19 @@ def search(shard: Any, queries: Sequence[SparseQuery], to_filter: Filter) -> lis
 def lacks_sparse() -> Any:
     """The condition of a point without the sparse vector (a `must_not` of this)."""
     return qe.HasVectorCondition(SPARSE_VECTOR)
+
+
+def missing(scroll: Callable[[Callable[[Any], Any]], Any], conditions: list[Any]) -> Iterator[Mapping[str, Any]]:
+    """Payloads of the points matching `conditions` without the sparse vector, a page per call of
+    `scroll(fn)`, which runs `fn(shard)` under the backend's lock and error translation."""
+    flt = qe.Filter(must=conditions, must_not=[lacks_sparse()])
+
+    def fetch(offset: Any) -> tuple[list[Mapping[str, Any]], Any]:
+        records, nxt = scroll(lambda shard: shard.scroll(qe.ScrollRequest(
+            offset=offset, limit=SCROLL_PAGE, filter=flt, with_payload=True, with_vector=False)))
+        return [r.payload or {} for r in records], nxt
+
+    return paginate(fetch)
 
 
 def set_vectors(shard: Any, namespace: str, vectors: Sequence[tuple[str, SparseVector]]) -> None:
