@@ -137,9 +137,9 @@ class MemoryStore(SharedHandle):
             graph_path=graph_path, embedder=embedder, ner=ner, show_progress=show_progress, lexical=lexical))
 
     def open(self) -> MemoryStore:
-        """Check the embedder pin and the layout, open the backends, rebuild BM25 from the payloads
-        and reconcile the embedded graph with them (see the module docstring). A store that is
-        refused is left untouched and closed."""
+        """Check the embedder pin and the layout, open the backends, rebuild an in-process BM25 index
+        from the payloads and reconcile the embedded graph with them (see the module docstring); with
+        neither, no memory is read. A store that is refused is left untouched and closed."""
         return self._open_now(reopen=True)
 
     def _open_now(self, *, reopen: bool) -> MemoryStore:
