@@ -69,9 +69,9 @@ def test_namespaces_never_mix_between_workers(server: QdrantClient) -> None:
     a, b = worker(server), worker(server)
     b.add([Memory(text="bob's Kestrel notes", namespace="bob", id="b1"),
            Memory(text="bob likes tea", namespace="bob", id="b2")])
-    before = b.lexical_search("bob", "Kestrel notes", 10)
+    before = b.lexical_search("bob", "Kestrel tea", 10)
     a.add([Memory(text=f"Kestrel notes number {i}", namespace="alice", id=f"a{i}") for i in range(30)])
-    assert b.lexical_search("bob", "Kestrel notes", 10) == before  # alice's 30 memories change no IDF of bob's
+    assert b.lexical_search("bob", "Kestrel tea", 10) == before  # alice's 30 memories change no IDF of bob's
     assert lexical(b, "Kestrel notes", "bob") == ["b1"]
     assert set(lexical(b, "Kestrel notes", "alice")) <= {f"a{i}" for i in range(30)}
     assert lexical(a, "tea", "alice") == [] and lexical(a, "tea", "bob") == ["b2"]
