@@ -14,7 +14,10 @@ from .results import ARMS
 
 __all__ = ["FusionConfig", "StoreConfig", "DEFAULT_WEIGHTS", "DEFAULT_TIMEOUTS_S", "DEFAULT_RRF_K",
            "DEFAULT_RECENCY_WEIGHT", "DEFAULT_CURRENT_STATE_RECENCY", "DEFAULT_HALF_LIFE_DAYS", "DEFAULT_RECENCY_BAND",
-           "DEFAULT_DUPLICATE_COSINE", "RESERVED_NAMES"]
+           "DEFAULT_DUPLICATE_COSINE", "RESERVED_NAMES", "LEXICAL_MODES"]
+
+#: The lexical index a store can use (`StoreConfig.lexical`).
+LEXICAL_MODES = ("engine", "bm25")
 
 #: Base weights, tuned on the public LoCoMo split (docs/architecture.md, "Fusion: RRF k and the
 #: weights", has the sweep). Measured against 1.0 for every arm, lexical 2.0 (+4.1 R@5: BM25 alone
@@ -238,6 +241,15 @@ class StoreConfig:
     graph_dialect: str | None = None  # "neo4j" | "falkordb"; None = detect from the server
     ner: bool = True
     show_progress: bool | None = None  # None: a bar only for large batches on a TTY
+    #: Where the lexical arm's index lives: "engine" (sparse vectors in Qdrant, shared by every
+    #: process: connect()'s default) or "bm25" (rank-bm25-exact, in this process: embedded()'s
+    #: default). None: the backend's default. See `LEXICAL_MODES`.
+    lexical: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.lexical is not None and self.lexical not in LEXICAL_MODES:
+            raise ConfigurationError(f"lexical must be one of {', '.join(map(repr, LEXICAL_MODES))} or None, "
+                                     f"got {self.lexical!r}")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> StoreConfig:
@@ -247,4 +259,5 @@ class StoreConfig:
             auth = (env["FUSED_MEMORY_NEO4J_USER"], env.get("FUSED_MEMORY_NEO4J_PASSWORD", ""))
         return cls(path=env.get("FUSED_MEMORY_PATH"), qdrant_url=env.get("FUSED_MEMORY_QDRANT_URL"),
                    qdrant_api_key=env.get("FUSED_MEMORY_QDRANT_API_KEY"),
-                   neo4j_uri=env.get("FUSED_MEMORY_NEO4J_URI"), neo4j_auth=auth)
+                   neo4j_uri=env.get("FUSED_MEMORY_NEO4J_URI"), neo4j_auth=auth,
+                   lexical=env.get("FUSED_MEMORY_LEXICAL") or None)

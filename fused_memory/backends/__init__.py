@@ -2,7 +2,8 @@
 
 * `vector/`: Qdrant, in process (`edge`, qdrant-edge) or a server / cluster (`server`, qdrant-client);
   vectors and the payloads that are the source of truth; the dense, temporal and type arms search it.
-* `lexical/`: BM25 in process, exact to rank-bm25's scores, for the lexical arm.
+* `lexical/`: BM25 for the lexical arm: in process, exact to rank-bm25's scores (`bm25`), or in the
+  vector engine on sparse vectors shared by every process (`engine`, `sparse`).
 * `graph/`: the entity graph, embedded (`embedded`, SQLite) or over Bolt (`cypher`, Neo4j / FalkorDB).
 * `protocols`: what the store and the arms need of each family, and the optional capabilities a
   backend may declare; `codec`: a `Memory` as a payload and back.
@@ -16,6 +17,7 @@ engine (`store.factory`).
 from __future__ import annotations
 
 from .protocols import (
+                        FacetCounter,
                         GraphStore,
                         LexicalDoc,
                         LexicalIndex,
@@ -24,6 +26,10 @@ from .protocols import (
                         RebuiltOnOpen,
                         Reconcilable,
                         ScoredPayload,
+                        SparseAnswer,
+                        SparseQuery,
+                        SparseSearch,
+                        SparseVector,
                         TypeCounter,
                         VectorBackend,
                         VectorFilter,
@@ -34,4 +40,5 @@ from .protocols import (
 
 __all__ = ["VectorBackend", "LexicalIndex", "GraphStore", "PayloadWriter", "PayloadLister", "VectorReader",
            "TypeCounter", "RebuiltOnOpen", "Reconcilable", "VectorFilter", "VectorQuery", "VectorRecord",
-           "ScoredPayload", "LexicalDoc"]
+           "ScoredPayload", "LexicalDoc", "SparseSearch", "FacetCounter", "SparseVector", "SparseQuery",
+           "SparseAnswer"]

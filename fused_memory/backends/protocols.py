@@ -5,10 +5,11 @@ Beside the three required protocols, a backend may declare optional capabilities
 runtime-checkable protocol the store tests with `isinstance` (never by probing attributes):
 `PayloadWriter` (merge payload keys without re-writing vectors), `PayloadLister` (the payloads a
 filter matches, filtered by the engine), `VectorReader` (stored vectors by id, for the near-duplicate
-check after fusion), `TypeCounter` (memories per type,
-read by the planner without a round trip), `RebuiltOnOpen` (a lexical index that lives in the
-process, emptied and refilled from the payloads on open) and `Reconcilable` (a graph that can be
-made to agree with the payloads on open)."""
+check after fusion), `SparseSearch` (BM25-style search on the engine's sparse vectors, IDF counted
+by the engine per namespace), `FacetCounter` (values of a payload field counted in a namespace),
+`TypeCounter` (memories per type, read by the planner without a round trip), `RebuiltOnOpen` (a
+lexical index that lives in the process, emptied and refilled from the payloads on open) and
+`Reconcilable` (a graph that can be made to agree with the payloads on open)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from ..types import Entity, EntityMention, MemoryType, Relation, TimeWindow
 
 __all__ = [
     "VectorFilter", "VectorQuery", "VectorRecord", "ScoredPayload", "VectorBackend", "PayloadWriter", "PayloadLister",
-    "VectorReader",
+    "VectorReader", "SparseVector", "SparseQuery", "SparseAnswer", "SparseSearch", "FacetCounter",
     "LexicalDoc", "LexicalIndex", "TypeCounter", "RebuiltOnOpen", "Reconcilable",
     "GraphStore",
 ]
@@ -56,13 +57,25 @@ class VectorQuery:
 
 
 @dataclass(frozen=True)
+class SparseVector:
+    """Term ids (ascending, distinct) and their weights: a memory's BM25 term weights, or a query's
+    terms (`backends.lexical.sparse`)."""
+
+    indices: tuple[int, ...]
+    values: tuple[float, ...]
+
+
+@dataclass(frozen=True)
 class VectorRecord:
-    """What the store writes per memory: its vector and its payload (the source of truth)."""
+    """What the store writes per memory: its vector and its payload (the source of truth), and its
+    sparse lexical vector when the collection keeps one (`SparseSearch`): the same write carries
+    both, so the lexical index can never lag the vectors."""
 
     memory_id: str
     namespace: str
     vector: tuple[float, ...]
     payload: Mapping[str, Any]
+    sparse: SparseVector | None = None
 
 
 @dataclass(frozen=True)
@@ -117,6 +130,48 @@ class VectorReader(Protocol):
     in a result (`ensemble.duplicates`); a backend without it gets equal-text duplicates only."""
 
     def vectors(self, namespace: str, memory_ids: Sequence[str]) -> dict[str, list[float]]: ...
+
+
+@dataclass(frozen=True)
+class SparseQuery:
+    """One lexical search in the engine: the memories under `filter` scored against `vector` (the
+    query's term ids and weights), IDF counted over `filter.namespace` only, at most `limit`."""
+
+    vector: SparseVector
+    filter: VectorFilter
+    limit: int
+
+
+@dataclass(frozen=True)
+class SparseAnswer:
+    """A `SparseQuery`'s result: (memory id, raw engine score) best first, and the engine's IDF of
+    each query term (parallel to `vector.indices`; None for a term no memory of the namespace
+    holds), which the score's normalization needs (`backends.lexical.sparse`)."""
+
+    hits: tuple[tuple[str, float], ...]
+    idf: tuple[float | None, ...]
+
+
+@runtime_checkable
+class SparseSearch(Protocol):
+    """Optional beside `VectorBackend`: a named sparse vector beside the dense one, searched with
+    the engine's IDF counted per namespace. `sparse_enabled` (known once open) says whether the
+    collection holds it; the store then writes `VectorRecord.sparse` with every memory.
+    `missing_sparse` / `set_sparse` fill it in for memories written before it existed."""
+
+    @property
+    def sparse_enabled(self) -> bool: ...
+    def sparse_search(self, queries: Sequence[SparseQuery]) -> list[SparseAnswer]: ...
+    def missing_sparse(self, namespace: str) -> Iterator[Mapping[str, Any]]: ...
+    def set_sparse(self, namespace: str, vectors: Sequence[tuple[str, SparseVector]]) -> None: ...
+
+
+@runtime_checkable
+class FacetCounter(Protocol):
+    """Optional beside `VectorBackend`: how many memories of a namespace hold each value of a
+    keyword payload field (memories without the field are not counted)."""
+
+    def facet(self, namespace: str, key: str) -> dict[str, int]: ...
 
 
 # ---------------------------------------------------------------- lexical (BM25)

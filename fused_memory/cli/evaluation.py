@@ -107,7 +107,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(terminal_safe(f"fused-memory: warning: {warning}"), file=sys.stderr)
     systems = default_systems(arms, ablations=not args.no_ablations)
     report = run_eval(dataset, systems=systems, config=config, ks=ks, ndcg_ks=(10,), path=args.store,
-                      progress=_progress(args, stderr_progress), context_turns=args.context_turns)
+                      progress=_progress(args, stderr_progress), context_turns=args.context_turns,
+                      backend=args.backend, lexical=args.lexical)
     data = report.to_json()
     data["config"]["memories"] = str(args.memories)
     data["config"]["queries"] = str(args.queries)
@@ -123,7 +124,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     sizes = parse_int_list(args.n, "--n")
     _check_outputs(args)
     results = run_bench(sizes, n_queries=args.queries, n_simple=args.simple_queries, seed=args.seed,
-                        progress=_progress(args, stderr_progress))
+                        progress=_progress(args, stderr_progress), lexical=args.lexical)
     return _emit(args, lambda: format_bench(results), results, lambda png: plot_bench(results, png))
 
 
@@ -204,6 +205,11 @@ def add_commands(subparsers: Any) -> None:
     e.add_argument("--context-turns", type=int, default=DEFAULT_CONTEXT_TURNS, metavar="N",
                    help=f"preceding turns of a session indexed with each turn "
                         f"(default {DEFAULT_CONTEXT_TURNS}, 0: none)")
+    e.add_argument("--backend", choices=("embedded", "qdrant-local"), default="embedded",
+                   help="the embedded store (default), or the server backend's code on qdrant-client's local mode")
+    e.add_argument("--lexical", choices=("engine", "bm25"),
+                   help="the lexical index: sparse vectors in the engine, or rank-bm25-exact in process "
+                        "(default: the backend's, bm25 embedded and engine on a server)")
     e.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     e.set_defaults(fn=cmd_eval)
 
@@ -219,5 +225,8 @@ def add_commands(subparsers: Any) -> None:
     b.add_argument("--queries", type=int, default=200, help="mixed queries per size (default 200)")
     b.add_argument("--simple-queries", type=int, default=100, help="plain queries for optimizer on/off")
     b.add_argument("--seed", type=int, default=7, help="seed of the synthetic memories and queries (default 7)")
+    b.add_argument("--lexical", choices=("engine", "bm25"),
+                   help="the store's lexical index (default bm25: rank-bm25-exact in process; engine: sparse "
+                        "vectors in the qdrant-edge shard)")
     b.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     b.set_defaults(fn=cmd_bench)

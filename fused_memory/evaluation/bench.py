@@ -32,7 +32,8 @@ Why each number is measured the way it is:
 * `fanout_over_slowest_ci95` / `optimizer_p99_ratio_ci95`: 95% bootstrap intervals of those two
   ratios (`significance`), so a distance from a target can be told from query-sampling noise.
 * `lexical_vs_rank_bm25`: p50 of our lexical arm / p50 of `BM25Okapi.get_scores` + top-k over the
-  same documents and tokens (< 1 means ours is faster).
+  same documents and tokens (< 1 means ours is faster). `lexical="engine"` benches the store with
+  its lexical index in the engine (sparse vectors in the qdrant-edge shard) instead of BM25Index.
 """
 
 from __future__ import annotations
@@ -232,12 +233,15 @@ def _lexical(store: Any, ens: Any, memories: Sequence[Any], queries: Sequence[Sy
     from rank_bm25 import BM25Okapi
 
     from ..backends.lexical.bm25 import BM25Index, doc_terms
+    from ..backends.lexical.engine import EngineLexicalIndex
     from ..backends.protocols import LexicalDoc
     from ..retrievers.base import ArmRequest
     from ..text import tokenize
 
     arm = store.retriever("lexical")
     lex = store.lexical
+    if isinstance(lex, EngineLexicalIndex):
+        lex = BM25Index(lex.encoder.predicate_weight, lex.encoder.k1, lex.encoder.b)  # its parameters, for rank-bm25
     if not isinstance(lex, BM25Index):
         raise ConfigurationError(f"the lexical benchmark compares rank-bm25 with BM25Index, not {type(lex).__name__}")
     corpus = [doc_terms(LexicalDoc(m.id, m.namespace, m.text, m.predicate, m.type), lex.predicate_weight)
@@ -268,7 +272,8 @@ def _lexical(store: Any, ens: Any, memories: Sequence[Any], queries: Sequence[Sy
 
 
 def bench_size(n: int, *, n_queries: int = 200, n_simple: int = 100, seed: int = 7, embedder: Any = None,
-               embed_sample: int = 2000, progress: Progress = quiet_progress) -> dict[str, Any]:
+               embed_sample: int = 2000, progress: Progress = quiet_progress, lexical: str | None = None
+               ) -> dict[str, Any]:
     """Every measurement for one corpus size, in a fresh store that is removed afterwards."""
     from ..embeddings import default_embedder
     from ..ensemble import EnsembleMemory
@@ -280,7 +285,7 @@ def bench_size(n: int, *, n_queries: int = 200, n_simple: int = 100, seed: int =
     simple = simple_queries(memories, n_simple, seed=seed + 6)
     emb = embedder if embedder is not None else default_embedder()
     with tempfile.TemporaryDirectory(prefix="fused-memory-bench-") as tmp:
-        store = MemoryStore.embedded(tmp, embedder=emb, show_progress=False)
+        store = MemoryStore.embedded(tmp, embedder=emb, show_progress=False, lexical=lexical)
         with store:
             # exactly the texts ingest embeds (predicate-prefixed), so the ratio compares like with like
             sample = [MemoryStore.embed_text(m) for m in memories[:embed_sample]]
@@ -322,14 +327,14 @@ def bench_size(n: int, *, n_queries: int = 200, n_simple: int = 100, seed: int =
         "cpus": os.cpu_count(), "cpu_model": cpu_model(), "arm_runs": lat["arm_runs"],
         "embedder_activations": getattr(emb, "activations", None),
         "arm_pooled": lat["arm_pooled"], "fanout_by_plan": lat["fanout_by_plan"], "optimizer": opt, "lexical": lex,
-        "ensemble_stages_p50_ms": lat["ensemble_stages_p50_ms"],
+        "ensemble_stages_p50_ms": lat["ensemble_stages_p50_ms"], "lexical_index": store.config.lexical,
     }
     progress(f"[n={n}] ensemble p50 {out['p50_ms']['ensemble']} ms, p99 {out['p99_ms']['ensemble']} ms")
     return out
 
 
 def run_bench(sizes: Sequence[int], *, n_queries: int = 200, n_simple: int = 100, seed: int = 7,
-              progress: Progress = quiet_progress) -> dict[str, Any]:
+              progress: Progress = quiet_progress, lexical: str | None = None) -> dict[str, Any]:
     """`{"<n>": {...}}` for each size, smallest first, one embedder shared (loaded once). Every
     count is checked before the first ingest: a percentile of no queries is not a number."""
     from ..embeddings import default_embedder
@@ -341,4 +346,4 @@ def run_bench(sizes: Sequence[int], *, n_queries: int = 200, n_simple: int = 100
 
     emb = default_embedder()
     return {str(n): bench_size(n, n_queries=n_queries, n_simple=n_simple, seed=seed, embedder=emb,
-                               progress=progress) for n in sorted(set(sizes))}
+                               progress=progress, lexical=lexical) for n in sorted(set(sizes))}

@@ -11,7 +11,8 @@ retrieve:
 * ablations: the ensemble without each arm (`fused_without_<arm>`), and with the optimizer off
   (`fused_optimizer_off`), to show what each part is worth.
 
-Every conversation goes into its own namespace of one fresh embedded store (default embedder),
+Every conversation goes into its own namespace of one fresh store (default embedder; the embedded
+default, or `backend="qdrant-local"`: qdrant-client's local mode, the server backend's code),
 each query is asked with its own `now`, queries without gold ids are excluded from the metrics.
 `Evaluator` keeps the store open so several fusion configs can be compared on one ingest, which is
 how the defaults were tuned (docs/architecture.md, "Why each default").
@@ -41,7 +42,11 @@ from .metrics import mean_scores, metric_names, percentile, score_query
 from .significance import fusion_margins
 
 __all__ = ["System", "default_systems", "QueryResult", "EvalReport", "Evaluator", "run_eval",
-           "SINGLE_ARM_OPTIMIZER", "Progress", "quiet_progress", "stderr_progress"]
+           "SINGLE_ARM_OPTIMIZER", "Progress", "quiet_progress", "stderr_progress", "EVAL_BACKENDS"]
+
+#: Where `Evaluator` ingests: the embedded default (qdrant-edge), or the server backend's code on
+#: qdrant-client's local mode (brute force: fine for LoCoMo's 2,760 memories, not for speed).
+EVAL_BACKENDS = ("embedded", "qdrant-local")
 
 #: Whether single-arm rows run with the query optimizer (see the module docstring for why not).
 SINGLE_ARM_OPTIMIZER = False
@@ -157,19 +162,29 @@ class Evaluator:
     `embedder=None` is the default MiniLM embedder (what the published numbers use); tests may pass
     another. `path=None` uses a temporary directory removed by `close()`. `context_turns` is how
     many preceding turns of a session are indexed with each turn (`conversation_context`; 0: none).
+    `backend` is one of `EVAL_BACKENDS`; `lexical` the store's lexical index ("engine" or "bm25";
+    None: that backend's default), so both can be scored on one dataset.
     """
 
     def __init__(self, dataset: EvalDataset, *, path: str | None = None, embedder: Any = None,
-                 progress: Progress = quiet_progress, context_turns: int = DEFAULT_CONTEXT_TURNS) -> None:
+                 progress: Progress = quiet_progress, context_turns: int = DEFAULT_CONTEXT_TURNS,
+                 backend: str = "embedded", lexical: str | None = None) -> None:
         from ..store.memory_store import MemoryStore
 
         conversation_context([], context_turns)  # validates before any I/O
+        if backend not in EVAL_BACKENDS:
+            raise FusedMemoryError(f"backend must be one of {', '.join(EVAL_BACKENDS)}, got {backend!r}")
+        self.backend = backend
         self.context_turns = context_turns
         self.dataset = dataset
         self.progress = progress
         self._tmp = tempfile.TemporaryDirectory(prefix="fused-memory-eval-") if path is None else None
         self.path = path if path is not None else self._tmp.name  # type: ignore[union-attr]
-        self.store = MemoryStore.embedded(self.path, embedder=embedder, show_progress=False)
+        if backend == "embedded":
+            self.store = MemoryStore.embedded(self.path, embedder=embedder, show_progress=False, lexical=lexical)
+        else:
+            self.store = MemoryStore.connect(qdrant_location=f"{self.path}/qdrant", graph_path=f"{self.path}/graph",
+                                             embedder=embedder, show_progress=False, lexical=lexical)
         self.ingest_s = 0.0
         self._ingested = False
 
@@ -285,6 +300,7 @@ class Evaluator:
             "n_conversations": len(self.dataset.conversations()),
             "n_queries_total": len(self.dataset.queries), "excluded_no_gold": excluded,
             "ingest_s": round(self.ingest_s, 2), "context_turns": self.context_turns,
+            "backend": self.backend, "lexical": self.store.config.lexical,
             "input_warnings": list(self.dataset.warnings),
         }
         return EvalReport(
@@ -304,8 +320,9 @@ def _rounded(means: Mapping[str, float], names: Sequence[str]) -> dict[str, floa
 def run_eval(dataset: EvalDataset, *, systems: Sequence[System] | None = None,
              config: FusionConfig | None = None, ks: Sequence[int] = (5, 10), ndcg_ks: Sequence[int] = (10,),
              embedder: Any = None, path: str | None = None, progress: Progress = quiet_progress,
-             context_turns: int = DEFAULT_CONTEXT_TURNS) -> EvalReport:
+             context_turns: int = DEFAULT_CONTEXT_TURNS, backend: str = "embedded",
+             lexical: str | None = None) -> EvalReport:
     """Ingest `dataset` into a fresh store and evaluate once: what `fused-memory eval` runs."""
     with Evaluator(dataset, path=path, embedder=embedder, progress=progress,
-                   context_turns=context_turns) as ev:
+                   context_turns=context_turns, backend=backend, lexical=lexical) as ev:
         return ev.evaluate(systems, config, ks=ks, ndcg_ks=ndcg_ks)

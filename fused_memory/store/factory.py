@@ -2,6 +2,15 @@
 
 Kept apart from `memory_store.py` (the write path and the open/close life cycle) because choosing
 backends is configuration, not storage: nothing here does I/O, every backend opens on first use.
+
+The lexical index (`StoreConfig.lexical`) defaults per backend:
+
+* `connect()`: "engine", BM25 on the Qdrant collection's sparse vectors. Several worker processes
+  share one collection; an index in each process would be refilled from every payload on open
+  (minutes and gigabytes at millions of memories) and blind to the other workers' writes.
+* `embedded()`: "bm25", rank-bm25-exact in the process. One process owns the shard, so nothing
+  is shared, and the in-process index measured at least as good as the engine's there
+  (docs/architecture.md, "Lexical index": LoCoMo, latency at 100k, ingest, RSS).
 """
 
 from __future__ import annotations
@@ -9,11 +18,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..backends.protocols import GraphStore
-from ..config import StoreConfig
+from ..backends.protocols import GraphStore, LexicalIndex, VectorBackend
+from ..config import LEXICAL_MODES, StoreConfig
 from ..errors import ConfigurationError
 
-__all__ = ["embedded_parts", "connected_parts"]
+__all__ = ["embedded_parts", "connected_parts", "EMBEDDED_LEXICAL", "CONNECTED_LEXICAL"]
+
+#: The lexical index each constructor uses when not told (see the module docstring).
+EMBEDDED_LEXICAL = "bm25"
+CONNECTED_LEXICAL = "engine"
 
 
 def _embedder(embedder: Any) -> Any:
@@ -21,30 +34,49 @@ def _embedder(embedder: Any) -> Any:
     return as_embedder(embedder) if embedder is not None else default_embedder()
 
 
-def embedded_parts(path: str | Path, *, embedder: Any, ner: bool, show_progress: bool | None) -> dict[str, Any]:
-    """Everything in process under `path`: qdrant-edge shard, BM25, embedded graph."""
+def _lexical_mode(lexical: Any, default: str) -> str:
+    if lexical is None:
+        return default
+    if lexical not in LEXICAL_MODES:
+        raise ConfigurationError(f"lexical must be one of {', '.join(map(repr, LEXICAL_MODES))}, got {lexical!r}")
+    return str(lexical)
+
+
+def _lexical_index(mode: str, vectors: VectorBackend, ttl_s: float | None) -> LexicalIndex:
+    """The index for `mode`; the engine's reads the other processes' type counts every `ttl_s`."""
+    if mode == "bm25":
+        from ..backends.lexical.bm25 import BM25Index
+        return BM25Index()
+    from ..backends.lexical.engine import EngineLexicalIndex
+    return EngineLexicalIndex(vectors, ttl_s=ttl_s)
+
+
+def embedded_parts(path: str | Path, *, embedder: Any, ner: bool, show_progress: bool | None,
+                   lexical: str | None = None) -> dict[str, Any]:
+    """Everything in process under `path`: qdrant-edge shard, the lexical index, embedded graph."""
     from ..backends.graph.embedded import EmbeddedGraphStore
-    from ..backends.lexical.bm25 import BM25Index
     from ..backends.vector.edge import QdrantEdgeBackend
 
     if not isinstance(path, (str, Path)) or not str(path).strip():  # "" was the current directory
         raise ConfigurationError(f"MemoryStore.embedded needs a directory path, got {path!r}")
+    mode = _lexical_mode(lexical, EMBEDDED_LEXICAL)
     root = Path(path)
-    return {"vectors": QdrantEdgeBackend(str(root / "vectors")), "lexical": BM25Index(),
+    vectors = QdrantEdgeBackend(str(root / "vectors"), sparse=mode == "engine")
+    return {"vectors": vectors, "lexical": _lexical_index(mode, vectors, ttl_s=None),  # no other writer
             "embedder": _embedder(embedder), "graph": EmbeddedGraphStore(str(root / "graph")),
-            "config": StoreConfig(path=str(root), ner=ner, show_progress=show_progress)}
+            "config": StoreConfig(path=str(root), ner=ner, show_progress=show_progress, lexical=mode)}
 
 
 def connected_parts(*, qdrant_url: str | None, qdrant_api_key: str | None, qdrant_location: str | None,
                     qdrant_client: Any, collection: str, neo4j_uri: str | None,
                     neo4j_auth: tuple[str, str] | None, neo4j_driver: Any, neo4j_database: str | None,
                     graph_dialect: str | None, graph_path: str | None, embedder: Any, ner: bool,
-                    show_progress: bool | None) -> dict[str, Any]:
+                    show_progress: bool | None, lexical: str | None = None) -> dict[str, Any]:
     """A Qdrant server or cluster (or qdrant-client local mode, or the caller's own `QdrantClient`)
     and, when `neo4j_uri` or `neo4j_driver` is given, a Bolt server for the graph; else an embedded
     graph. A client or driver the caller passes is used as configured and never closed by the store."""
     from ..backends.graph.embedded import EmbeddedGraphStore
-    from ..backends.lexical.bm25 import BM25Index
+    from ..backends.lexical.engine import DEFAULT_STATS_TTL_S
     from ..backends.vector.server import QdrantClientBackend
 
     qdrant = [name for name, v in (("qdrant_url", qdrant_url), ("qdrant_location", qdrant_location),
@@ -54,10 +86,11 @@ def connected_parts(*, qdrant_url: str | None, qdrant_api_key: str | None, qdran
                                  f"mode) or qdrant_client (your QdrantClient); got {', '.join(qdrant) or 'none'}")
     if neo4j_uri and neo4j_driver is not None:
         raise ConfigurationError("connect() takes neo4j_uri or neo4j_driver, not both")
+    mode = _lexical_mode(lexical, CONNECTED_LEXICAL)
     cfg = StoreConfig(qdrant_url=qdrant_url, qdrant_api_key=qdrant_api_key, qdrant_collection=collection,
                       qdrant_location=qdrant_location, neo4j_uri=neo4j_uri, neo4j_auth=neo4j_auth,
                       neo4j_database=neo4j_database, graph_dialect=graph_dialect, ner=ner,
-                      show_progress=show_progress)
+                      show_progress=show_progress, lexical=mode)
     graph: GraphStore
     if neo4j_uri or neo4j_driver is not None:
         from ..backends.graph.cypher import CypherGraphStore
@@ -66,6 +99,6 @@ def connected_parts(*, qdrant_url: str | None, qdrant_api_key: str | None, qdran
     else:
         graph = EmbeddedGraphStore(graph_path)
     vectors = QdrantClientBackend(url=qdrant_url or None, api_key=qdrant_api_key, location=qdrant_location or None,
-                                  collection=collection, client=qdrant_client)
-    return {"vectors": vectors, "lexical": BM25Index(), "embedder": _embedder(embedder), "graph": graph,
-            "config": cfg}
+                                  collection=collection, client=qdrant_client, sparse=mode == "engine")
+    return {"vectors": vectors, "lexical": _lexical_index(mode, vectors, ttl_s=DEFAULT_STATS_TTL_S),
+            "embedder": _embedder(embedder), "graph": graph, "config": cfg}

@@ -1,7 +1,8 @@
 """`MemoryStore`: the one write path, and the owner of every index.
 
 A write embeds, classifies, extracts entities and only then touches storage, so a batch that fails
-validation, embedding or extraction writes nothing. Storage order is vectors (the source of truth)
+validation, embedding or extraction writes nothing. Storage order is vectors (the source of truth;
+with the lexical index in the engine, each memory's sparse BM25 vector rides in the same write)
 then BM25 then the graph; BM25 and the embedded graph can always be rebuilt from the payloads.
 
 What `add` guarantees
@@ -66,7 +67,9 @@ from .arguments import check_mentions
 from .arguments import memory_ids as keyed_ids
 from .ingest import EntityExtractor, answer_tags, classify_type, extract_beside, lexical_doc
 from .listing import list_memories
-from .recovery import merged_sessions, open_backends, snapshot, undo
+from .meta import merged_sessions, merged_upgrades
+from .recovery import open_backends, snapshot, undo
+from .upgrade import NamespaceUpgrades, sparse_vectors
 from .versions import SharedVersions
 
 if TYPE_CHECKING:
@@ -103,14 +106,16 @@ class MemoryStore(SharedHandle):
         self._ner_workers: ThreadPoolExecutor | None = None  # started by the first add with NER on
         self._ner_pid = 0  # the process that started it (a fork's child has the pool, not its thread)
         self._ner_lock = threading.Lock()
+        self._upgrades = NamespaceUpgrades()  # namespaces this process brought up to date (`upgrade`)
 
     # ------------------------------------------------------------------ construction
     @classmethod
     def embedded(cls, path: str | Path, *, embedder: Embedder | Any = None, ner: bool = True,
-                 show_progress: bool | None = None) -> MemoryStore:
-        """Everything in process under `path`: qdrant-edge shard, BM25, embedded graph."""
+                 show_progress: bool | None = None, lexical: str | None = None) -> MemoryStore:
+        """Everything in process under `path`: qdrant-edge shard, BM25, embedded graph. `lexical`:
+        "bm25" (the default here: rank-bm25-exact, in process) or "engine" (sparse vectors in the shard)."""
         from .factory import embedded_parts
-        return cls(**embedded_parts(path, embedder=embedder, ner=ner, show_progress=show_progress))
+        return cls(**embedded_parts(path, embedder=embedder, ner=ner, show_progress=show_progress, lexical=lexical))
 
     @classmethod
     def connect(cls, *, qdrant_url: str | None = None, qdrant_api_key: str | None = None,
@@ -118,23 +123,25 @@ class MemoryStore(SharedHandle):
                 neo4j_uri: str | None = None, neo4j_auth: tuple[str, str] | None = None, neo4j_driver: Any = None,
                 neo4j_database: str | None = None, graph_dialect: str | None = None,
                 graph_path: str | None = None, embedder: Embedder | Any = None, ner: bool = True,
-                show_progress: bool | None = None) -> MemoryStore:
+                show_progress: bool | None = None, lexical: str | None = None) -> MemoryStore:
         """Scale-out: a Qdrant server or cluster (`qdrant_url`; `qdrant_location` for qdrant-client's
         local mode; or `qdrant_client`, a `QdrantClient` you configured, as langchain-qdrant takes
         `client=`) and, with `neo4j_uri` (or `neo4j_driver`, your own `neo4j.Driver`), Neo4j or any
         Bolt server; else an embedded graph under `graph_path`. A client or driver you pass is used
-        as it is and left open by `close()`: the store closes only what it opened."""
+        as it is and left open by `close()`: the store closes only what it opened. `lexical`: "engine"
+        (the default here: BM25 on the engine's sparse vectors, shared by every process; Qdrant >= 1.19)
+        or "bm25" (an index in this process, refilled from every payload on open)."""
         from .factory import connected_parts
         return cls(**connected_parts(
             qdrant_url=qdrant_url, qdrant_api_key=qdrant_api_key, qdrant_location=qdrant_location,
             qdrant_client=qdrant_client, collection=collection, neo4j_uri=neo4j_uri, neo4j_auth=neo4j_auth,
             neo4j_driver=neo4j_driver, neo4j_database=neo4j_database, graph_dialect=graph_dialect,
-            graph_path=graph_path, embedder=embedder, ner=ner, show_progress=show_progress))
+            graph_path=graph_path, embedder=embedder, ner=ner, show_progress=show_progress, lexical=lexical))
 
     def open(self) -> MemoryStore:
-        """Check the embedder pin and the layout, open the backends, rebuild BM25 from the payloads
-        and reconcile the embedded graph with them (see the module docstring). A store that is
-        refused is left untouched and closed."""
+        """Check the embedder pin and the layout, open the backends, rebuild an in-process BM25 index
+        from the payloads and reconcile the embedded graph with them (see the module docstring); with
+        neither, no memory is read. A store that is refused is left untouched and closed."""
         return self._open_now(reopen=True)
 
     def _open_now(self, *, reopen: bool) -> MemoryStore:
@@ -146,6 +153,7 @@ class MemoryStore(SharedHandle):
             if self._closed and not reopen:
                 raise self._closed_error()
             self._meta = open_backends(self, self._embedder_meta())
+            self._upgrades.reset()
             self._open, self._closed = True, False
         return self
 
@@ -253,9 +261,10 @@ class MemoryStore(SharedHandle):
             mtype, _rule = classify_type(m)
             prepared.append(m.with_(type=mtype, created_at=m.created_at or now,
                                     entities=tuple(x.name for x in ms)))
-        records = [VectorRecord(m.id, m.namespace, tuple(v.tolist()),
-                                to_payload(m, [x.kind for x in ms], answer_tags(m.text)))
-                   for m, v, ms in zip(prepared, vectors, mentions, strict=True)]
+        records = [VectorRecord(m.id, m.namespace, tuple(v.tolist()),  # and the sparse vector: one write
+                                to_payload(m, [x.kind for x in ms], answer_tags(m.text)), sparse)
+                   for m, v, ms, sparse in zip(prepared, vectors, mentions,
+                                               sparse_vectors(self.vectors, self.lexical, prepared), strict=True)]
         with self._write_lock:
             self._ensure_open()  # under the lock: a close() that ran before this write is seen
             before = snapshot(self.vectors, prepared)
@@ -338,6 +347,7 @@ class MemoryStore(SharedHandle):
                 stored = self.vectors.read_meta() or {}
             self._meta["sessions"] = merged_sessions(stored.get("sessions"), self._meta.get("sessions"),
                                                      {namespace: at.timestamp()})
+            self._meta["upgraded"] = merged_upgrades(stored.get("upgraded"), self._meta.get("upgraded"))
             self.vectors.write_meta(self._meta)
 
     def _bump(self, namespace: str) -> None:
@@ -413,13 +423,23 @@ class MemoryStore(SharedHandle):
     def vector_search(self, queries: Sequence[VectorQuery]) -> list[list[ScoredPayload]]:
         """The engine's batched search (the vector arms' `VectorSource`)."""
         with self._live():
+            for ns in {q.filter.namespace for q in queries}:
+                self._upgrades.ensure(self, ns)  # older memories up to date, once (`store.upgrade`)
             return self.vectors.query_batch(queries)
 
     def lexical_search(self, namespace: str, text: str, k: int,
                        types: frozenset[MemoryType] | None = None) -> list[tuple[str, float]]:
         """BM25 over `namespace` (the lexical arm's `LexicalSource`)."""
         with self._live():
+            self._upgrades.ensure(self, namespace)
             return self.lexical.search(namespace, text, k, types)
+
+    def upgrade(self) -> dict[str, int]:
+        """Bring every memory an older fused-memory wrote up to date (its sparse lexical vector, its
+        `answers` tag) and record that in the meta, so no process checks again (`store.upgrade`).
+        Returns how many memories got what; a second call does nothing."""
+        self._ensure_open()
+        return self._upgrades.upgrade_all(self)
 
     def traverse(self, namespace: str, seeds: Sequence[tuple[str, float]], max_hops: int, limit: int,
                  now: datetime, *, multi_hop_factor: float = 1.0, types: frozenset[MemoryType] | None = None,

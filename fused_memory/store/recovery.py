@@ -1,24 +1,28 @@
 """Keeping the indexes consistent when a write fails or the process dies (the guarantees are listed in
-`memory_store`): the checks `open` makes before touching a backend, the rebuild of BM25 and the
-reconcile of the embedded graph from the vector payloads, and the rollback of a failed `add`."""
+`memory_store`): the checks `open` makes before touching a backend, the rebuild of an in-process
+BM25 index and the reconcile of the embedded graph from the vector payloads, and the rollback of a
+failed `add`. A store with neither (a server with the lexical index in the engine and a Bolt graph)
+opens without reading a single memory: its open time does not depend on the corpus."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..backends.codec import LAYOUT_VERSION, from_payload, payload_mentions
-from ..backends.protocols import LexicalDoc, PayloadWriter, RebuiltOnOpen, Reconcilable, VectorBackend, VectorRecord
+from ..backends.protocols import LexicalDoc, RebuiltOnOpen, Reconcilable, VectorBackend, VectorRecord
 from ..errors import ConfigurationError, EmbeddingMismatch
 from ..types import EntityMention, Memory
 from .ingest import answer_tags, lexical_doc
+from .meta import merged_sessions, write_merged
+from .upgrade import ANSWERS, SPARSE, backfill, backfill_sparse, pending, sparse_vectors, wanted
 
 if TYPE_CHECKING:
     from .memory_store import MemoryStore
 
-__all__ = ["check_meta", "open_backends", "rebuild", "backfill", "snapshot", "undo", "merged_sessions"]
+__all__ = ["check_meta", "open_backends", "rebuild", "backfill", "snapshot", "undo", "merged_sessions"]  # the last
+# two live in `upgrade` and `meta` now, and are named here for callers that import them from here
 
 _log = logging.getLogger("fused_memory.store.memory_store")
 
@@ -59,11 +63,12 @@ def open_backends(store: MemoryStore, want: dict[str, Any]) -> dict[str, Any]:
                 raise ConfigurationError(
                     f"the store at {where} holds memories but its meta (layout, embedder pin) is "
                     "missing; restore meta.json from a backup or re-ingest into a new store")
-            meta = {"layout": LAYOUT_VERSION, "embedder": want, "sessions": {}}
+            # every memory this version writes has what `upgrade` would add: nothing to check, ever
+            meta = {"layout": LAYOUT_VERSION, "embedder": want, "sessions": {}, "upgraded": wanted(store.vectors)}
             store.vectors.write_meta(meta)
         if store.graph is not None:
             store.graph.open()
-        rebuild(store)
+        meta = rebuild(store, meta)
     except BaseException:
         for closer in ((store.graph.close,) if store.graph is not None else ()) + (store.vectors.close,):
             with contextlib.suppress(Exception):  # the original error is the one to report
@@ -72,11 +77,16 @@ def open_backends(store: MemoryStore, want: dict[str, Any]) -> dict[str, Any]:
     return dict(meta)
 
 
-def rebuild(store: MemoryStore) -> None:
-    """BM25 from the payloads; a graph that can reconcile (the embedded one) made to agree with
-    them: it repairs a crash between the vector write and the graph write, or a rollback that
-    could not reach the graph, and fills an in-memory graph after a restart."""
+def rebuild(store: MemoryStore, meta: dict[str, Any]) -> dict[str, Any]:
+    """An in-process BM25 index from the payloads; a graph that can reconcile (the embedded one)
+    made to agree with them: it repairs a crash between the vector write and the graph write, or a
+    rollback that could not reach the graph, and fills an in-memory graph after a restart. When
+    neither needs it, nothing is read (see the module docstring). A scan brings older memories up
+    to date on its way (`upgrade`); returns the meta, with that recorded."""
     rebuilt = isinstance(store.lexical, RebuiltOnOpen)
+    if not rebuilt and not isinstance(store.graph, Reconcilable):
+        return meta  # older memories are brought up to date per namespace on first use (`upgrade`)
+    todo = pending(store.vectors, meta)
     if rebuilt:
         store.lexical.clear()
     docs: list[LexicalDoc] = []
@@ -91,40 +101,24 @@ def rebuild(store: MemoryStore) -> None:
             untagged.setdefault((m.namespace, tuple(answer_tags(m.text))), []).append(m.id)
     if docs:
         store.lexical.add(docs)
-    if untagged:
-        backfill(store.vectors, untagged)
+    done = not untagged or backfill(store.vectors, untagged)
+    if SPARSE in todo:
+        try:
+            for namespace in want:
+                backfill_sparse(store.vectors, store.lexical, namespace)
+        except Exception as exc:  # noqa: BLE001 - the store still opens; searches retry per namespace
+            done = False
+            _log.warning("could not give every older memory its sparse lexical vector (%s: %s); each "
+                         "namespace is retried when it is first searched", type(exc).__name__, exc)
+    if todo and done:
+        meta = write_merged(store.vectors, {**meta, "upgraded": [*meta.get("upgraded", ()), ANSWERS, *todo]})
     if isinstance(store.graph, Reconcilable):
         relinked, unlinked = store.graph.reconcile(want)
         if relinked or unlinked:  # an in-memory graph is rebuilt on every open: not news
             level = logging.WARNING if store.graph.persistent else logging.INFO
             _log.log(level, "graph reconciled with the vector payloads on open: %d memories re-linked, "
                      "%d unlinked (an earlier write was interrupted)", relinked, unlinked)
-
-
-def backfill(vectors: VectorBackend, untagged: dict[tuple[str, tuple[str, ...]], list[str]]) -> None:
-    """Tag memories written before the payload had `answers` (2026-11-22): without the tag the
-    temporal arm's "when did...?" search, which filters on it, cannot see them. The tag is derived
-    from the stored text by ingest's own `ingest.answer_tags`, so nothing is re-embedded. One write per
-    (namespace, tag) group. A backend that cannot update payloads, or a write that fails (a memory
-    deleted meanwhile by another process fails its group), leaves those memories as they were
-    (served as before), with a warning; the other groups are still written, and the next open
-    tries again."""
-    n = sum(len(ids) for ids in untagged.values())
-    if not isinstance(vectors, PayloadWriter):
-        _log.warning("%d memories have no `answers` tag and %s cannot update payloads: \"when did...?\" "
-                     "questions will not find them until they are re-ingested", n, type(vectors).__name__)
-        return
-    failed: list[str] = []
-    for (namespace, answers), ids in untagged.items():
-        try:
-            vectors.set_payload(namespace, ids, {"answers": list(answers)})
-        except Exception as exc:  # noqa: BLE001 - any backend's failure: the store still opens
-            failed.append(f"{len(ids)} in {namespace!r}: {type(exc).__name__}: {exc}")
-    if failed:
-        _log.warning("could not add the `answers` tag to some of %d older memories (%s); \"when did...?\" "
-                     "questions will miss those until an open succeeds", n, "; ".join(failed))
-    else:
-        _log.info("added the `answers` tag to %d memories written by an older fused-memory", n)
+    return meta
 
 
 def snapshot(vectors: VectorBackend, batch: list[Memory]) -> dict[tuple[str, str], Any]:
@@ -166,8 +160,10 @@ def undo(store: MemoryStore, batch: list[Memory], before: dict[tuple[str, str], 
             except Exception as err:  # noqa: BLE001
                 problems.append(f"re-embedding the previous versions: {err}")
             else:
-                attempt("vectors", store.vectors.upsert, [VectorRecord(m.id, ns, tuple(v.tolist()), dict(p))
-                                                         for m, v, p in zip(old, vecs, old_payloads, strict=True)])
+                sparse = sparse_vectors(store.vectors, store.lexical, old)
+                attempt("vectors", store.vectors.upsert, [
+                    VectorRecord(m.id, ns, tuple(v.tolist()), dict(p), s)
+                    for m, v, p, s in zip(old, vecs, old_payloads, sparse, strict=True)])
             attempt("lexical", store.lexical.add, [lexical_doc(m) for m in old])
             if store.graph is not None:
                 attempt("graph", store.graph.link, ns, [(m.id, payload_mentions(p), m.type)
@@ -177,15 +173,3 @@ def undo(store: MemoryStore, batch: list[Memory], before: dict[tuple[str, str], 
         _log.error("add failed (%s) and %s", exc, note)
         if hasattr(exc, "add_note"):
             exc.add_note(note)
-
-
-def merged_sessions(*copies: Mapping[str, Any] | None) -> dict[str, float]:
-    """The latest session end of every namespace over several copies of the meta's `sessions`
-    (what the backend holds now, what this process read at open, the end being recorded): a store
-    sharing a Qdrant server with other processes must not write back a copy that has lost their
-    session ends. No default of 0.0: a first end before 1970 is kept as given."""
-    out: dict[str, float] = {}
-    for copy in copies:
-        for namespace, ts in (copy or {}).items():
-            out[namespace] = max(out.get(namespace, float(ts)), float(ts))
-    return out

@@ -105,3 +105,19 @@ def test_delete_and_get_many_take_the_memories_add_returned(tmp_path: Path) -> N
             store.delete("you", [b])
         store.delete("me", [b])
         assert store.count("me") == 0
+
+
+@pytest.mark.parametrize("bad", ["BM25", "sparse", "", 1, True])
+def test_the_lexical_setting_is_one_of_two_names(tmp_path: Path, bad: object) -> None:
+    from fused_memory.config import StoreConfig
+    from fused_memory.embeddings import HashingEmbedder
+
+    for make in (lambda: MemoryStore.embedded(tmp_path / "e", embedder=HashingEmbedder(dim=8), lexical=bad),
+                 lambda: MemoryStore.connect(qdrant_location=":memory:", embedder=HashingEmbedder(dim=8), lexical=bad),
+                 lambda: StoreConfig(lexical=bad)):  # type: ignore[arg-type]
+        with pytest.raises(ConfigurationError, match="lexical must be one of 'engine', 'bm25'"):
+            make()
+    assert not (tmp_path / "e").exists()  # refused before anything was made
+    emb = HashingEmbedder(dim=8)
+    assert MemoryStore.embedded(tmp_path / "d", embedder=emb).config.lexical == "bm25"
+    assert MemoryStore.connect(qdrant_location=":memory:", embedder=emb).config.lexical == "engine"

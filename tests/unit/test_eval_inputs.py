@@ -209,3 +209,32 @@ def test_a_misspelled_arm_in_the_config_fails_before_the_ingest(tmp_path: Path) 
         ev.evaluate(default_systems(["dense"], ablations=False), FusionConfig(weights={"lexcial": 2.0}))
     assert not (tmp_path / "store").exists()  # nothing ingested
     ev.close()
+
+
+@pytest.mark.parametrize(("backend", "lexical"), [("qdrant-local", None), ("embedded", "engine"), ("embedded", None)])
+def test_eval_scores_either_lexical_index_on_either_backend(tmp_path: Path, backend: str, lexical: str | None) -> None:
+    """`fused-memory eval --backend qdrant-local --lexical engine|bm25`: the server backend's code and
+    either index score the same dataset, and the report says which ran (the hashing embedder stands
+    in for MiniLM: the lexical arm reads no embedding)."""
+    from fused_memory.embeddings import HashingEmbedder
+    from fused_memory.evaluation.runner import Evaluator, System
+
+    rows = [MEM, {**MEM, "id": "a2", "text": "my badge number is E-47821"}]
+    ds = load_dataset(_write(tmp_path / "m.jsonl", rows),
+                      _write(tmp_path / "q.jsonl", [{**QRY, "question": "badge E-47821", "gold_ids": ["a2"]}]))
+    with Evaluator(ds, embedder=HashingEmbedder(dim=16), backend=backend, lexical=lexical) as ev:
+        report = ev.evaluate([System("lexical", ("lexical",), False, "arm")])
+    assert report.overall["lexical"]["recall@5"] == 1.0
+    want = lexical or ("engine" if backend == "qdrant-local" else "bm25")
+    assert (report.config["backend"], report.config["lexical"]) == (backend, want)
+
+
+def test_eval_refuses_an_unknown_backend_before_any_io(tmp_path: Path) -> None:
+    from fused_memory.evaluation.runner import Evaluator
+
+    ds = load_dataset(_write(tmp_path / "m.jsonl", [MEM]), _write(tmp_path / "q.jsonl", [QRY]))
+    with pytest.raises(FusedMemoryError, match="backend must be one of embedded, qdrant-local"):
+        Evaluator(ds, path=str(tmp_path / "store"), backend="qdrant")
+    with pytest.raises(ConfigurationError, match="lexical must be one of"):
+        Evaluator(ds, path=str(tmp_path / "store2"), lexical="sparse")
+    assert not (tmp_path / "store").exists()

@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from ...errors import BackendError, EmbeddingMismatch, FusedMemoryError, InvalidMemory, QueryError
-from ..protocols import VectorFilter, VectorQuery, VectorRecord
+from ..protocols import SparseVector, VectorFilter, VectorQuery, VectorRecord
 
 __all__ = [
     "POINT_ID_NAMESPACE", "SCROLL_PAGE", "META_POINT_ID",
     "IndexSpec", "PAYLOAD_INDEXES",
     "MatchOne", "MatchAnyOf", "Between", "Condition", "filter_conditions", "can_match",
-    "PreparedPoint", "point_id", "prepare_points", "check_query", "in_requested_order", "unique", "plain",
-    "clamp_score", "paginate", "chunks", "encode_meta", "engine_errors", "WRITE_CHUNK",
+    "PreparedPoint", "point_id", "dense_of", "prepare_points", "check_query", "in_requested_order", "unique", "plain",
+    "check_sparse", "clamp_score", "paginate", "chunks", "encode_meta", "engine_errors", "WRITE_CHUNK",
 ]
 
 _T = TypeVar("_T")
@@ -126,6 +126,7 @@ class PreparedPoint:
     id: str
     vector: list[float]
     payload: dict[str, Any]
+    sparse: SparseVector | None = None
 
 
 def point_id(namespace: str, memory_id: str) -> str:
@@ -150,6 +151,18 @@ def _vector(values: Sequence[float], dim: int, what: str, bad: type[Exception]) 
     return out
 
 
+def check_sparse(v: SparseVector, what: str, bad: type[Exception]) -> SparseVector:
+    """Distinct ascending u32 indices, one finite positive weight each: what both engines store
+    (qdrant-edge refuses unsorted indices, a server sorts them; neither takes a duplicate)."""
+    if not isinstance(v, SparseVector) or len(v.indices) != len(v.values):
+        raise bad(f"{what} must be a SparseVector with one value per index, got {v!r}")
+    if any(not 0 <= i < 2 ** 32 for i in v.indices) or list(v.indices) != sorted(set(v.indices)):
+        raise bad(f"{what} needs distinct ascending indices in [0, 2^32)")
+    if not all(0 < w < math.inf for w in v.values):
+        raise bad(f"{what} needs finite positive weights")
+    return v
+
+
 def prepare_points(records: Sequence[VectorRecord], dim: int) -> list[PreparedPoint]:
     """Validate a batch before anything is written. The record's namespace and memory id are
     authoritative for filtering, so the payload must agree with them (or leave them out). A point
@@ -165,8 +178,10 @@ def prepare_points(records: Sequence[VectorRecord], dim: int) -> list[PreparedPo
                 raise InvalidMemory(f"payload {key} {payload[key]!r} differs from the record's {want!r}")
         pid = point_id(ns, rec.memory_id)
         out.pop(pid, None)
+        sparse = None if rec.sparse is None else check_sparse(
+            rec.sparse, f"sparse vector of memory {rec.memory_id!r}", InvalidMemory)
         out[pid] = PreparedPoint(pid, _vector(rec.vector, dim, f"vector of memory {rec.memory_id!r}",
-                                              InvalidMemory), payload)
+                                              InvalidMemory), payload, sparse)
     return list(out.values())
 
 
@@ -234,3 +249,12 @@ def engine_errors(what: str, classify: Callable[[Exception], FusedMemoryError]) 
     except Exception as exc:  # engines raise bare Exception (qdrant-edge) or many client types
         err = classify(exc)
         raise type(err)(f"{what}: {err}") from exc
+
+
+def dense_of(stored: object) -> list[float] | None:
+    """The dense vector of a stored point: the vector itself, or the unnamed ("") entry when the
+    collection also holds the named sparse vector of the engine lexical index (both engines then
+    return every vector of the point by name)."""
+    if isinstance(stored, Mapping):
+        stored = stored.get("")
+    return list(stored) if isinstance(stored, list) else None

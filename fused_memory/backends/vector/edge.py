@@ -66,7 +66,8 @@ from typing import Any
 import qdrant_edge as qe
 
 from ...errors import BackendError, ConfigurationError, EmbeddingMismatch, FusedMemoryError
-from ..protocols import ScoredPayload, VectorFilter, VectorQuery, VectorRecord
+from ..protocols import ScoredPayload, SparseAnswer, SparseQuery, SparseVector, VectorFilter, VectorQuery, VectorRecord
+from . import edge_sparse
 from .common import (
     PAYLOAD_INDEXES,
     SCROLL_PAGE,
@@ -79,6 +80,7 @@ from .common import (
     check_query,
     chunks,
     clamp_score,
+    dense_of,
     encode_meta,
     engine_errors,
     filter_conditions,
@@ -146,11 +148,14 @@ def _edge_filter(conds: Sequence[Condition]) -> Any:
 
 
 class QdrantEdgeBackend:
-    """`VectorBackend` on an in-process qdrant-edge shard. The constructor does no I/O."""
+    """`VectorBackend` on an in-process qdrant-edge shard. The constructor does no I/O. `sparse=True`
+    gives the shard the lexical arm's sparse vector (`SparseSearch`), added on open to a shard
+    without it; a shard that has it keeps it complete whatever `sparse` says."""
 
     name = "qdrant-edge"
 
-    def __init__(self, path: str, *, index_after: int = DEFAULT_INDEX_AFTER, auto_optimize: bool = True) -> None:
+    def __init__(self, path: str, *, index_after: int = DEFAULT_INDEX_AFTER, auto_optimize: bool = True,
+                 sparse: bool = False) -> None:
         if not isinstance(index_after, int) or index_after <= 0:
             raise ConfigurationError(f"index_after must be a positive integer, got {index_after!r}")
         self.path = Path(path)
@@ -159,6 +164,8 @@ class QdrantEdgeBackend:
         self._shard: Any = None
         self._dim: int | None = None
         self._lock = threading.RLock()
+        self.sparse, self._sparse = sparse, False  # asked for; the open shard has it
+        self.sparse_added = False  # this open added it: the memories written before lack it
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -169,12 +176,13 @@ class QdrantEdgeBackend:
     def meta_path(self) -> Path:
         return self.path / "meta.json"
 
-    def _config(self, dim: int) -> Any:
+    def _config(self, dim: int, sparse: bool) -> Any:
         """Passed on create *and* load: on load the engine checks it against the segments (a wrong
         dim fails there) and rewrites the stored config, so policy changes reach old shards."""
         kb = _kb(self.index_after, dim)
         return qe.EdgeConfig(
             vectors=qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine),
+            sparse_vectors=edge_sparse.SPARSE_CONFIG if sparse else None,
             hnsw_config=qe.HnswIndexConfig(m=HNSW_M, ef_construct=HNSW_EF_CONSTRUCT,
                                            full_scan_threshold=max(1, kb // 4)),
             optimizers=qe.EdgeOptimizersConfig(indexing_threshold=kb, max_segment_size=kb,
@@ -193,9 +201,13 @@ class QdrantEdgeBackend:
             with engine_errors(f"cannot open qdrant-edge shard at {self.shard_path}", _classify):
                 self.path.mkdir(parents=True, exist_ok=True)
                 existing = self.shard_path.is_dir() and any(self.shard_path.iterdir())
-                shard = (qe.EdgeShard.load(str(self.shard_path), self._config(dim)) if existing
-                         else qe.EdgeShard.create(str(self.shard_path), self._config(dim)))
+                present = existing and edge_sparse.shard_has_sparse(self.shard_path)
+                sparse, added = self.sparse or present, self.sparse and existing and not present
+                shard = (qe.EdgeShard.load(str(self.shard_path), self._config(dim, present)) if existing
+                         else qe.EdgeShard.create(str(self.shard_path), self._config(dim, sparse)))
                 try:
+                    if added:
+                        edge_sparse.add_sparse(shard)
                     have = set(shard.info().payload_schema)
                     for spec in PAYLOAD_INDEXES:
                         if spec.field not in have:
@@ -203,7 +215,12 @@ class QdrantEdgeBackend:
                 except BaseException:
                     shard.close()
                     raise
-            self._shard, self._dim = shard, dim
+            self._shard, self._dim, self._sparse, self.sparse_added = shard, dim, sparse, added
+
+    @property
+    def sparse_enabled(self) -> bool:
+        """Whether the open shard keeps the sparse lexical vector (every write then carries it)."""
+        return self._sparse
 
     def close(self) -> None:
         """Flush and release the shard (and its WAL lock). Idempotent."""
@@ -234,8 +251,9 @@ class QdrantEdgeBackend:
             points = prepare_points(records, self._dim or 0)
             with engine_errors("upsert", _classify):
                 for chunk in chunks(points):
-                    shard.update(qe.UpdateOperation.upsert_points(
-                        [qe.Point(p.id, p.vector, p.payload) for p in chunk]))
+                    shard.update(qe.UpdateOperation.upsert_points([qe.Point(
+                        p.id, edge_sparse.point_vector(p.vector, p.sparse if self._sparse else None), p.payload)
+                        for p in chunk]))
             if self.auto_optimize and self.index_status().unindexed >= self.index_after:
                 self.optimize()
 
@@ -284,8 +302,8 @@ class QdrantEdgeBackend:
             return {}
         with self._lock, engine_errors("get", _classify):
             records = self._require().retrieve(list(by_point), False, True)
-        return {by_point[str(r.id)]: list(r.vector) for r in records
-                if str(r.id) in by_point and isinstance(r.vector, list)}
+        dense = ((by_point.get(str(r.id)), dense_of(r.vector)) for r in records)
+        return {mid: vector for mid, vector in dense if mid is not None and vector is not None}
 
     def query_batch(self, queries: Sequence[VectorQuery]) -> list[list[ScoredPayload]]:
         """All searches in one `EdgeShard.query_batch` call; impossible filters are answered []."""
@@ -308,6 +326,39 @@ class QdrantEdgeBackend:
         for i, points in zip(asked, answers, strict=True):
             results[i] = [ScoredPayload(p.payload or {}, clamp_score(p.score)) for p in points]
         return results
+
+    # ------------------------------------------------------------------ the lexical arm (SparseSearch)
+    def _require_sparse(self) -> Any:
+        if not self._sparse:
+            raise BackendError(f"the shard at {self.shard_path} has no sparse lexical vector (open with sparse=True)")
+        return self._require()
+
+    def sparse_search(self, queries: Sequence[SparseQuery]) -> list[SparseAnswer]:
+        """Lexical searches and their IDF probes (`sparse`) in one `EdgeShard.query_batch` call."""
+        with self._lock, engine_errors("sparse query", _classify):
+            return edge_sparse.search(self._require_sparse(), queries, _edge_filter)
+
+    def missing_sparse(self, namespace: str) -> Iterator[Mapping[str, Any]]:
+        """Payloads of this namespace's memories that have no sparse vector (written before it)."""
+        conds = [_edge_condition(c) for c in filter_conditions(VectorFilter(namespace))]
+        return edge_sparse.missing(lambda scroll: self._under_lock("scroll", lambda: scroll(self._require_sparse())),
+                                   conds)
+
+    def _under_lock(self, what: str, call: Any) -> Any:
+        with self._lock, engine_errors(what, _classify):
+            return call()
+
+    def set_sparse(self, namespace: str, vectors: Sequence[tuple[str, SparseVector]]) -> None:
+        """Give memories their sparse vector; dense vector and payload untouched."""
+        with self._lock, engine_errors("update_vectors", _classify):
+            edge_sparse.set_vectors(self._require_sparse(), namespace, vectors)
+
+    def facet(self, namespace: str, key: str) -> dict[str, int]:
+        """Memories of the namespace per value of keyword field `key` (`FacetCounter`), exact."""
+        flt = _edge_filter(filter_conditions(VectorFilter(namespace)))
+        with self._lock, engine_errors("facet", _classify):
+            hits = self._require().facet(qe.FacetRequest(key, limit=64, exact=True, filter=flt)).hits
+        return {str(h.value): int(h.count) for h in hits if h.count > 0}
 
     def scroll(self, namespace: str | None = None) -> Iterator[Mapping[str, Any]]:
         """All payloads, one page per engine call (the lock is not held between pages)."""

@@ -25,7 +25,8 @@ from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
 from ...errors import BackendError, BackendUnavailable, ConfigurationError, EmbeddingMismatch, FusedMemoryError
-from ..protocols import ScoredPayload, VectorFilter, VectorQuery, VectorRecord
+from ..protocols import ScoredPayload, SparseAnswer, SparseQuery, SparseVector, VectorFilter, VectorQuery, VectorRecord
+from . import client_sparse
 from .common import (
     META_POINT_ID,
     PAYLOAD_INDEXES,
@@ -39,6 +40,7 @@ from .common import (
     check_query,
     chunks,
     clamp_score,
+    dense_of,
     encode_meta,
     engine_errors,
     filter_conditions,
@@ -47,6 +49,7 @@ from .common import (
     point_id,
     prepare_points,
 )
+from .sparse import check_server_version
 
 __all__ = ["QdrantClientBackend", "DEFAULT_TIMEOUT_S"]
 
@@ -54,6 +57,8 @@ __all__ = ["QdrantClientBackend", "DEFAULT_TIMEOUT_S"]
 #: (the ensemble drops a late arm anyway), not hang the caller.
 DEFAULT_TIMEOUT_S = 5
 _UNAVAILABLE_STATUS = frozenset({408, 429, 502, 503, 504})
+#: Distinct values a `facet` reads: memory types are a handful (`MemoryType`).
+_FACET_LIMIT = 64
 
 
 def _classify(exc: Exception) -> FusedMemoryError:
@@ -102,13 +107,18 @@ class QdrantClientBackend:
     """`VectorBackend` on qdrant-client. Give `url` (server/cluster), `location` (local mode:
     ":memory:" or a folder), or `client`, a `QdrantClient` you already configured (TLS, gRPC, auth,
     a pool shared with the rest of your app): it is used as it is and never closed here, since the
-    store did not open it. The constructor does no I/O; a client of our own is made on first use."""
+    store did not open it. The constructor does no I/O; a client of our own is made on first use.
+
+    `sparse=True` gives the collection the named sparse vector of the lexical arm (`SparseSearch`):
+    with a new collection, or added to an existing one on open (a server older than 1.19, which
+    would count IDF over every tenant, is refused). A collection that has it keeps it complete
+    whatever `sparse` says: every write then carries it."""
 
     name = "qdrant-client"
 
     def __init__(self, url: str | None = None, api_key: str | None = None, location: str | None = None,
                  collection: str = "fused_memory", *, timeout: int = DEFAULT_TIMEOUT_S,
-                 client: QdrantClient | None = None) -> None:
+                 client: QdrantClient | None = None, sparse: bool = False) -> None:
         if sum(x is not None for x in (url, location, client)) != 1:
             raise ConfigurationError("QdrantClientBackend needs exactly one of url (server), location "
                                      "(':memory:' or a folder for local mode) or client (a QdrantClient)")
@@ -124,6 +134,9 @@ class QdrantClientBackend:
         self._client: QdrantClient | None = client
         self._dim: int | None = None
         self._lock = threading.RLock()
+        self.sparse = sparse
+        self._sparse = False  # the open collection has the sparse vector
+        self.sparse_added = False  # this open added it: the memories written before lack it
 
     @property
     def local(self) -> bool:
@@ -170,13 +183,22 @@ class QdrantClientBackend:
                     raise EmbeddingMismatch(f"backend is open with {self._dim}-d vectors, not {dim}-d")
                 return
             with engine_errors(f"cannot open Qdrant collection {self.collection!r}", _classify):
+                if self.sparse:
+                    check_server_version(client.info().version, self)
+                sparse, added = self.sparse, False
                 if client.collection_exists(self.collection):
                     info = client.get_collection(self.collection)
                     self._check_vectors(info.config.params.vectors, dim)
                     have = set(info.payload_schema or {})
+                    present = client_sparse.sparse_present(self.collection, info.config.params.sparse_vectors)
+                    if sparse and not present:
+                        client_sparse.add_sparse(client, self.collection)
+                        added = True
+                    sparse = sparse or present
                 else:
                     client.create_collection(self.collection, vectors_config=models.VectorParams(
-                        size=dim, distance=models.Distance.COSINE))
+                        size=dim, distance=models.Distance.COSINE),
+                        sparse_vectors_config=client_sparse.SPARSE_CONFIG if sparse else None)
                     have = set()
                 with warnings.catch_warnings():  # local mode warns that indexes have no effect there
                     warnings.simplefilter("ignore", UserWarning)
@@ -184,7 +206,12 @@ class QdrantClientBackend:
                         if spec.field not in have:
                             client.create_payload_index(self.collection, spec.field,
                                                         field_schema=_client_index(spec), wait=True)
-            self._dim = dim
+            self._dim, self._sparse, self.sparse_added = dim, sparse, added
+
+    @property
+    def sparse_enabled(self) -> bool:
+        """Whether the open collection keeps the sparse lexical vector (every write then carries it)."""
+        return self._sparse
 
     def _check_vectors(self, vectors: Any, dim: int) -> None:
         if not isinstance(vectors, models.VectorParams):
@@ -218,8 +245,9 @@ class QdrantClientBackend:
         points = prepare_points(records, self._dim or 0)
         with self._guard(), engine_errors("upsert", _classify):
             for chunk in chunks(points):
-                client.upsert(self.collection, wait=True, points=[
-                    models.PointStruct(id=p.id, vector=p.vector, payload=p.payload) for p in chunk])
+                client.upsert(self.collection, wait=True, points=[models.PointStruct(
+                    id=p.id, vector=client_sparse.point_vector(p.vector, p.sparse if self._sparse else None),
+                    payload=p.payload) for p in chunk])
 
     def delete(self, namespace: str, memory_ids: Sequence[str]) -> None:
         if not memory_ids:
@@ -256,8 +284,8 @@ class QdrantClientBackend:
         client = self._require()
         with self._guard(), engine_errors("get", _classify):
             records = client.retrieve(self.collection, list(by_point), with_payload=False, with_vectors=True)
-        return {by_point[str(r.id)]: list(r.vector) for r in records
-                if str(r.id) in by_point and isinstance(r.vector, list)}
+        dense = ((by_point.get(str(r.id)), dense_of(r.vector)) for r in records)
+        return {mid: vector for mid, vector in dense if mid is not None and vector is not None}
 
     def query_batch(self, queries: Sequence[VectorQuery]) -> list[list[ScoredPayload]]:
         """All searches in one `query_batch_points` request; impossible filters are answered []."""
@@ -281,6 +309,43 @@ class QdrantClientBackend:
         for i, answer in zip(asked, answers, strict=True):
             results[i] = [ScoredPayload(p.payload or {}, clamp_score(p.score)) for p in answer.points]
         return results
+
+    # ------------------------------------------------------------------ the lexical arm (SparseSearch)
+    def _require_sparse(self) -> QdrantClient:
+        client = self._require()
+        if not self._sparse:
+            raise BackendError(f"collection {self.collection!r} has no sparse lexical vector (open with sparse=True)")
+        return client
+
+    def sparse_search(self, queries: Sequence[SparseQuery]) -> list[SparseAnswer]:
+        """Lexical searches and their IDF probes (`sparse`) in one `query_batch_points` request."""
+        client = self._require_sparse()
+        with self._guard(), engine_errors("sparse query", _classify):
+            return client_sparse.search(client, self.collection, queries, _client_filter)
+
+    def missing_sparse(self, namespace: str) -> Iterator[Mapping[str, Any]]:
+        """Payloads of this namespace's memories that have no sparse vector (written before it)."""
+        client = self._require_sparse()
+
+        def guarded(call: Any) -> Any:
+            with self._guard(), engine_errors("scroll", _classify):
+                return call()
+
+        return client_sparse.missing(client, self.collection, namespace, _client_filter, guarded)
+
+    def set_sparse(self, namespace: str, vectors: Sequence[tuple[str, SparseVector]]) -> None:
+        """Give memories their sparse vector; dense vector and payload untouched."""
+        client = self._require_sparse()
+        with self._guard(), engine_errors("update_vectors", _classify):
+            client_sparse.set_vectors(client, self.collection, namespace, vectors)
+
+    def facet(self, namespace: str, key: str) -> dict[str, int]:
+        """Memories of the namespace per value of keyword field `key` (`FacetCounter`), exact."""
+        client = self._require()
+        flt = _client_filter(filter_conditions(VectorFilter(namespace)))
+        with self._guard(), engine_errors("facet", _classify):
+            hits = client.facet(self.collection, key, facet_filter=flt, limit=_FACET_LIMIT, exact=True).hits
+        return {str(h.value): int(h.count) for h in hits if h.count > 0}
 
     def scroll(self, namespace: str | None = None) -> Iterator[Mapping[str, Any]]:
         flt = _client_filter(filter_conditions(VectorFilter(namespace))) if namespace is not None else None

@@ -1,0 +1,191 @@
+"""Bringing memories an older fused-memory wrote up to date, without scanning the store on open.
+
+What such a memory may lack, each named as the store's meta lists it under "upgraded":
+
+* `answers`: the payload tag "when did...?" questions filter on (`ingest.answer_tags`, added
+  2026-11-22). Derived from the stored text: nothing is re-embedded.
+* `bm25`: the sparse lexical vector (`backends.lexical.sparse`), when the collection got it after
+  the memory was written (a store written with the in-process BM25 index, opened with the
+  lexical index in the engine). Derived from the payload the same way.
+
+The meta's "upgraded" lists what *every* memory of the store has. A store created by this version
+lists both (when it keeps sparse vectors), and nothing is ever checked. For an older store:
+
+* when `open` scans every payload anyway (the embedded default rebuilds its BM25 index and
+  reconciles its graph from them), the upgrades ride on that scan and are recorded in the meta;
+* otherwise (a server, where `open` must not depend on the corpus), each namespace is brought up to
+  date the first time this process searches it (its memories, once per process), and
+  `MemoryStore.upgrade()` does every namespace once and records it, after which no process checks.
+
+A backfill and another process's write can cross: the sparse vector is only set where it is still
+missing (a memory rewritten meanwhile keeps its new one), and a memory deleted meanwhile is
+skipped; an `answers` tag written over a rewrite from the text read before it is the one race left
+(its window is the backfill of one page).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..backends.codec import from_payload
+from ..backends.lexical.engine import EngineLexicalIndex
+from ..backends.lexical.sparse import SparseBM25
+from ..backends.protocols import LexicalIndex, PayloadWriter, SparseSearch, SparseVector, VectorBackend
+from ..types import Memory
+from .ingest import answer_tags, lexical_doc
+from .meta import write_merged
+
+if TYPE_CHECKING:
+    from .memory_store import MemoryStore
+
+__all__ = ["ANSWERS", "SPARSE", "wanted", "pending", "sparse_vectors", "backfill", "backfill_sparse",
+           "NamespaceUpgrades"]
+
+_log = logging.getLogger("fused_memory.store.memory_store")
+
+ANSWERS = "answers"
+SPARSE = "bm25"
+_PAGE = 256
+
+
+def _sparse_on(vectors: VectorBackend) -> bool:
+    return isinstance(vectors, SparseSearch) and vectors.sparse_enabled
+
+
+def wanted(vectors: VectorBackend) -> list[str]:
+    """What every memory this version writes into `vectors` has (known once it is open)."""
+    return [ANSWERS, *([SPARSE] if _sparse_on(vectors) else [])]
+
+
+def pending(vectors: VectorBackend, meta: Mapping[str, Any]) -> frozenset[str]:
+    """What some memories of the store may still lack."""
+    return frozenset(wanted(vectors)) - set(meta.get("upgraded") or ())
+
+
+def sparse_vectors(vectors: VectorBackend, lexical: LexicalIndex, memories: Sequence[Memory]
+                   ) -> list[SparseVector | None]:
+    """The sparse vector of each memory when the collection keeps them (whatever the lexical
+    setting: a collection that has them must have them for every memory), else None each."""
+    if not _sparse_on(vectors):
+        return [None] * len(memories)
+    encoder = lexical.encoder if isinstance(lexical, EngineLexicalIndex) else SparseBM25()
+    return [encoder.encode(lexical_doc(m)) for m in memories]
+
+
+def backfill(vectors: VectorBackend, untagged: dict[tuple[str, tuple[str, ...]], list[str]]) -> bool:
+    """Tag memories written before the payload had `answers`: without the tag the temporal arm's
+    "when did...?" search, which filters on it, cannot see them. One write per (namespace, tag)
+    group. A backend that cannot update payloads, or a write that fails (a memory deleted meanwhile
+    by another process fails its group), leaves those memories as they were (served as before),
+    with a warning; the other groups are still written, and the next attempt tries again.
+    True when every group was written."""
+    n = sum(len(ids) for ids in untagged.values())
+    if not isinstance(vectors, PayloadWriter):
+        _log.warning("%d memories have no `answers` tag and %s cannot update payloads: \"when did...?\" "
+                     "questions will not find them until they are re-ingested", n, type(vectors).__name__)
+        return False
+    failed: list[str] = []
+    for (namespace, answers), ids in untagged.items():
+        try:
+            vectors.set_payload(namespace, ids, {"answers": list(answers)})
+        except Exception as exc:  # noqa: BLE001 - any backend's failure: the store still opens
+            failed.append(f"{len(ids)} in {namespace!r}: {type(exc).__name__}: {exc}")
+    if failed:
+        _log.warning("could not add the `answers` tag to some of %d older memories (%s); \"when did...?\" "
+                     "questions will miss those until an upgrade succeeds", n, "; ".join(failed))
+        return False
+    _log.info("added the `answers` tag to %d memories written by an older fused-memory", n)
+    return True
+
+
+def backfill_sparse(vectors: VectorBackend, lexical: LexicalIndex, namespace: str) -> int:
+    """Give the namespace's memories that lack it their sparse vector; returns how many."""
+    if not isinstance(vectors, SparseSearch):
+        return 0
+    done = 0
+    page: list[Memory] = []
+    for p in vectors.missing_sparse(namespace):
+        page.append(from_payload(p))
+        if len(page) == _PAGE:
+            done += _write_sparse(vectors, lexical, namespace, page)
+            page = []
+    return done + (_write_sparse(vectors, lexical, namespace, page) if page else 0)
+
+
+def _write_sparse(vectors: SparseSearch, lexical: LexicalIndex, namespace: str, page: list[Memory]) -> int:
+    encoded = sparse_vectors(vectors, lexical, page)  # type: ignore[arg-type]  # a VectorBackend too
+    vectors.set_sparse(namespace, [(m.id, v) for m, v in zip(page, encoded, strict=True) if v is not None])
+    return len(page)
+
+
+def _untagged(vectors: VectorBackend, namespace: str) -> dict[tuple[str, tuple[str, ...]], list[str]]:
+    out: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for p in vectors.scroll(namespace):
+        if "answers" not in p:
+            out.setdefault((namespace, tuple(answer_tags(str(p.get("text", ""))))), []).append(str(p["memory_id"]))
+    return out
+
+
+class NamespaceUpgrades:
+    """Which namespaces this process has brought up to date (see the module docstring). The work
+    runs under the store's write lock, so this process's own writes wait for it rather than cross
+    it; the second search of a namespace waits for the first's upgrade rather than repeating it."""
+
+    def __init__(self) -> None:
+        self._done: set[str] = set()
+        self._lock = threading.Lock()
+
+    def reset(self) -> None:
+        """Forget (a reopen reads the meta again)."""
+        with self._lock:
+            self._done.clear()
+
+    def ensure(self, store: MemoryStore, namespace: str) -> dict[str, int]:
+        """Upgrade `namespace` once per process, if the store's meta says it may need it; returns
+        what was done (empty: nothing)."""
+        todo = pending(store.vectors, store._meta)
+        if not todo or namespace in self._done or not isinstance(namespace, str):
+            return {}
+        with store._write_lock:
+            if namespace in self._done:
+                return {}
+            done, ok = self._upgrade(store, namespace, todo)
+            if ok:
+                with self._lock:
+                    self._done.add(namespace)
+            return done
+
+    def upgrade_all(self, store: MemoryStore) -> dict[str, int]:
+        """Every namespace, then the meta records it for every process (`MemoryStore.upgrade`)."""
+        totals: dict[str, int] = {}
+        with store._write_lock:
+            todo = pending(store.vectors, store._meta)
+            if not todo:
+                return totals
+            complete = True
+            for namespace in store.vectors.namespaces():
+                done, ok = self._upgrade(store, namespace, todo)
+                complete = complete and ok
+                for name, n in done.items():
+                    totals[name] = totals.get(name, 0) + n
+            if complete:
+                store._meta = write_merged(store.vectors, {**store._meta, "upgraded": wanted(store.vectors)})
+        return totals
+
+    @staticmethod
+    def _upgrade(store: MemoryStore, namespace: str, todo: frozenset[str]) -> tuple[dict[str, int], bool]:
+        done: dict[str, int] = {}
+        ok = True
+        if SPARSE in todo:
+            done[SPARSE] = backfill_sparse(store.vectors, store.lexical, namespace)
+        if ANSWERS in todo:
+            untagged = _untagged(store.vectors, namespace)
+            ok = not untagged or backfill(store.vectors, untagged)
+            done[ANSWERS] = sum(len(ids) for ids in untagged.values()) if ok else 0
+        if any(done.values()):
+            _log.info("brought namespace %r up to date: %s (memories written by an older fused-memory; "
+                      "MemoryStore.upgrade() does every namespace once, for every process)", namespace, done)
+        return done, ok
