@@ -30,7 +30,7 @@ PUBLIC: dict[str, set[str]] = {
     },
     "fused_memory.backends": {
         "VectorBackend", "LexicalIndex", "GraphStore", "PayloadWriter", "TypeCounter", "RebuiltOnOpen",
-        "Reconcilable", "VectorFilter", "VectorQuery", "VectorRecord", "ScoredPayload", "LexicalDoc",
+        "Reconcilable", "OrderedScan", "VectorFilter", "VectorQuery", "VectorRecord", "ScoredPayload", "LexicalDoc",
     },
     "fused_memory.demo": {"DEMO_NAMESPACE", "DEMO_NOW", "DEMO_QUERIES", "DEMO_RELATIONS", "demo_memories"},
     "fused_memory.embeddings": {

@@ -19,6 +19,7 @@ from .protocols import (
                         GraphStore,
                         LexicalDoc,
                         LexicalIndex,
+                        OrderedScan,
                         PayloadWriter,
                         RebuiltOnOpen,
                         Reconcilable,
@@ -31,4 +32,4 @@ from .protocols import (
 )
 
 __all__ = ["VectorBackend", "LexicalIndex", "GraphStore", "PayloadWriter", "TypeCounter", "RebuiltOnOpen",
-           "Reconcilable", "VectorFilter", "VectorQuery", "VectorRecord", "ScoredPayload", "LexicalDoc"]
+           "Reconcilable", "OrderedScan", "VectorFilter", "VectorQuery", "VectorRecord", "ScoredPayload", "LexicalDoc"]

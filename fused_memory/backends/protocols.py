@@ -3,7 +3,8 @@ so an embedded engine and a server are interchangeable and pass one contract sui
 
 Beside the three required protocols, a backend may declare optional capabilities, each a small
 runtime-checkable protocol the store tests with `isinstance` (never by probing attributes):
-`PayloadWriter` (merge payload keys without re-writing vectors), `TypeCounter` (memories per type,
+`PayloadWriter` (merge payload keys without re-writing vectors), `OrderedScan` (payloads in the order
+of a payload field, no vector), `TypeCounter` (memories per type,
 read by the planner without a round trip), `RebuiltOnOpen` (a lexical index that lives in the
 process, emptied and refilled from the payloads on open) and `Reconcilable` (a graph that can be
 made to agree with the payloads on open)."""
@@ -19,7 +20,7 @@ from ..results import Hit
 from ..types import Entity, EntityMention, MemoryType, Relation, TimeWindow
 
 __all__ = [
-    "VectorFilter", "VectorQuery", "VectorRecord", "ScoredPayload", "VectorBackend", "PayloadWriter",
+    "VectorFilter", "VectorQuery", "VectorRecord", "ScoredPayload", "VectorBackend", "PayloadWriter", "OrderedScan",
     "LexicalDoc", "LexicalIndex", "TypeCounter", "RebuiltOnOpen", "Reconcilable",
     "GraphStore",
 ]
@@ -93,6 +94,17 @@ class PayloadWriter(Protocol):
     before; a backend without it keeps serving them as before (see `recovery.backfill`)."""
 
     def set_payload(self, namespace: str, memory_ids: Sequence[str], payload: Mapping[str, Any]) -> None: ...
+
+
+@runtime_checkable
+class OrderedScan(Protocol):
+    """Optional beside `VectorBackend`: the payloads `flt` keeps, ordered by the float payload field
+    `key` (one with a range index: `event_at`), at most `limit`, with no query vector. The temporal
+    arm reads a query that is only a time ("what happened yesterday?") this way: the window's
+    memories newest first, without embedding the query (`retrievers.scan`)."""
+
+    def scan_ordered(self, flt: VectorFilter, key: str, limit: int,
+                     descending: bool = True) -> list[Mapping[str, Any]]: ...
 
 
 # ---------------------------------------------------------------- lexical (BM25)

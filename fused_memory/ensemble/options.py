@@ -7,14 +7,16 @@ construction, so a bad default fails where it was written, with the same message
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
-from ..errors import QueryError
+from ..errors import ConfigurationError, QueryError
+from ..query.optimizer import RULE_NAMES
+from ..query.store_rules import STORE_RULE_NAMES
 from ..types import MemoryType, parse_memory_type, type_list
 from ..validation import check_namespace, require_aware
 from .widening import WIDENABLE
 
-__all__ = ["check_options", "check_types_apply", "MAX_K", "TYPE_ARMS"]
+__all__ = ["check_options", "check_types_apply", "check_rules_off", "MAX_K", "TYPE_ARMS"]
 
 #: The arms that can apply `types`: dense and lexical search inside them, the type arm is the filter.
 TYPE_ARMS = frozenset((*WIDENABLE, "type"))
@@ -48,3 +50,15 @@ def check_types_apply(arms: Sequence[str]) -> None:
     if not set(arms) & TYPE_ARMS:
         raise QueryError(f"types filters the dense, lexical and type arms; this query runs only {list(arms)}, "
                          "which cannot apply it (ask the ensemble, or the type arm, for memories of a type)")
+
+
+def check_rules_off(rules_off: Collection[str]) -> frozenset[str]:
+    """`EnsembleMemory(rules_off=...)`: names of optimizer rules (stage 2's `RULE_NAMES`, stage 2b's
+    `STORE_RULE_NAMES`), each known; a typo would otherwise measure the full optimizer under its name."""
+    if isinstance(rules_off, str) or not isinstance(rules_off, Collection):
+        raise ConfigurationError(f"rules_off must be a collection of rule names, got {rules_off!r}")
+    unknown = sorted(str(r) for r in rules_off if r not in RULE_NAMES and r not in STORE_RULE_NAMES)
+    if unknown:
+        raise ConfigurationError(f"rules_off names unknown rule(s) {unknown}; rules are "
+                                 f"{', '.join((*RULE_NAMES, *STORE_RULE_NAMES))}")
+    return frozenset(rules_off)

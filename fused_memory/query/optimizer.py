@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from ..results import ARMS, EntityRef, ParsedQuery, QueryPlan
-from ..text import tokenize
 from ..types import MemoryType
 from .cues import temporal_mode
+from .shapes import MIN_REF_CONFIDENCE, pure_time, spoken, strong_refs, topic_terms
+from .shortcuts import identifier_shortcut, name_shortcut, time_shortcut
 from .store_rules import (
     ASKED_RELATION_WEIGHT,
     MAX_FILTER_SHARE,
@@ -95,13 +96,6 @@ _MULTI_HOP = re.compile(r"\bwho\b.+\bwho\b|\b(?:also|both)\s+(?:knows?|works?|me
                         r"(?:a\s+|my\s+)?friends?\b|\bindirect(?:ly)?\b|\bconnect(?:ed|ion|ions)?\s+(?:to|between)\b"
                         r"|\b\w+(?:'s|\u2019s)\s+\w+(?:'s|\u2019s)\s+\w+|\b(?:two|2|three|3)\s+hops?\b"
                         r"|\bthrough\s+(?:whom|someone|somebody)\b", _I)
-#: Verbs of speech: "what did I tell you yesterday?" asks for what was *said* then (a memory stored
-#: then, with no `event_at`), which the temporal arm, over events dated in the window, cannot see.
-_SPOKEN = re.compile(r"\b(?:tell|told|say|said|talk(?:ed)?|discuss(?:ed)?|mention(?:ed)?|plan(?:ned)?)\b", _I)
-#: Words that carry no topic of their own in a time question ("what happened yesterday?").
-_GENERIC_TERMS = frozenset(tokenize("happen happened happening change changed changes do did done doing go went "
-                                    "gone thing things stuff anything something everything new news going "
-                                    "tell told say said talk talked up plan planned"))
 
 
 @dataclass
@@ -109,7 +103,8 @@ class PlanBuilder:
     """The mutable plan the rules edit, frozen into a `QueryPlan` by `build`.
 
     Starts with dense and lexical on; graph, temporal and type run only once a rule turns them on.
-    Dense cannot be skipped: it is the arm that always has something to say.
+    Dense cannot be skipped: it is the arm that always has something to say, except by a plan that
+    needs no query embedding at all (`take_shortcut`), which keeps the plan as it was as its fallback.
     """
 
     parsed: ParsedQuery
@@ -122,6 +117,8 @@ class PlanBuilder:
     skipped: dict[str, str] = field(default_factory=dict)
     fired: list[str] = field(default_factory=list)
     rule: str = "manual"
+    shortcut: str | None = None
+    full: QueryPlan | None = None
 
     def note(self, why: str) -> None:
         """Record that the current rule fired, and why (shown by `--explain`)."""
@@ -141,6 +138,20 @@ class PlanBuilder:
         self.weights.pop(arm, None)
         self.skipped[arm] = why
 
+    def take_shortcut(self, kind: str, arms: dict[str, float], why: str) -> None:
+        """Run only `arms` (at these weights), with no query embedding: the plan built so far becomes
+        the fallback, run when the shortcut finds nothing (`QueryPlan.fallback`). Once only."""
+        if self.shortcut is not None:
+            return
+        self.full = self.build()
+        for arm in [a for a in self.weights if a not in arms]:
+            self.weights.pop(arm)
+            self.skipped[arm] = f"{kind} plan: answered without a query embedding"
+        for arm, weight in arms.items():
+            self.run(arm, weight)
+        self.shortcut, self.hard_filter = kind, False
+        self.note(why)
+
     def hint(self, t: MemoryType, strong: bool = False) -> None:
         self.type_hints.add(t)
         if strong:
@@ -152,16 +163,16 @@ class PlanBuilder:
 
     @cached_property
     def topic_terms(self) -> frozenset[str]:
-        """Query terms left once the time phrase and topic-free words are removed."""
-        phrase = set(tokenize(self.parsed.temporal_phrase or ""))
-        return frozenset(t for t in self.parsed.terms if t not in phrase and t not in _GENERIC_TERMS)
+        """Query terms left once the time phrase and topic-free words are removed (`shapes`)."""
+        return topic_terms(self.parsed)
 
     def build(self) -> QueryPlan:
         arms = tuple(a for a in ARMS if a in self.weights)
         return QueryPlan(type_hints=frozenset(self.type_hints), arms=arms,
                          weights={a: self.weights[a] for a in arms}, max_hops=self.max_hops,
                          hard_filter=self.hard_filter, reasons=tuple(self.reasons),
-                         skipped={a: self.skipped[a] for a in ARMS if a in self.skipped})
+                         skipped={a: self.skipped[a] for a in ARMS if a in self.skipped},
+                         shortcut=self.shortcut, fallback=self.full)
 
 
 Rule = Callable[[PlanBuilder, ParsedQuery], None]
@@ -215,20 +226,9 @@ def hard_filter_explicit_hint(b: PlanBuilder, q: ParsedQuery) -> None:
 
 
 # ------------------------------------------------------------------ arms
-#: A ref whose best candidate is below this is too weak to plan the graph arm on: a lone common
-#: word that happens to be an alias of many entities ("meeting" -> 25 "<name> meeting" entities at
-#: 0.04 each) would otherwise switch the graph on for almost every query (measured: 96 of 100 plain
-#: topical queries at 100k memories) without adding anything it can rank.
-MIN_REF_CONFIDENCE = 0.3
-
-
-def _strong_refs(q: ParsedQuery) -> list[EntityRef]:
-    return [r for r in q.entity_refs if r.candidates and r.candidates[0].confidence >= MIN_REF_CONFIDENCE]
-
-
 def graph_from_entities(b: PlanBuilder, q: ParsedQuery) -> None:
     """Entity refs -> graph arm (weight 1.0; the arm itself discounts multi-hop hits to 0.8)."""
-    strong = _strong_refs(q)
+    strong = strong_refs(q)
     if strong:
         b.run("graph", 1.0)
         b.note("entities " + ", ".join(_describe(r) for r in strong) + " -> graph")
@@ -238,7 +238,7 @@ def skip_graph_no_entity(b: PlanBuilder, q: ParsedQuery) -> None:
     if not q.entity_refs:
         b.skip("graph", "no entity in the query")
         b.note("no entity in the query -> skip graph")
-    elif not _strong_refs(q):
+    elif not strong_refs(q):
         b.skip("graph", f"only weak entity matches (best candidate < {MIN_REF_CONFIDENCE})")
         b.note(f"entities {', '.join(_describe(r) for r in q.entity_refs)} all below "
                f"{MIN_REF_CONFIDENCE} -> skip graph")
@@ -280,15 +280,9 @@ def skip_temporal_no_cue(b: PlanBuilder, q: ParsedQuery) -> None:
         b.note("no time window and no time cue -> skip temporal")
 
 
-def _pure_time(b: PlanBuilder, q: ParsedQuery) -> bool:
-    """A window and nothing else to go on: no topic words, entity or identifier outside its phrase."""
-    outside = [i for i in q.identifiers if i not in (q.temporal_phrase or "")]
-    return q.temporal_window is not None and not b.topic_terms and not q.entity_refs and not outside
-
-
 def skip_lexical_pure_time(b: PlanBuilder, q: ParsedQuery) -> None:
     """"what happened yesterday?": nothing but the time is left to match words on."""
-    if _pure_time(b, q):
+    if pure_time(q):
         b.skip("lexical", "pure time query: no words to match besides the time phrase")
         b.note("pure time query -> skip lexical")
 
@@ -298,9 +292,8 @@ def pure_time_window_decides(b: PlanBuilder, q: ParsedQuery) -> None:
     window's events) leads at `PURE_TIME_WEIGHT` and the type arm, which would rank every event by
     likeness to "what happened", is skipped. Dense still runs: its similarity to the bare question
     is close to noise, but it orders what follows the window's memories. Not for what was said
-    then ("what did I tell you yesterday?", `_SPOKEN`): those memories have no event time."""
-    rest = q.text.replace(q.temporal_phrase, " ") if q.temporal_phrase else q.text
-    if _pure_time(b, q) and not _SPOKEN.search(rest):
+    then ("what did I tell you yesterday?", `shapes.SPOKEN`): those memories have no event time."""
+    if pure_time(q) and not spoken(q):
         b.run("temporal", PURE_TIME_WEIGHT)
         if "type" in b.weights:
             b.skip("type", "pure time query: the temporal arm searches the window's events")
@@ -339,6 +332,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     graph_from_entities, skip_graph_no_entity, multi_hop_phrasing,
     temporal_window, asks_for_time, speculative_temporal, skip_temporal_no_cue,
     skip_lexical_pure_time, type_arm_for_hints, skip_type_no_hints, pure_time_window_decides,
+    time_shortcut, identifier_shortcut, name_shortcut,
 )
 #: The "optimizer off" baseline: same hints, every arm that can run.
 OFF_RULES: tuple[Rule, ...] = (preference_trigger, event_trigger, entity_trigger, every_arm_that_can_run)

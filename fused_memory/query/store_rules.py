@@ -10,7 +10,7 @@ that cannot be had is unknown: nothing is skipped or masked for it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import replace
 
 from ..results import ParsedQuery, QueryPlan
@@ -21,7 +21,8 @@ from .entities import EntityMatcher
 from .relations import asked_relations
 
 __all__ = ["with_store", "skip_unselective", "scope_hub_seeds", "asked_relation_leads", "mask_hub_names",
-           "mask_time_phrase", "MAX_FILTER_SHARE", "MIN_SEED_DAMPING", "ASKED_RELATION_WEIGHT", "filter_share"]
+           "mask_time_phrase", "MAX_FILTER_SHARE", "MIN_SEED_DAMPING", "ASKED_RELATION_WEIGHT", "filter_share",
+           "STORE_RULE_NAMES"]
 
 #: A filter arm whose filter keeps more than this share of the namespace ranks nearly the memories
 #: dense ranks, by the same cosine: it double-counts dense in the fusion and costs a vector search.
@@ -52,18 +53,31 @@ def filter_share(counts: Mapping[MemoryType | None, int] | None, types: Iterable
     return sum(counts.get(t, 0) for t in set(types)) / total if counts and total else None
 
 
+#: Stage 2b's rules, in the order `with_store` runs them (names as `EnsembleMemory(rules_off=...)` takes them).
+STORE_RULE_NAMES = ("skip_unselective", "scope_hub_seeds", "asked_relation_leads", "mask_hub_names",
+                    "mask_time_phrase")
+
+
 def with_store(plan: QueryPlan, parsed: ParsedQuery, optimizer: bool,
                share: Callable[[frozenset[MemoryType]], float | None], damping: Callable[[str], float] | None,
-               matcher: EntityMatcher | None) -> QueryPlan:
+               matcher: EntityMatcher | None, off: Collection[str] = ()) -> QueryPlan:
     """Stage 2b in order, over stage 2's plan. The skip and weight rules run with the optimizer on;
     how the arms read the query (scoping hubs, asked relations, masking names and time phrases) runs
-    either way.
-    `matcher` is the namespace's `EntityMatcher` (None when the graph is down)."""
-    if optimizer:
+    either way. `matcher` is the namespace's `EntityMatcher` (None when the graph is down); the rules
+    named in `off` are left out (to measure what each is worth). A plan that needs no embedding
+    (`QueryPlan.shortcut`) is left as it is: these rules shape how the vector arms and the graph read
+    the query, and apply to its fallback, which is what runs those arms."""
+    if plan.fallback is not None:
+        return replace(plan, fallback=with_store(plan.fallback, parsed, optimizer, share, damping, matcher, off))
+    if optimizer and "skip_unselective" not in off:
         plan = skip_unselective(plan, parsed, share)
-    plan = scope_hub_seeds(plan, parsed, damping, matcher.surface_forms if matcher is not None else None)
-    plan = asked_relation_leads(plan, parsed, matcher.relations if matcher is not None else None, lead=optimizer)
-    return mask_time_phrase(mask_hub_names(plan, parsed, damping), parsed)
+    if "scope_hub_seeds" not in off:
+        plan = scope_hub_seeds(plan, parsed, damping, matcher.surface_forms if matcher is not None else None)
+    if "asked_relation_leads" not in off:
+        plan = asked_relation_leads(plan, parsed, matcher.relations if matcher is not None else None, lead=optimizer)
+    if "mask_hub_names" not in off:
+        plan = mask_hub_names(plan, parsed, damping)
+    return plan if "mask_time_phrase" in off else mask_time_phrase(plan, parsed)
 
 
 def skip_unselective(plan: QueryPlan, parsed: ParsedQuery,

@@ -108,6 +108,15 @@ CASES = [
 ]
 
 
+#: The CASES whose plan needs no query embedding (`query.shortcuts`); their row above is the full plan,
+#: which is the shortcut's fallback.
+SHORTCUT_CASES = {
+    "what did I do last Tuesday?": "time", "what changed since we last talked?": "time",
+    "what happened yesterday?": "time", "who is Caroline?": "name", "tell me about Melanie": "name",
+    "what is Kestrel?": "name", "what's the latest on JIRA-9921?": "identifier",
+}
+
+
 def plan_for(query: str, session: bool = True):  # type: ignore[no-untyped-def]
     parsed = parse_query(query, now=NOW, matcher=MATCHER, last_session_end=SESSION if session else None)
     return parsed, optimize(parsed)
@@ -117,16 +126,21 @@ def plan_for(query: str, session: bool = True):  # type: ignore[no-untyped-def]
                          ids=[f"{c[0]}{'' if c[1] else ' (no session)'}" for c in CASES])
 def test_mixed_queries(query: str, session: bool, hints: set[MemoryType], arms: tuple[str, ...], phrase: str | None,
                        mentions: list[str], fired: tuple[str, ...], hard: bool, hops: int) -> None:
-    parsed, plan = plan_for(query, session)
+    parsed, shown = plan_for(query, session)
+    shortcut = SHORTCUT_CASES.get(query) if session else None
+    assert shown.shortcut == shortcut
+    plan = shown.fallback or shown
     assert plan.type_hints == frozenset(hints)
     assert plan.arms == arms
     assert parsed.temporal_phrase == phrase and (parsed.temporal_window is None) == (phrase is None)
     assert [r.text for r in parsed.entity_refs] == mentions
     assert fired_rules(plan) == fired
+    assert fired_rules(shown) == fired + ((f"{shortcut}_shortcut",) if shortcut else ())
     assert (plan.hard_filter, plan.max_hops) == (hard, hops)
     assert set(plan.weights) == set(arms) and plan.weights["dense"] == 1.0
     assert set(plan.skipped) == set(ARMS) - set(arms)  # every arm not run says why
-    assert all(r.split(":", 1)[0] in RULE_NAMES for r in plan.reasons)
+    assert set(shown.skipped) == set(ARMS) - set(shown.arms) and "dense" not in shown.arms or not shortcut
+    assert all(r.split(":", 1)[0] in RULE_NAMES for r in shown.reasons)
 
 
 def test_mixed_query_lights_up_every_arm() -> None:

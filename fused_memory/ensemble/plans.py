@@ -1,0 +1,89 @@
+"""What the ensemble does for a plan that needs no query embedding (`query.shortcuts`), and when its
+answer gives way to the full plan.
+
+* The time plan's temporal arm reads the window in time order, not by a vector search
+  (`shortcut_arm`, `retrievers.scan`).
+* An arm whose hits carry no memories (BM25, the graph walk) reads its own top `k` inside its task
+  (`with_memories`), where it runs beside the query embedding: the read is then off the critical
+  path, and hydration finds those memories at hand. The identifier plan needs them in any case: it
+  checks that a memory it found holds the identifier.
+* `missed` decides, from the arms' outcomes alone, whether the shortcut's answer stands: not when its
+  arm failed, nor when it found nothing (an empty window, no memory holding the identifier, no
+  memory of the names). The ensemble then runs the fallback plan, sync or async the same way
+  (`EnsembleMemory._fallback`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from ..errors import FusedMemoryError, StoreClosed
+from ..query.shapes import identifiers_outside_time
+from ..query.shortcuts import IDENTIFIER, TIME
+from ..results import Hit, ParsedQuery, QueryPlan
+from ..retrievers.base import Retriever
+from ..retrievers.scan import TimeOrderRetriever
+from ..text import identifiers
+from .fanout import Outcome, Task
+from .source import EnsembleSource
+
+__all__ = ["shortcut_arm", "with_memories", "missed", "fallback_plan"]
+
+
+def shortcut_arm(plan: QueryPlan, name: str, store: EnsembleSource) -> Retriever | None:
+    """The arm a shortcut plan runs instead of the usual one, or None (the usual one)."""
+    if plan.shortcut == TIME and name == "temporal":
+        return TimeOrderRetriever(store)
+    return None
+
+
+def with_memories(store: EnsembleSource, namespace: str, hits: list[Hit], k: int) -> list[Hit]:
+    """`hits` with the memories of the first `k` read in (one read, for those that carry none). A
+    read that fails leaves them as they were: hydration reads them again, and reports what it
+    cannot, as it would have without this read."""
+    wanted = [h.memory_id for h in hits[:k] if h.memory is None and h.payload is None]
+    if not wanted:
+        return hits
+    try:
+        found = {m.id: m for m in store.get_many(namespace, wanted)}
+    except StoreClosed:
+        raise
+    except FusedMemoryError:
+        return hits
+    return [replace(h, memory=found[h.memory_id]) if h.memory_id in found else h for h in hits]
+
+
+def missed(plan: QueryPlan, parsed: ParsedQuery, tasks: Sequence[Task], outcomes: Mapping[str, Any]) -> str | None:
+    """Why a shortcut plan's answer gives way to its fallback, or None when it stands (or the plan
+    is not a shortcut). `outcomes` are the tasks' results by label, as `_finish` reads them."""
+    if plan.fallback is None:
+        return None
+    hits: list[Hit] = []
+    for task in tasks:
+        outcome = outcomes.get(task.label)
+        if isinstance(outcome, BaseException) or outcome is None:
+            what = f"{type(outcome).__name__}: {outcome}" if outcome is not None else "no answer"
+            return f"{'+'.join(task.arms)} failed ({what})"
+        by_arm: Outcome = outcome[0]
+        hits.extend(h for arm in task.arms for h in by_arm.get(arm, ([], ""))[0])
+    if not hits:
+        return "nothing found" if plan.shortcut != TIME else "no event in the window"
+    if plan.shortcut == IDENTIFIER:
+        wanted = {i.casefold() for i in identifiers_outside_time(parsed)}
+        if not any(h.memory is not None and wanted & {i.casefold() for i in identifiers(_text(h))} for h in hits):
+            return f"no memory found holds {', '.join(sorted(wanted))}"
+    return None
+
+
+def _text(hit: Hit) -> str:
+    memory = hit.memory
+    assert memory is not None
+    return f"{memory.predicate} {memory.text}" if memory.predicate else memory.text
+
+
+def fallback_plan(plan: QueryPlan, why: str) -> QueryPlan:
+    """The full plan a shortcut gives way to, saying why among its reasons."""
+    assert plan.fallback is not None
+    return replace(plan.fallback, reasons=(*plan.fallback.reasons, f"{plan.shortcut} plan: {why} -> the full plan"))
