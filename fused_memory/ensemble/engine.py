@@ -41,7 +41,7 @@ from .hung_arms import FailureLog, HungArms
 from .hydration import hydrate
 from .lookup import EntityLookup, wait_s
 from .options import check_options, check_rules_off
-from .plans import fallback_plan, missed, shortcut_arm, with_memories
+from .plans import fallback_plan, missed, shortcut_arm, shortcut_request, with_memories
 from .source import EnsembleSource
 from .widening import WIDENABLE, needs_widening, widened
 
@@ -311,6 +311,8 @@ class EnsembleMemory:
         return Job(parsed, plan, namespace, k, self._tasks(plan, base, forced, k), started)
 
     def _request_for(self, arm: str, plan: QueryPlan, base: ArmRequest) -> ArmRequest:
+        if plan.shortcut is not None:
+            return shortcut_request(plan, arm, base)
         hints = plan.type_hints or None
         if arm == "graph" and plan.graph_scope:
             return replace(base, scope=plan.graph_scope)

@@ -2,7 +2,8 @@
 answer gives way to the full plan.
 
 * The time plan's temporal arm reads the window in time order, not by a vector search
-  (`shortcut_arm`, `retrievers.scan`).
+  (`shortcut_arm`, `retrievers.scan`); the name plan's BM25 searches the names alone
+  (`shortcut_request`).
 * An arm whose hits carry no memories (BM25, the graph walk) reads its own top `k` inside its task
   (`with_memories`), where it runs beside the query embedding: the read is then off the critical
   path, and hydration finds those memories at hand. The identifier plan needs them in any case: it
@@ -21,15 +22,15 @@ from typing import Any
 
 from ..errors import FusedMemoryError, StoreClosed
 from ..query.shapes import identifiers_outside_time
-from ..query.shortcuts import IDENTIFIER, TIME
+from ..query.shortcuts import IDENTIFIER, NAME, TIME
 from ..results import Hit, ParsedQuery, QueryPlan
-from ..retrievers.base import Retriever
+from ..retrievers.base import ArmRequest, Retriever
 from ..retrievers.scan import TimeOrderRetriever
-from ..text import identifiers
+from ..text import identifiers, tokenize
 from .fanout import Outcome, Task
 from .source import EnsembleSource
 
-__all__ = ["shortcut_arm", "with_memories", "missed", "fallback_plan"]
+__all__ = ["shortcut_arm", "shortcut_request", "with_memories", "missed", "fallback_plan"]
 
 
 def shortcut_arm(plan: QueryPlan, name: str, store: EnsembleSource) -> Retriever | None:
@@ -37,6 +38,16 @@ def shortcut_arm(plan: QueryPlan, name: str, store: EnsembleSource) -> Retriever
     if plan.shortcut == TIME and name == "temporal":
         return TimeOrderRetriever(store)
     return None
+
+
+def shortcut_request(plan: QueryPlan, name: str, request: ArmRequest) -> ArmRequest:
+    """What an arm of a shortcut plan is asked: in the name plan BM25 searches the names alone. The
+    other words of "tell me about Sarah Chen" name no topic (`shapes.only_names`), and BM25 would
+    rank a memory that happens to hold "tell" beside the ones holding the name."""
+    if plan.shortcut == NAME and name == "lexical":
+        names = " ".join(ref.text for ref in request.query.entity_refs)
+        return replace(request, query=replace(request.query, text=names, terms=tuple(tokenize(names))))
+    return request
 
 
 def with_memories(store: EnsembleSource, namespace: str, hits: list[Hit], k: int) -> list[Hit]:

@@ -13,8 +13,8 @@ and it may only do that where they add nothing to what another arm finds alone (
   about?", "v2.3.1 release notes"): BM25 alone. A sentence embedding of "E-47821" is close to
   every badge id; BM25 matches the string.
 * **name** - only known names ("Sarah Chen", "tell me about Sarah Chen"): the graph (the
-  memories that mention them, and their neighbours) and BM25 (the names' words). The embedding of
-  a bare name ranks memories that mention *similar* names ("Sarah Novak") beside the right ones.
+  memories that mention them, and their neighbours) and BM25 over the names alone. The embedding
+  of a bare name ranks memories that mention *similar* names ("Sarah Novak") beside the right ones.
 
 Each keeps the plan built so far as its fallback (`PlanBuilder.take_shortcut`): the ensemble runs
 it when the shortcut finds nothing - no memory in the window, no memory holding the identifier, no
@@ -64,4 +64,4 @@ def name_shortcut(b: PlanBuilder, q: ParsedQuery) -> None:
     if only_names(q) and b.type_hints <= {MemoryType.ENTITY} and not b.hard_filter:
         names = ", ".join(repr(r.text) for r in q.entity_refs[:3])
         b.take_shortcut(NAME, {"lexical": 1.0, "graph": 1.0},
-                        f"only names ({names}) -> graph and BM25, no query embedding")
+                        f"only names ({names}) -> graph and BM25 (over the names alone), no query embedding")
