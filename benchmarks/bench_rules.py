@@ -1,0 +1,184 @@
+"""What each optimizer rule is worth: the ensemble with one rule left out, against the shipped one.
+
+Every rule must earn its place: quality (public LoCoMo Recall@5 / @10, overall and per category) or
+latency (the synthetic bench's queries). For each rule of stage 2 (`query.RULE_NAMES`) and stage 2b
+(`query.store_rules.STORE_RULE_NAMES`) this runs the ensemble with that rule off
+(`EnsembleMemory(rules_off=[rule])`), and the optimizer off, beside the shipped ensemble:
+
+* quality: one ingest of the dataset (`Evaluator`), every variant answering every question; the
+  difference shipped - variant per question, with its 95% paired bootstrap interval
+  (`significance.bootstrap_ci`: questions resampled, both systems together, so what they share
+  cancels). A difference whose interval holds 0 is noise at this sample size;
+* latency: on a synthetic bench store, the bench's mixed queries and its simple mix (a time, an
+  identifier or a name alone), shipped and variant in turn per query (which first alternates),
+  query-embedding cache cleared before each: p50 and p99 of variant / shipped (> 1: the rule
+  saves time).
+
+    python benchmarks/bench_rules.py --memories M.jsonl --queries Q.jsonl --n 10000 --json rules.json
+    python benchmarks/bench_rules.py ... --store /tmp/bench10k    # a kept bench store (see --keep)
+    python benchmarks/bench_rules.py ... --rules time_shortcut,name_shortcut --no-latency
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from fused_memory.ensemble import EnsembleMemory
+from fused_memory.evaluation.data import load_dataset
+from fused_memory.evaluation.metrics import percentile, score_query
+from fused_memory.evaluation.runner import Evaluator, System
+from fused_memory.evaluation.significance import bootstrap_ci
+from fused_memory.evaluation.synth import SYNTH_NOW, shape_queries, synth_memories, synth_queries
+from fused_memory.query import RULE_NAMES
+from fused_memory.query.store_rules import STORE_RULE_NAMES
+from fused_memory.store.memory_store import MemoryStore
+
+__all__ = ["main", "quality", "latency"]
+
+_NS = "bench"
+
+
+def quality(memories: str, queries: str, rules: Sequence[str]) -> dict[str, Any]:
+    """Recall@5 / @10 per variant, overall and by category, with the shipped - variant difference
+    and its paired bootstrap interval."""
+    dataset = load_dataset(memories, queries)
+    systems = [System("shipped"), *(System(f"without {r}", rules_off=(r,)) for r in rules),
+               System("optimizer off", optimizer=False, kind="ablation")]
+    with Evaluator(dataset, progress=lambda m: print(m, file=sys.stderr)) as ev:
+        report = ev.evaluate(systems, ks=(5, 10), keep_per_query=True)
+    rows: dict[str, dict[str, list[tuple[str, float, float]]]] = {}
+    for qr in report.per_query:
+        for s in systems:
+            scored = score_query(qr.ranked[s.name], qr.query.gold_ids, (5, 10), (10,))
+            if scored is not None:
+                rows.setdefault(s.name, {}).setdefault(qr.query.category, []).append(
+                    (qr.query.id, scored["recall@5"], scored["recall@10"]))
+    out: dict[str, Any] = {"n_queries": report.n_queries, "by_category_n": dict(report.n_by_category),
+                           "overall": {s: dict(m) for s, m in report.overall.items()},
+                           "by_category": {c: {s: dict(m) for s, m in v.items()}
+                                           for c, v in report.by_category.items()},
+                           "differences": {}}
+    base = rows["shipped"]
+    for s in systems[1:]:
+        diffs: dict[str, Any] = {}
+        for scope in ("overall", *base):
+            cats = list(base) if scope == "overall" else [scope]
+            a = [x for c in cats for x in base[c]]
+            b = [x for c in cats for x in rows[s.name][c]]
+            entry: dict[str, Any] = {}
+            for i, metric in ((1, "recall@5"), (2, "recall@10")):
+                d = [x[i] - y[i] for x, y in zip(a, b, strict=True)]
+                lo, hi = bootstrap_ci(d)
+                entry[metric] = {"shipped_minus_variant": round(statistics.fmean(d), 4),
+                                 "ci95": [round(lo, 4), round(hi, 4)], "changed": sum(1 for v in d if v)}
+            diffs[scope] = entry
+        out["differences"][s.name] = diffs
+    return out
+
+
+def _store(n: int, path: str | None) -> tuple[MemoryStore, Any]:
+    if path:
+        return MemoryStore.embedded(path, show_progress=False).open(), None
+    tmp = tempfile.TemporaryDirectory(prefix="fused-memory-rules-")
+    store = MemoryStore.embedded(tmp.name, show_progress=False).open()
+    store.add(synth_memories(n, seed=7, namespace=_NS), show_progress=False)
+    return store, tmp
+
+
+def latency(store: MemoryStore, rules: Sequence[str], n_queries: int = 200) -> dict[str, Any]:
+    """p50 and p99 of variant / shipped over the bench's mixed queries and its simple mix."""
+    memories = synth_memories(store.count(_NS), seed=7, namespace=_NS)
+    queries = [q.text for q in synth_queries(memories, n_queries, seed=11)]
+    queries += [q.text for q in shape_queries(memories, n_queries // 2, seed=17)]
+    shipped = EnsembleMemory(store)
+    out: dict[str, Any] = {"n_queries": len(queries)}
+    try:
+        for q in queries[:10]:
+            shipped.retrieve(q, namespace=_NS, k=10, now=SYNTH_NOW)
+        for rule in (*rules, "optimizer off"):
+            variant = (EnsembleMemory(store, optimizer=False) if rule == "optimizer off"
+                       else EnsembleMemory(store, rules_off=[rule]))
+            times: dict[str, list[float]] = {"shipped": [], "variant": []}
+            for i, q in enumerate(queries):
+                order = (("shipped", shipped), ("variant", variant))
+                for label, ens in (order if i % 2 == 0 else order[::-1]):
+                    store.embedder.cache.clear()
+                    t0 = time.perf_counter()
+                    ens.retrieve(q, namespace=_NS, k=10, now=SYNTH_NOW)
+                    times[label].append((time.perf_counter() - t0) * 1000)
+            variant.close()
+            s, v = times["shipped"], times["variant"]
+            out[rule] = {"p50_ratio": round(statistics.median(v) / statistics.median(s), 3),
+                         "p99_ratio": round(percentile(v, 0.99) / percentile(s, 0.99), 3),
+                         "shipped_p50_ms": round(statistics.median(s), 2),
+                         "variant_p50_ms": round(statistics.median(v), 2)}
+            print(f"latency {rule}: {out[rule]}", file=sys.stderr)
+    finally:
+        shipped.close()
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--memories", required=True)
+    ap.add_argument("--queries", required=True)
+    ap.add_argument("--rules", default="all", help="comma-separated rule names (default: every rule)")
+    ap.add_argument("--n", type=int, default=10_000, help="synthetic store size for the latency part")
+    ap.add_argument("--store", default=None, help="a kept synthetic bench store (namespace 'bench') instead")
+    ap.add_argument("--no-latency", action="store_true")
+    ap.add_argument("--no-quality", action="store_true")
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args(argv)
+    every = (*RULE_NAMES, *STORE_RULE_NAMES)
+    rules = every if args.rules == "all" else tuple(r.strip() for r in args.rules.split(",") if r.strip())
+    unknown = [r for r in rules if r not in every]
+    if unknown:
+        ap.error(f"unknown rule(s) {unknown}; rules are {', '.join(every)}")
+    result: dict[str, Any] = {"rules": list(rules)}
+    if not args.no_quality:
+        result["quality"] = quality(args.memories, args.queries, rules)
+    if not args.no_latency:
+        store, tmp = _store(args.n, args.store)
+        try:
+            result["latency"] = latency(store, rules)
+        finally:
+            store.close()
+            if tmp is not None:
+                tmp.cleanup()
+    text = json.dumps(result, indent=1)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            fh.write(text + "\n")
+    _print_table(result)
+
+
+def _print_table(result: dict[str, Any]) -> None:
+    q, lat = result.get("quality"), result.get("latency", {})
+    print(f"{'rule off':34s} {'R@5 diff [95% CI]':>26s} {'R@10 diff [95% CI]':>26s} {'worst category R@5':>28s}"
+          f" {'p50 x':>7s} {'p99 x':>7s}")
+    for rule in (*result["rules"], "optimizer off"):
+        cells = []
+        if q is not None:
+            d = q["differences"][f"without {rule}" if rule != "optimizer off" else rule]
+            for m in ("recall@5", "recall@10"):
+                e = d["overall"][m]
+                cells.append(f"{e['shipped_minus_variant']:+.4f} [{e['ci95'][0]:+.3f},{e['ci95'][1]:+.3f}]")
+            worst = min(((c, v["recall@5"]["shipped_minus_variant"]) for c, v in d.items() if c != "overall"),
+                        key=lambda cv: cv[1])
+            cells.append(f"{worst[0]} {worst[1]:+.4f}")
+        else:
+            cells += ["-", "-", "-"]
+        lt = lat.get(rule, {})
+        print(f"{rule:34s} {cells[0]:>26s} {cells[1]:>26s} {cells[2]:>28s}"
+              f" {lt.get('p50_ratio', '-')!s:>7s} {lt.get('p99_ratio', '-')!s:>7s}")
+
+
+if __name__ == "__main__":
+    main()
