@@ -10,9 +10,10 @@ latency (the synthetic bench's queries). For each rule of stage 2 (`query.RULE_N
   (`significance.bootstrap_ci`: questions resampled, both systems together, so what they share
   cancels). A difference whose interval holds 0 is noise at this sample size;
 * latency: on a synthetic bench store, the bench's mixed queries and its simple mix (a time, an
-  identifier or a name alone), shipped and variant in turn per query (which first alternates),
-  query-embedding cache cleared before each: p50 and p99 of variant / shipped (> 1: the rule
-  saves time).
+  identifier or a name alone), and on `--timed` of the dataset's questions in its own store (where
+  the rules that read store statistics fire: every LoCoMo turn is an event), shipped and variant in
+  turn per query (which first alternates), query-embedding cache cleared before each: p50 and p99
+  of variant / shipped (> 1: the rule saves time).
 
     python benchmarks/bench_rules.py --memories M.jsonl --queries Q.jsonl --n 10000 --json rules.json
     python benchmarks/bench_rules.py ... --store /tmp/bench10k    # a kept bench store (see --keep)
@@ -45,14 +46,19 @@ __all__ = ["main", "quality", "latency"]
 _NS = "bench"
 
 
-def quality(memories: str, queries: str, rules: Sequence[str]) -> dict[str, Any]:
+def quality(memories: str, queries: str, rules: Sequence[str], timed: int = 0) -> dict[str, Any]:
     """Recall@5 / @10 per variant, overall and by category, with the shipped - variant difference
-    and its paired bootstrap interval."""
+    and its paired bootstrap interval; with `timed`, also the latency ratios on that many of the
+    dataset's questions, in its own store (the rules that read store statistics fire there)."""
     dataset = load_dataset(memories, queries)
     systems = [System("shipped"), *(System(f"without {r}", rules_off=(r,)) for r in rules),
                System("optimizer off", optimizer=False, kind="ablation")]
     with Evaluator(dataset, progress=lambda m: print(m, file=sys.stderr)) as ev:
         report = ev.evaluate(systems, ks=(5, 10), keep_per_query=True)
+        scored = [q for q in dataset.queries if q.gold_ids]
+        asked = scored[::max(1, len(scored) // timed)][:timed] if timed else []  # spread over every conversation
+        lat = latency(ev.store, rules, [(q.conversation_id, q.question, q.now or dataset.latest_time(q.conversation_id))
+                                        for q in asked]) if asked else None
     rows: dict[str, dict[str, list[tuple[str, float, float]]]] = {}
     for qr in report.per_query:
         for s in systems:
@@ -80,6 +86,8 @@ def quality(memories: str, queries: str, rules: Sequence[str]) -> dict[str, Any]
                                  "ci95": [round(lo, 4), round(hi, 4)], "changed": sum(1 for v in d if v)}
             diffs[scope] = entry
         out["differences"][s.name] = diffs
+    if lat is not None:
+        out["latency"] = lat
     return out
 
 
@@ -92,26 +100,31 @@ def _store(n: int, path: str | None) -> tuple[MemoryStore, Any]:
     return store, tmp
 
 
-def latency(store: MemoryStore, rules: Sequence[str], n_queries: int = 200) -> dict[str, Any]:
-    """p50 and p99 of variant / shipped over the bench's mixed queries and its simple mix."""
+def bench_queries(store: MemoryStore, n_queries: int = 200) -> list[tuple[str, str, Any]]:
+    """The bench's mixed queries and its simple mix (a time, an identifier or a name alone)."""
     memories = synth_memories(store.count(_NS), seed=7, namespace=_NS)
-    queries = [q.text for q in synth_queries(memories, n_queries, seed=11)]
-    queries += [q.text for q in shape_queries(memories, n_queries // 2, seed=17)]
+    texts = [q.text for q in synth_queries(memories, n_queries, seed=11)]
+    texts += [q.text for q in shape_queries(memories, n_queries // 2, seed=17)]
+    return [(_NS, t, SYNTH_NOW) for t in texts]
+
+
+def latency(store: MemoryStore, rules: Sequence[str], queries: Sequence[tuple[str, str, Any]]) -> dict[str, Any]:
+    """p50 and p99 of variant / shipped over `queries` (namespace, text, now), A/B per query."""
     shipped = EnsembleMemory(store)
     out: dict[str, Any] = {"n_queries": len(queries)}
     try:
-        for q in queries[:10]:
-            shipped.retrieve(q, namespace=_NS, k=10, now=SYNTH_NOW)
+        for ns, q, now in queries[:10]:
+            shipped.retrieve(q, namespace=ns, k=10, now=now)
         for rule in (*rules, "optimizer off"):
             variant = (EnsembleMemory(store, optimizer=False) if rule == "optimizer off"
                        else EnsembleMemory(store, rules_off=[rule]))
             times: dict[str, list[float]] = {"shipped": [], "variant": []}
-            for i, q in enumerate(queries):
+            for i, (ns, q, now) in enumerate(queries):
                 order = (("shipped", shipped), ("variant", variant))
                 for label, ens in (order if i % 2 == 0 else order[::-1]):
                     store.embedder.cache.clear()
                     t0 = time.perf_counter()
-                    ens.retrieve(q, namespace=_NS, k=10, now=SYNTH_NOW)
+                    ens.retrieve(q, namespace=ns, k=10, now=now)
                     times[label].append((time.perf_counter() - t0) * 1000)
             variant.close()
             s, v = times["shipped"], times["variant"]
@@ -134,6 +147,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--store", default=None, help="a kept synthetic bench store (namespace 'bench') instead")
     ap.add_argument("--no-latency", action="store_true")
     ap.add_argument("--no-quality", action="store_true")
+    ap.add_argument("--timed", type=int, default=300, help="dataset questions timed per rule in its own store")
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
     every = (*RULE_NAMES, *STORE_RULE_NAMES)
@@ -143,11 +157,11 @@ def main(argv: list[str] | None = None) -> None:
         ap.error(f"unknown rule(s) {unknown}; rules are {', '.join(every)}")
     result: dict[str, Any] = {"rules": list(rules)}
     if not args.no_quality:
-        result["quality"] = quality(args.memories, args.queries, rules)
+        result["quality"] = quality(args.memories, args.queries, rules, 0 if args.no_latency else args.timed)
     if not args.no_latency:
         store, tmp = _store(args.n, args.store)
         try:
-            result["latency"] = latency(store, rules)
+            result["latency"] = latency(store, rules, bench_queries(store))
         finally:
             store.close()
             if tmp is not None:
@@ -161,8 +175,9 @@ def main(argv: list[str] | None = None) -> None:
 
 def _print_table(result: dict[str, Any]) -> None:
     q, lat = result.get("quality"), result.get("latency", {})
+    data_lat = (q or {}).get("latency", {})
     print(f"{'rule off':34s} {'R@5 diff [95% CI]':>26s} {'R@10 diff [95% CI]':>26s} {'worst category R@5':>28s}"
-          f" {'p50 x':>7s} {'p99 x':>7s}")
+          f" {'bench p50 x':>11s} {'p99 x':>7s} {'data p50 x':>10s} {'p99 x':>7s}")
     for rule in (*result["rules"], "optimizer off"):
         cells = []
         if q is not None:
@@ -175,9 +190,10 @@ def _print_table(result: dict[str, Any]) -> None:
             cells.append(f"{worst[0]} {worst[1]:+.4f}")
         else:
             cells += ["-", "-", "-"]
-        lt = lat.get(rule, {})
+        lt, dl = lat.get(rule, {}), data_lat.get(rule, {})
         print(f"{rule:34s} {cells[0]:>26s} {cells[1]:>26s} {cells[2]:>28s}"
-              f" {lt.get('p50_ratio', '-')!s:>7s} {lt.get('p99_ratio', '-')!s:>7s}")
+              f" {lt.get('p50_ratio', '-')!s:>11s} {lt.get('p99_ratio', '-')!s:>7s}"
+              f" {dl.get('p50_ratio', '-')!s:>10s} {dl.get('p99_ratio', '-')!s:>7s}")
 
 
 if __name__ == "__main__":

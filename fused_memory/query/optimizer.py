@@ -171,8 +171,23 @@ class PlanBuilder:
         return QueryPlan(type_hints=frozenset(self.type_hints), arms=arms,
                          weights={a: self.weights[a] for a in arms}, max_hops=self.max_hops,
                          hard_filter=self.hard_filter, reasons=tuple(self.reasons),
-                         skipped={a: self.skipped[a] for a in ARMS if a in self.skipped},
+                         skipped={a: self.skipped.get(a) or self._unplanned(a) for a in ARMS if a not in arms},
                          shortcut=self.shortcut, fallback=self.full)
+
+    def _unplanned(self, arm: str) -> str:
+        """Why an arm that no rule turned on does not run (the plan's `skipped`): what it would need.
+        An explanation, not a rule: graph, temporal and type run only once a rule turns them on."""
+        q = self.parsed
+        if arm == "graph" and not q.entity_refs:
+            return "no entity in the query"
+        if arm == "graph" and not strong_refs(q):
+            return (f"entities {', '.join(_describe(r) for r in q.entity_refs)} all below {MIN_REF_CONFIDENCE} "
+                    "(too weak to walk from)")
+        if arm == "temporal" and q.temporal_window is None and not q.time_cue:
+            return "no time window and no time cue"
+        if arm == "type" and not self.type_hints:
+            return "no type hint"
+        return "no rule planned it"
 
 
 Rule = Callable[[PlanBuilder, ParsedQuery], None]
@@ -234,16 +249,6 @@ def graph_from_entities(b: PlanBuilder, q: ParsedQuery) -> None:
         b.note("entities " + ", ".join(_describe(r) for r in strong) + " -> graph")
 
 
-def skip_graph_no_entity(b: PlanBuilder, q: ParsedQuery) -> None:
-    if not q.entity_refs:
-        b.skip("graph", "no entity in the query")
-        b.note("no entity in the query -> skip graph")
-    elif not strong_refs(q):
-        b.skip("graph", f"only weak entity matches (best candidate < {MIN_REF_CONFIDENCE})")
-        b.note(f"entities {', '.join(_describe(r) for r in q.entity_refs)} all below "
-               f"{MIN_REF_CONFIDENCE} -> skip graph")
-
-
 def multi_hop_phrasing(b: PlanBuilder, q: ParsedQuery) -> None:
     """3 hops only when the question spells out a chain ("who does X work with who also knows Y")."""
     m = _MULTI_HOP.search(q.text) if "graph" in b.weights else None
@@ -274,12 +279,6 @@ def speculative_temporal(b: PlanBuilder, q: ParsedQuery) -> None:
         b.note(f"time cue without a window -> speculative temporal at {SPECULATIVE_TEMPORAL_WEIGHT}")
 
 
-def skip_temporal_no_cue(b: PlanBuilder, q: ParsedQuery) -> None:
-    if q.temporal_window is None and not q.time_cue:
-        b.skip("temporal", "no time window and no time cue")
-        b.note("no time window and no time cue -> skip temporal")
-
-
 def skip_lexical_pure_time(b: PlanBuilder, q: ParsedQuery) -> None:
     """"what happened yesterday?": nothing but the time is left to match words on."""
     if pure_time(q):
@@ -306,12 +305,6 @@ def type_arm_for_hints(b: PlanBuilder, q: ParsedQuery) -> None:
         b.note("hints " + ",".join(sorted(t.value for t in b.type_hints)) + " -> type")
 
 
-def skip_type_no_hints(b: PlanBuilder, q: ParsedQuery) -> None:
-    if not b.type_hints:
-        b.skip("type", "no type hint")
-        b.note("no type hint -> skip type")
-
-
 def every_arm_that_can_run(b: PlanBuilder, q: ParsedQuery) -> None:
     """Optimizer off: no skip rule, no pre-filter; graph needs seeds and type needs a hint to run."""
     if q.entity_refs:
@@ -329,9 +322,9 @@ def every_arm_that_can_run(b: PlanBuilder, q: ParsedQuery) -> None:
 #: The optimizer, in order: hints first (later rules read them), then arms.
 DEFAULT_RULES: tuple[Rule, ...] = (
     preference_trigger, event_trigger, entity_trigger, hard_filter_explicit_hint,
-    graph_from_entities, skip_graph_no_entity, multi_hop_phrasing,
-    temporal_window, asks_for_time, speculative_temporal, skip_temporal_no_cue,
-    skip_lexical_pure_time, type_arm_for_hints, skip_type_no_hints, pure_time_window_decides,
+    graph_from_entities, multi_hop_phrasing,
+    temporal_window, asks_for_time, speculative_temporal,
+    skip_lexical_pure_time, type_arm_for_hints, pure_time_window_decides,
     time_shortcut, identifier_shortcut, name_shortcut,
 )
 #: The "optimizer off" baseline: same hints, every arm that can run.
