@@ -27,10 +27,10 @@ __all__ = ["GENERIC_TERMS", "SPOKEN", "MIN_REF_CONFIDENCE", "MAX_IDENTIFIER_COMP
 SPOKEN = re.compile(r"\b(?:tell|told|say|said|talk(?:ed)?|discuss(?:ed)?|mention(?:ed)?|plan(?:ned)?)\b",
                     re.IGNORECASE)
 #: Words that carry no topic of their own in a question ("what happened yesterday?", "anything from
-#: last week?", "what's new on E-47821?").
+#: last week?", "what's new on E-47821?", "what do I know about Sarah Chen?").
 GENERIC_TERMS = frozenset(tokenize("happen happened happening change changed changes do did done doing go went "
                                    "gone thing things stuff anything something everything new news going "
-                                   "tell told say said talk talked up plan planned"))
+                                   "tell told say said talk talked up plan planned know"))
 #: A ref whose best candidate is below this is too weak to plan the graph arm on: a lone common
 #: word that happens to be an alias of many entities ("meeting" -> 25 "<name> meeting" entities at
 #: 0.04 each) would otherwise switch the graph on for almost every query (measured: 96 of 100 plain
