@@ -323,9 +323,8 @@ class EnsembleMemory:
         return base
 
     def _tasks(self, plan: QueryPlan, base: ArmRequest, forced: bool = False, k: int = 0) -> list[Task]:
-        """One task per arm, and one for the vector arms together. Beside a query embedding (or in
-        the identifier plan, which checks what BM25 found) BM25 and the graph also read their own
-        top `k` memories (`plans.with_memories`): off the critical path, instead of in hydration."""
+        """One task per arm, and one for the vector arms together. In the identifier plan, which
+        checks what BM25 found, BM25 also reads its own top `k` memories (`plans.with_memories`)."""
         timeouts = self.config.timeouts_s
         built: list[tuple[str, Retriever | Exception, ArmRequest]] = []
         for name in plan.arms:
@@ -336,7 +335,7 @@ class EnsembleMemory:
             except Exception as exc:  # noqa: BLE001 - an arm that cannot even be built is a failed arm
                 built.append((name, exc, req))
         vector_jobs = [(name, arm, req) for name, arm, req in built if isinstance(arm, VectorArm)]
-        read = k if vector_jobs or plan.shortcut == IDENTIFIER else 0
+        read = k if plan.shortcut == IDENTIFIER else 0
         tasks = [Task(name, (name,), 1.0, raiser(arm)) if isinstance(arm, Exception) else
                  Task(name, (name,), float(timeouts.get(name, 2.0)), self._single(name, arm, req, forced, read))
                  for name, arm, req in built if not isinstance(arm, VectorArm)]
