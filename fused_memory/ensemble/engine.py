@@ -39,10 +39,11 @@ from .fanout import Job, Outcome, Task, checked, raiser
 from .fusion import fuse
 from .hung_arms import FailureLog, HungArms
 from .hydration import hydrate
-from .lookup import EntityLookup, wait_s
+from .lookup import EntityLookup
 from .options import check_options, check_rules_off
 from .plans import fallback_plan, missed, shortcut_arm, shortcut_request, with_memories
 from .source import EnsembleSource
+from .waiting import await_all, wait_all
 from .widening import WIDENABLE, needs_widening, widened
 
 __all__ = ["EnsembleMemory", "check_options"]
@@ -156,23 +157,7 @@ class EnsembleMemory:
         return self._finish(job, outcomes)
 
     def _wait(self, job: Job) -> dict[str, Any]:
-        """Run the job's tasks on the pool; each one's outcome (or exception) by label."""
-        outcomes: dict[str, Any] = {}
-        running: list[tuple[Task, float, cf.Future[Any]]] = []
-        for task in job.tasks:
-            if (stuck := self._stuck_reason(task)) is not None:
-                outcomes[task.label] = stuck
-            else:
-                running.append((task, time.perf_counter(), self._submit(task)))
-        for task, t0, fut in running:
-            remaining = task.timeout_s - (time.perf_counter() - t0)
-            try:
-                outcomes[task.label] = fut.result(timeout=wait_s(remaining))
-            except cf.TimeoutError:
-                outcomes[task.label] = self._timed_out(task, fut)
-            except Exception as exc:  # noqa: BLE001 - fault isolation is the point
-                outcomes[task.label] = exc
-        return outcomes
+        return wait_all(job.tasks, self._submit, self._stuck_reason, self._timed_out)
 
     async def aretrieve(self, query: str, *, namespace: str, k: int = 10, now: datetime | None = None,
                         types: Sequence[MemoryType | str] | None = None, arms: Sequence[str] | None = None,
@@ -190,20 +175,7 @@ class EnsembleMemory:
         return await loop.run_in_executor(None, self._finish, job, outcomes)
 
     async def _await(self, job: Job) -> dict[str, Any]:
-        """`_wait` for asyncio: the same tasks on the same pool, awaited."""
-        async def run(task: Task) -> Any:
-            if (stuck := self._stuck_reason(task)) is not None:
-                return stuck
-            fut = self._submit(task)
-            try:
-                return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(fut)), task.timeout_s)
-            except asyncio.TimeoutError:
-                return self._timed_out(task, fut)
-            except Exception as exc:  # noqa: BLE001
-                return exc
-
-        results = await asyncio.gather(*(run(t) for t in job.tasks))
-        return {t.label: r for t, r in zip(job.tasks, results, strict=True)}
+        return await await_all(job.tasks, self._submit, self._stuck_reason, self._timed_out)
 
     def _fallback(self, job: Job, outcomes: Mapping[str, Any]) -> Job | None:
         """The full plan's job when a plan that needed no embedding found nothing or failed
