@@ -43,13 +43,6 @@ def with_caller(plan: QueryPlan, *, forced: frozenset[MemoryType] | None, embed_
             "caller_embed_text: the vector arms embed the caller's text, not the query"))
     if custom:
         plan = replace(plan, arms=(*plan.arms, *custom), reasons=(*plan.reasons, f"custom arms {list(custom)} -> run"))
-    if arms is not None and "type" in arms and "type" not in plan.arms and plan.type_hints:
-        # the optimizer does not run the type arm on a hint by itself (it gained nothing measured,
-        # `optimizer`); a caller asking for it by name (the adapters' type retrievers) gets it
-        plan = replace(plan, arms=(*plan.arms, "type"), weights={**plan.weights, "type": 1.0},
-                       skipped={a: why for a, why in plan.skipped.items() if a != "type"},
-                       reasons=(*plan.reasons, "caller asked for the type arm -> it runs on the hints "
-                                               + ",".join(sorted(t.value for t in plan.type_hints))))
     if arms is not None:
         plan = replace(plan, arms=tuple(a for a in plan.arms if a in arms),
                        skipped={**plan.skipped, **{a: "not requested by caller" for a in plan.arms if a not in arms}})

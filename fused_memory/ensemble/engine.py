@@ -27,7 +27,7 @@ from ..query.entities import EntityMatcher
 from ..query.optimizer import DEFAULT_RULES, optimize, optimize_off
 from ..query.parse import check_embed_text, parse_query
 from ..query.shortcuts import IDENTIFIER
-from ..query.store_rules import with_store
+from ..query.store_rules import filter_share, with_store
 from ..results import ARMS, ArmFailure, FusedHit, Hit, ParsedQuery, QueryPlan, Retrieval
 from ..retrievers import make_retriever
 from ..retrievers.base import ArmRequest, Retriever
@@ -121,24 +121,26 @@ class EnsembleMemory:
         parsed = parse_query(query, now=now, matcher=matcher,
                              last_session_end=self.store.last_session_end(namespace),
                              max_chars=self.config.max_query_chars)
-        damping = self._damping(namespace, matcher)
+        share, damping = self._statistics(namespace, matcher)
         rules = tuple(r for r in DEFAULT_RULES if r.__name__ not in self.rules_off)
         plan = optimize(parsed, rules=rules) if self.optimizer else optimize_off(parsed)
-        return parsed, with_store(plan, parsed, self.optimizer, damping, matcher, self.rules_off), failure
+        return parsed, with_store(plan, parsed, self.optimizer, share, damping, matcher, self.rules_off), failure
 
-    def _damping(self, namespace: str, matcher: EntityMatcher | None) -> Callable[[str], float] | None:
-        """What stage 2b reads from the store: a seed's hub damping, from one read of the per-type
-        counts (the namespace's size). A statistic that cannot be had is unknown (nothing is
-        scoped or masked for it), never a reason to fail the query."""
+    def _statistics(self, namespace: str, matcher: EntityMatcher | None
+                    ) -> tuple[Callable[[frozenset[MemoryType]], float | None], Callable[[str], float] | None]:
+        """What stage 2b reads from the store: a type filter's share of the namespace, and a seed's hub
+        damping. Both come from one read of the per-type counts; a statistic that cannot be had
+        is unknown (nothing is skipped for it), never a reason to fail the query."""
         try:
             counts = self.store.type_counts(namespace)
         except Exception:  # noqa: BLE001
             counts = None
         total = sum(counts.values()) if counts else 0
-        if matcher is None or not total:
-            return None
-        mentions = matcher.mentions
-        return lambda entity_id: hub_damping(mentions(entity_id), total)
+        damping = None
+        if matcher is not None and total:
+            mentions = matcher.mentions
+            damping = lambda entity_id: hub_damping(mentions(entity_id), total)  # noqa: E731
+        return (lambda types: filter_share(counts, types)), damping
 
     def retrieve(self, query: str, *, namespace: str, k: int = 10, now: datetime | None = None,
                  types: Sequence[MemoryType | str] | None = None, arms: Sequence[str] | None = None,

@@ -1,11 +1,10 @@
 """Stage 2b: the rules that read the store's statistics, after the query-only rules of `optimizer`,
 and what the vector arms embed (`mask_hub_names`).
 
-Split from `optimizer.py` because these need numbers only the store has (how many memories mention
-a seed entity), read once per query by the ensemble and passed in as plain callables, so the rules
-stay pure and testable without a store. A statistic that cannot be had is unknown: nothing is
-scoped or masked for it. (Skipping a type arm whose filter keeps most of the namespace was a rule
-here too; the type arm no longer runs on a hint, so it had nothing left to skip.)
+Split from `optimizer.py` because these need numbers only the store has (how much of the namespace
+a type filter keeps, how many memories mention a seed entity), read once per query by the ensemble
+and passed in as plain callables, so the rules stay pure and testable without a store. A statistic
+that cannot be had is unknown: nothing is skipped or masked for it.
 """
 
 from __future__ import annotations
@@ -20,9 +19,15 @@ from ..types import MemoryType
 from .entities import EntityMatcher
 from .relations import asked_relations
 
-__all__ = ["with_store", "scope_hub_seeds", "asked_relation_leads", "mask_hub_names", "MIN_SEED_DAMPING",
-           "ASKED_RELATION_WEIGHT", "filter_share", "STORE_RULE_NAMES"]
+__all__ = ["with_store", "skip_unselective", "scope_hub_seeds", "asked_relation_leads", "mask_hub_names",
+           "MAX_FILTER_SHARE", "MIN_SEED_DAMPING", "ASKED_RELATION_WEIGHT", "filter_share",
+           "STORE_RULE_NAMES"]
 
+#: A filter arm whose filter keeps more than this share of the namespace ranks nearly the memories
+#: dense ranks, by the same cosine: it double-counts dense in the fusion and costs a vector search.
+#: On public LoCoMo every turn is an event, and skipping such arms changes fused R@5 by +0.1 points
+#: (within noise) while taking two of three searches out of the vector batch.
+MAX_FILTER_SHARE = 0.5
 #: Graph seeds whose hub damping is below this (an entity in more than ~22% of the namespace's
 #: memories, see `graph_common.hub_damping`) spread their score over everything: when every seed of a
 #: query is such a hub, a traversal ranks memories by little more than link order, so the graph arm
@@ -48,24 +53,45 @@ def filter_share(counts: Mapping[MemoryType | None, int] | None, types: Iterable
 
 
 #: Stage 2b's rules, in the order `with_store` runs them (names as `EnsembleMemory(rules_off=...)` takes them).
-STORE_RULE_NAMES = ("scope_hub_seeds", "asked_relation_leads", "mask_hub_names")
+STORE_RULE_NAMES = ("skip_unselective", "scope_hub_seeds", "asked_relation_leads", "mask_hub_names")
 
 
-def with_store(plan: QueryPlan, parsed: ParsedQuery, optimizer: bool, damping: Callable[[str], float] | None,
+def with_store(plan: QueryPlan, parsed: ParsedQuery, optimizer: bool,
+               share: Callable[[frozenset[MemoryType]], float | None], damping: Callable[[str], float] | None,
                matcher: EntityMatcher | None, off: Collection[str] = ()) -> QueryPlan:
-    """Stage 2b in order, over stage 2's plan. The asked relation's lead weight applies with the
-    optimizer on; how the arms read the query (scoping hubs, asked relations, masking hub names) runs
+    """Stage 2b in order, over stage 2's plan. The skip and weight rules run with the optimizer on;
+    how the arms read the query (scoping hubs, asked relations, masking hub names) runs
     either way. `matcher` is the namespace's `EntityMatcher` (None when the graph is down); the rules
     named in `off` are left out (to measure what each is worth). A plan that needs no embedding
     (`QueryPlan.shortcut`) is left as it is: these rules shape how the vector arms and the graph read
     the query, and apply to its fallback, which is what runs those arms."""
     if plan.fallback is not None:
-        return replace(plan, fallback=with_store(plan.fallback, parsed, optimizer, damping, matcher, off))
+        return replace(plan, fallback=with_store(plan.fallback, parsed, optimizer, share, damping, matcher, off))
+    if optimizer and "skip_unselective" not in off:
+        plan = skip_unselective(plan, parsed, share)
     if "scope_hub_seeds" not in off:
         plan = scope_hub_seeds(plan, parsed, damping, matcher.surface_forms if matcher is not None else None)
     if "asked_relation_leads" not in off:
         plan = asked_relation_leads(plan, parsed, matcher.relations if matcher is not None else None, lead=optimizer)
     return plan if "mask_hub_names" in off else mask_hub_names(plan, parsed, damping)
+
+
+def skip_unselective(plan: QueryPlan, parsed: ParsedQuery,
+                     share: Callable[[frozenset[MemoryType]], float | None]) -> QueryPlan:
+    """Stage 2b, with the store's statistics: skip the type arm when its filter keeps more than
+    `MAX_FILTER_SHARE` of the namespace. `share(types)` is that fraction, or None when unknown
+    (nothing is skipped). A graph arm whose seeds are all hubs is not skipped but scoped
+    (`scope_hub_seeds`)."""
+    types = plan.type_hints
+    kept = share(types) if "type" in plan.arms and types else None
+    if kept is None or kept <= MAX_FILTER_SHARE:
+        return plan
+    names = ",".join(sorted(t.value for t in types))
+    arms = tuple(a for a in plan.arms if a != "type")
+    return replace(plan, arms=arms, weights={a: w for a, w in plan.weights.items() if a in arms},
+                   skipped={**plan.skipped, "type": f"its filter ({names}) keeps {kept:.0%} of the namespace: "
+                                                   "it would repeat dense"},
+                   reasons=(*plan.reasons, f"skip_unselective: {names} is {kept:.0%} of the namespace -> skip type"))
 
 
 def scope_hub_seeds(plan: QueryPlan, parsed: ParsedQuery, damping: Callable[[str], float] | None,

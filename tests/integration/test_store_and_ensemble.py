@@ -127,7 +127,7 @@ def _faulty(store) -> EnsembleMemory:
 
 def test_raising_and_sleeping_arms_are_dropped_and_flagged(store):
     store.add(FACTS)
-    r = _faulty(store).retrieve("what do I prefer?", namespace="alice", k=5, now=NOW, types=["preference"])
+    r = _faulty(store).retrieve("what do I prefer?", namespace="alice", k=5, now=NOW)
     failed = {f.arm: f.kind for f in r.failures}
     assert failed == {"dense": "error", "lexical": "timeout"}
     assert "dark" in ids(r)  # the type arm still answered
@@ -136,7 +136,7 @@ def test_raising_and_sleeping_arms_are_dropped_and_flagged(store):
 
 async def test_async_path_isolates_faults_the_same_way(store):
     store.add(FACTS)
-    r = await _faulty(store).aretrieve("what do I prefer?", namespace="alice", k=5, now=NOW, types=["preference"])
+    r = await _faulty(store).aretrieve("what do I prefer?", namespace="alice", k=5, now=NOW)
     assert {f.arm: f.kind for f in r.failures} == {"dense": "error", "lexical": "timeout"}
     assert "dark" in ids(r)
 
@@ -200,25 +200,12 @@ def test_a_bad_memory_in_a_batch_writes_nothing(store):
     assert store.count("alice") == 0
 
 
-def test_forced_types_widen_when_the_filter_leaves_too_few(store):
-    store.add(FACTS)
-    r = EnsembleMemory(store).retrieve("what's my setting for the badge?", namespace="alice", k=5, now=NOW,
-                                       types=["preference"])
-    assert r.plan.hard_filter
-    assert set(r.widened) <= {"dense", "lexical"} and r.widened
-    assert "badge" in ids(r)  # a Fact, found although the caller asked for preferences first
-
-
-def test_a_type_hint_alone_filters_nothing(store):
-    """"setting" implies a preference, but the optimizer no longer pre-filters or runs the type arm on
-    a hint (neither moved public LoCoMo, benchmarks/bench_rules.py): the fact is found directly."""
+def test_type_hint_widens_when_the_filter_leaves_too_few(store):
     store.add(FACTS)
     r = EnsembleMemory(store).retrieve("what's my setting for the badge?", namespace="alice", k=5, now=NOW)
-    assert r.plan.type_hints == {MemoryType.PREFERENCE} and not r.plan.hard_filter and not r.widened
-    assert "type" not in r.plan.arms and "badge" in ids(r)
-    typed = EnsembleMemory(store).retrieve("what's my setting for the badge?", namespace="alice", k=5, now=NOW,
-                                           arms=["type"])  # asked for by name, the type arm runs on the hint
-    assert typed.plan.arms == ("type",) and {h.memory.type for h in typed.hits} == {MemoryType.PREFERENCE}
+    assert r.plan.hard_filter  # "setting" implies a preference, as a hard filter
+    assert set(r.widened) <= {"dense", "lexical"} and r.widened
+    assert "badge" in ids(r)  # a Fact, found although the query implies a preference
 
 
 def test_forced_types_restrict_the_type_arm(store):
@@ -267,7 +254,7 @@ def test_a_memory_with_context_is_embedded_as_the_mean_of_alone_and_read_after(s
     assert got[1] == pytest.approx(alone / np.linalg.norm(alone), abs=1e-6)
 
 
-def test_type_share_counts_the_namespace(store):
+def test_type_share_counts_the_namespace_and_unselective_arms_are_skipped(store):
     store.add(FACTS)
     assert store.type_share("alice", [MemoryType.EVENT]) == pytest.approx(0.5)
     assert store.type_share("alice", [MemoryType.EVENT, MemoryType.FACT]) == pytest.approx(0.75)
@@ -275,6 +262,11 @@ def test_type_share_counts_the_namespace(store):
     events = [Memory(text=f"Went to the {w} meetup.", namespace="carol", type=MemoryType.EVENT,
                      event_at=NOW - timedelta(days=i + 1)) for i, w in enumerate(["rust", "go", "ml"])]
     store.add(events)
+    q = "what happened at the rust meetup?"  # an event hint: the type arm would filter to all of carol's
+    r = EnsembleMemory(store).retrieve(q, namespace="carol", k=3, now=NOW)
+    assert "type" not in r.plan.arms and "would repeat dense" in r.plan.skipped["type"]
+    off = EnsembleMemory(store, optimizer=False).retrieve(q, namespace="carol", k=3, now=NOW)
+    assert "type" in off.plan.arms
     # "when did...?" filters to memories that state a time, not to events: never unselective for events
     r = EnsembleMemory(store).retrieve("when did I go to the rust meetup?", namespace="carol", k=3, now=NOW)
     assert "temporal" in r.plan.arms

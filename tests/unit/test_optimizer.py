@@ -28,6 +28,7 @@ from fused_memory.query.optimizer import (
     WINDOW_TEMPORAL_WEIGHT,
     mask_hub_names,
     scope_hub_seeds,
+    skip_unselective,
 )
 from fused_memory.results import ARMS, ParsedQuery
 from fused_memory.types import Entity, MemoryType
@@ -45,7 +46,7 @@ MATCHER = EntityMatcher([
 
 D, L, G, T, Y = "dense", "lexical", "graph", "temporal", "type"
 PREF, EVENT, ENT = MemoryType.PREFERENCE, MemoryType.EVENT, MemoryType.ENTITY
-GRAPH, WIN = "graph_from_entities", "temporal_window"
+GRAPH, WIN, TYPE = "graph_from_entities", "temporal_window", "type_arm_for_hints"
 ASK = "asks_for_time"
 PURE = "pure_time_window_decides"
 
@@ -53,52 +54,52 @@ PURE = "pure_time_window_decides"
 CASES = [
     ("what's my badge ID?", True, set(), (D, L), None, [], (), False, 2),
     ("what did I do last Tuesday?", True, {EVENT}, (D, T), "last Tuesday", [],
-     ("event_trigger", WIN, "skip_lexical_pure_time", PURE), False, 2),
+     ("event_trigger", WIN, "skip_lexical_pure_time", TYPE, PURE), False, 2),
     ("who reports to Sarah?", True, set(), (D, L, G), None, ["Sarah"], (GRAPH,), False, 2),
-    ("what did I tell Sarah about the Berlin office last week?", True, {EVENT}, (D, L, G, T), "last week",
-     ["Sarah", "Berlin office"], ("event_trigger", GRAPH, WIN), False, 2),
-    ("what should I configure?", True, {PREF}, (D, L), None, [],
-     ("preference_trigger",), False, 2),
-    ("when did the outage happen?", True, {EVENT}, (D, L, T), None, [],
-     ("event_trigger", ASK), False, 2),
-    ("when did the Kestrel launch happen?", True, {EVENT}, (D, L, G, T), None, ["Kestrel"],
-     ("event_trigger", GRAPH, ASK), False, 2),
-    ("what's my setting for the Kestrel project timeout?", True, {PREF}, (D, L, G), None, ["Kestrel project"],
-     ("preference_trigger", GRAPH), False, 2),
+    ("what did I tell Sarah about the Berlin office last week?", True, {EVENT}, (D, L, G, T, Y), "last week",
+     ["Sarah", "Berlin office"], ("event_trigger", GRAPH, WIN, TYPE), False, 2),
+    ("what should I configure?", True, {PREF}, (D, L, Y), None, [],
+     ("preference_trigger", "hard_filter_explicit_hint", TYPE), True, 2),
+    ("when did the outage happen?", True, {EVENT}, (D, L, T, Y), None, [],
+     ("event_trigger", ASK, TYPE), False, 2),
+    ("when did the Kestrel launch happen?", True, {EVENT}, (D, L, G, T, Y), None, ["Kestrel"],
+     ("event_trigger", GRAPH, ASK, TYPE), False, 2),
+    ("what's my setting for the Kestrel project timeout?", True, {PREF}, (D, L, G, Y), None, ["Kestrel project"],
+     ("preference_trigger", "hard_filter_explicit_hint", GRAPH, TYPE), True, 2),
     ("what changed since we last talked?", True, set(), (D, T), "since we last talked", [],
      (WIN, "skip_lexical_pure_time", PURE), False, 2),
     ("what changed since we last talked?", False, set(), (D, L), None, [], (), False, 2),
     ("what's been on my mind lately?", True, set(), (D, L, T), "lately", [], (WIN,), False, 2),
-    ("When did Caroline go to the LGBTQ support group?", True, {EVENT}, (D, L, G, T), None, ["Caroline"],
-     ("event_trigger", GRAPH, ASK), False, 2),
+    ("When did Caroline go to the LGBTQ support group?", True, {EVENT}, (D, L, G, T, Y), None, ["Caroline"],
+     ("event_trigger", GRAPH, ASK, TYPE), False, 2),
     ("In what year did Melanie start painting?", True, set(), (D, L, G, T), None, ["Melanie"],
      (GRAPH, ASK), False, 2),
     ("what did Melanie say when I asked about painting?", True, set(), (D, L, G), None, ["Melanie"],
      (GRAPH,), False, 2),
-    ("What is Melanie's hobby?", True, {PREF}, (D, L, G), None, ["Melanie"],
-     ("preference_trigger", GRAPH), False, 2),
+    ("What is Melanie's hobby?", True, {PREF}, (D, L, G, Y), None, ["Melanie"],
+     ("preference_trigger", GRAPH, TYPE), False, 2),
     ("Would Caroline likely pursue writing as a career?", True, set(), (D, L, G), None, ["Caroline"],
      (GRAPH,), False, 2),
-    ("who is Caroline?", True, {ENT}, (D, L, G), None, ["Caroline"],
-     ("entity_trigger", GRAPH), False, 2),
-    ("tell me about Melanie", True, {ENT}, (D, L, G), None, ["Melanie"],
-     ("entity_trigger", GRAPH), False, 2),
-    ("what is Kestrel?", True, {ENT}, (D, L, G), None, ["Kestrel"],
-     ("entity_trigger", GRAPH), False, 2),
+    ("who is Caroline?", True, {ENT}, (D, L, G, Y), None, ["Caroline"],
+     ("entity_trigger", GRAPH, TYPE), False, 2),
+    ("tell me about Melanie", True, {ENT}, (D, L, G, Y), None, ["Melanie"],
+     ("entity_trigger", GRAPH, TYPE), False, 2),
+    ("what is Kestrel?", True, {ENT}, (D, L, G, Y), None, ["Kestrel"],
+     ("entity_trigger", GRAPH, TYPE), False, 2),
     ("who does Sarah Chen work with who also knows Melanie?", True, set(), (D, L, G), None, ["Sarah Chen", "Melanie"],
      (GRAPH,), False, 2),
     ("what happened yesterday?", True, {EVENT}, (D, T), "yesterday", [],
-     ("event_trigger", WIN, "skip_lexical_pure_time", PURE), False, 2),
+     ("event_trigger", WIN, "skip_lexical_pure_time", TYPE, PURE), False, 2),
     ("what's the latest on JIRA-9921?", True, set(), (D, L), None, [], (), False, 2),
-    ("which editor do I prefer?", True, {PREF}, (D, L), None, [],
-     ("preference_trigger",), False, 2),
-    ("what do I like to eat?", True, {PREF}, (D, L), None, [],
-     ("preference_trigger",), False, 2),
+    ("which editor do I prefer?", True, {PREF}, (D, L, Y), None, [],
+     ("preference_trigger", "hard_filter_explicit_hint", TYPE), True, 2),
+    ("what do I like to eat?", True, {PREF}, (D, L, Y), None, [],
+     ("preference_trigger", TYPE), False, 2),
     ("What was the party like?", True, set(), (D, L), None, [], (), False, 2),
     ("what did Melanie paint in June 2023?", True, set(), (D, L, G, T), "June 2023", ["Melanie"],
      (GRAPH, WIN), False, 2),
-    ("what happened to JIRA-9921 on 2024-05-02?", True, {EVENT}, (D, L, T), "2024-05-02", [],
-     ("event_trigger", WIN), False, 2),
+    ("what happened to JIRA-9921 on 2024-05-02?", True, {EVENT}, (D, L, T, Y), "2024-05-02", [],
+     ("event_trigger", WIN, TYPE), False, 2),
     ("what did Mel and Caroline do between May 1 and May 10?", True, set(), (D, L, G, T),
      "between May 1 and May 10", ["Mel", "Caroline"], (GRAPH, WIN), False, 2),
 ]
@@ -139,10 +140,9 @@ def test_mixed_queries(query: str, session: bool, hints: set[MemoryType], arms: 
     assert all(r.split(":", 1)[0] in RULE_NAMES for r in shown.reasons)
 
 
-def test_mixed_query_lights_up_every_arm_it_can() -> None:
+def test_mixed_query_lights_up_every_arm() -> None:
     parsed, plan = plan_for("what did I tell Sarah about the Berlin office last week?")
-    assert plan.arms == (D, L, G, T)
-    assert plan.weights["temporal"] == WINDOW_TEMPORAL_WEIGHT and plan.weights["graph"] == 1.0
+    assert plan.arms == ARMS and plan.weights["temporal"] == WINDOW_TEMPORAL_WEIGHT and plan.weights["graph"] == 1.0
     (sarah, office) = parsed.entity_refs
     assert sarah.ambiguous and [c.entity_id for c in sarah.candidates] == ["sarah chen", "sarah park"]
     assert not office.ambiguous
@@ -167,14 +167,10 @@ def test_weights() -> None:
     assert plan_for("who reports to Sarah?")[1].weights["graph"] == 1.0
 
 
-def test_type_hints_are_the_plans_reading_not_an_arm() -> None:
-    """A hint says what the question asks for (what `QueryOptimizerChain` users route on); no default
-    rule runs the type arm or pre-filters on it any more (benchmarks/bench_rules.py: neither moved
-    public LoCoMo, and the type arm cost engine searches)."""
-    for q in ("which editor do I prefer?", "what should I configure?", "when did the outage happen?"):
-        plan = plan_for(q)[1]
-        assert plan.type_hints and "type" not in plan.arms and not plan.hard_filter, q
-        assert "does not run it" in plan.skipped["type"]
+def test_soft_preference_words_do_not_prefilter() -> None:
+    for q in ("What is Jon's favorite style of dance?", "What game has Nate been playing with a futuristic setting?",
+              "what settings did I change?"):  # third person / noun sense / two hints
+        assert not plan_for(q)[1].hard_filter, q
 
 
 def test_optimize_off_runs_every_arm_that_can_run() -> None:
@@ -252,6 +248,32 @@ def test_entity_inside_the_time_phrase_is_not_a_ref() -> None:
     assert [r.text for r in parse_query("what did May say?", now=NOW, matcher=m).entity_refs] == ["May"]
 
 
+# ------------------------------------------------------------------ stage 2b: selectivity
+@pytest.mark.parametrize("query, shares, arms, skipped", [
+    # the type arm only filters to events: where events are most of the namespace it repeats dense
+    ("what happened at the outage?", {EVENT: 0.97}, ("dense", "lexical"), {"type"}),
+    ("what happened at the outage?", {EVENT: 0.30}, ("dense", "lexical", "type"), set()),
+    ("what happened at the outage?", {EVENT: 0.51}, ("dense", "lexical"), {"type"}),
+    ("what happened at the outage?", {EVENT: 0.50}, ("dense", "lexical", "type"), set()),
+    # the temporal arm's window (or its time answers) is selective by itself, whatever share events have
+    ("what happened to JIRA-9921 on 2024-05-02?", {EVENT: 0.99}, ("dense", "lexical", "temporal"), {"type"}),
+    ("when did the outage happen?", {EVENT: 0.97}, ("dense", "lexical", "temporal"), {"type"}),
+    # a statistic the store cannot give skips nothing
+    ("what happened at the outage?", {EVENT: None}, ("dense", "lexical", "type"), set()),
+])
+def test_unselective_filter_arms_are_skipped(query, shares, arms, skipped) -> None:
+    parsed, plan = plan_for(query)
+    assert "type" in plan.arms
+    pruned = skip_unselective(plan, parsed, lambda types: shares.get(next(iter(types))) if len(types) == 1 else None)
+    assert pruned.arms == arms
+    assert set(pruned.weights) == set(arms)
+    for arm in skipped:
+        assert "would repeat dense" in pruned.skipped[arm]
+    assert fired_rules(pruned)[-1:] == (("skip_unselective",) if skipped else fired_rules(plan)[-1:])
+    if not skipped:
+        assert pruned is plan
+
+
 @pytest.mark.parametrize("dampings, scope", [
     # every seed a hub: the graph arm searches the memories naming any of them, by relevance
     ({"sarah chen": 0.1, "sarah park": 0.3, "berlin office": 0.2},
@@ -270,6 +292,8 @@ def test_a_graph_whose_every_seed_is_a_hub_is_scoped_not_skipped(dampings, scope
         assert scoped.reasons[-1].startswith("scope_hub_seeds: every seed is a hub (")
     else:
         assert scoped is plan
+    # the skip rule leaves a hub-seeded graph alone now
+    assert "graph" in skip_unselective(plan, parsed, lambda types: None).arms
 
 
 @pytest.mark.parametrize("query, damping, forms, graph", [

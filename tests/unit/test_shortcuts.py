@@ -76,7 +76,7 @@ def test_shapes() -> None:
 def test_stage_2b_shapes_the_fallback_not_the_shortcut() -> None:
     q = parsed("Caroline")
     plan = optimize(q)
-    hub = with_store(plan, q, True, lambda entity_id: 0.1, MATCHER)
+    hub = with_store(plan, q, True, lambda types: None, lambda entity_id: 0.1, MATCHER)
     assert hub.arms == plan.arms and not hub.graph_scope  # the name plan walks the graph
     assert hub.fallback is not None and hub.fallback.graph_scope  # its full plan scopes the hub
 
@@ -91,6 +91,6 @@ def test_rules_off() -> None:
         with pytest.raises(ConfigurationError, match="rules_off"):
             check_rules_off(bad)  # type: ignore[arg-type]
     q = parsed("what did Caroline say about pottery?")
-    masked = with_store(optimize(q), q, True, lambda entity_id: 0.1, MATCHER)
-    kept = with_store(optimize(q), q, True, lambda entity_id: 0.1, MATCHER, off={"mask_hub_names"})
+    masked = with_store(optimize(q), q, True, lambda types: None, lambda entity_id: 0.1, MATCHER)
+    kept = with_store(optimize(q), q, True, lambda types: None, lambda entity_id: 0.1, MATCHER, off={"mask_hub_names"})
     assert masked.embed_text and kept.embed_text is None
