@@ -85,8 +85,8 @@ class QueryPlan:
     #: "identifier" (BM25 alone) or "name" (the graph and BM25). The query is not embedded and no
     #: vector search runs. None: the arms' plan as usual.
     shortcut: str | None = None
-    #: The plan the ensemble runs instead when the shortcut finds nothing (an identifier no memory
-    #: holds, an empty window) or its arm fails; None for a plan that is not a shortcut.
+    #: The plan the ensemble runs instead when the shortcut's arm fails, or finds nothing for an
+    #: identifier or names (an empty window is an answer); None for a plan that is not a shortcut.
     fallback: QueryPlan | None = None
 
     def __post_init__(self) -> None:

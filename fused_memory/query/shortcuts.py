@@ -17,10 +17,9 @@ and it may only do that where they add nothing to what another arm finds alone (
   of a bare name ranks memories that mention *similar* names ("Sarah Novak") beside the right ones.
 
 Each keeps the plan built so far as its fallback (`PlanBuilder.take_shortcut`): the ensemble runs
-it when the shortcut finds nothing - no memory in the window, no memory holding the identifier, no
-memory of the names - or its arm fails (`ensemble.plans`). So a shortcut never answers worse than
-"nothing found" would have made the full plan answer. They run last, after every other rule, so
-that fallback is the whole plan.
+it when the shortcut's arm fails, or when the identifier or name plan finds nothing - no memory
+holding the identifier, no memory of the names (`ensemble.plans`). An empty window is an answer:
+nothing happened then. They run last, after every other rule, so that fallback is the whole plan.
 """
 
 from __future__ import annotations

@@ -90,11 +90,37 @@ def test_only_a_time_reads_the_window_newest_first_without_embedding(ens: Ensemb
     assert all("newest first" in (h.contributions[0].detail or "") for h in r.hits)
 
 
-def test_an_empty_window_falls_back_to_the_full_plan(ens: EnsembleMemory, ask: Any) -> None:
+def test_an_empty_window_is_an_answer(ens: EnsembleMemory, ask: Any) -> None:
+    """Nothing happened then: no hit, and still no embedding (the full plan would answer with
+    dense's guesses at "what happened")."""
     r, embedded = ask(ens, "what happened on 1 January 2020?")
-    assert embedded == 1 and r.plan.shortcut is None and "dense" in r.plan.arms
-    assert r.plan.reasons[-1].startswith("time plan: no event in the window -> the full plan")
-    assert r.hits and "shortcut" in r.timings_ms
+    assert embedded == 0 and r.plan.shortcut == "time" and r.hits == () and not r.failures
+
+
+def test_a_time_plan_whose_scan_fails_falls_back_to_the_full_plan(demo: tuple[MemoryStore, CountingEmbedder],
+                                                                  ask: Any) -> None:
+    """A vector backend that cannot scan in payload order (not an `OrderedScan`: a custom one) fails
+    the time plan's arm; the full plan answers, with its embedding."""
+    store = demo[0]
+    vectors = store.vectors
+
+    class NoScan:  # every call but the ordered scan goes to the real backend
+        def __getattr__(self, name: str) -> Any:
+            if name == "scan_ordered":
+                raise AttributeError(name)
+            return getattr(vectors, name)
+
+    store.vectors = NoScan()  # type: ignore[assignment]
+    e = EnsembleMemory(store)
+    try:
+        r, embedded = ask(e, "what did I do last week?")
+    finally:
+        store.vectors = vectors
+        e.close()
+    assert embedded == 1 and r.plan.shortcut is None and r.plan.arms == ("dense", "temporal") and r.hits
+    assert r.plan.reasons[-1].startswith("time plan: temporal failed (BackendError: the vector backend NoScan "
+                                         "cannot scan in payload order) -> the full plan")
+    assert not r.failures  # the full plan's temporal arm searched by vector, as before
 
 
 def test_an_identifier_is_looked_up_by_bm25_alone(ens: EnsembleMemory, ask: Any) -> None:
