@@ -25,8 +25,8 @@ LEXICAL_MODES = ("engine", "bm25")
 #: re-rank what dense already found) give +6.2 R@5 together with k=10. Dense went to 1.5 once the vector arms embed
 #: the query without hub names (`optimizer.mask_hub_names`, dense alone 0.446 -> 0.596): fused R@5
 #: at dense 1.0 / 1.25 / 1.5 / 1.75 / 2.0 was 0.727 / 0.729 / 0.736 / 0.733 / 0.723, lexical 1.75-2.0
-#: within 0.2 points. The optimizer multiplies these per query (speculative temporal x0.5, "when
-#: did...?" temporal x2; the graph arm discounts its own multi-hop hits x0.8).
+#: within 0.2 points. The optimizer multiplies these per query (a window x3, "when did...?" temporal
+#: x2; the graph arm discounts its own multi-hop hits x0.8).
 DEFAULT_WEIGHTS: Mapping[str, float] = MappingProxyType(
     {"dense": 1.5, "lexical": 2.0, "graph": 0.5, "temporal": 0.5, "type": 0.5})
 

@@ -81,6 +81,13 @@ class QueryPlan:
     graph_scope: tuple[str, ...] = ()
     #: (entity id, relation, forward) the query asks (`query.relations`): the graph arm re-roots there.
     asked_relations: tuple[tuple[str, str, bool], ...] = ()
+    #: An embedding-free plan (`query.shortcuts`): "time" (the window's events newest first),
+    #: "identifier" (BM25 alone) or "name" (the graph and BM25). The query is not embedded and no
+    #: vector search runs. None: the arms' plan as usual.
+    shortcut: str | None = None
+    #: The plan the ensemble runs instead when the shortcut's arm fails, or finds nothing for an
+    #: identifier or names (an empty window is an answer); None for a plan that is not a shortcut.
+    fallback: QueryPlan | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "weights", MappingProxyType(dict(self.weights)))
@@ -94,7 +101,7 @@ class QueryPlan:
         """JSON-safe, for traces (`QueryOptimizerChain`'s output) and `Retrieval.to_json()`."""
         return {"arms": list(self.arms), "type_hints": sorted(t.value for t in self.type_hints),
                 "weights": dict(self.weights), "max_hops": self.max_hops, "hard_filter": self.hard_filter,
-                "reasons": list(self.reasons), "skipped": dict(self.skipped)}
+                "reasons": list(self.reasons), "skipped": dict(self.skipped), "shortcut": self.shortcut}
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from .protocols import (
                         GraphStore,
                         LexicalDoc,
                         LexicalIndex,
+                        OrderedScan,
                         PayloadLister,
                         PayloadWriter,
                         RebuiltOnOpen,
@@ -39,6 +40,6 @@ from .protocols import (
 )
 
 __all__ = ["VectorBackend", "LexicalIndex", "GraphStore", "PayloadWriter", "PayloadLister", "VectorReader",
-           "TypeCounter", "RebuiltOnOpen", "Reconcilable", "VectorFilter", "VectorQuery", "VectorRecord",
-           "ScoredPayload", "LexicalDoc", "SparseSearch", "FacetCounter", "SparseVector", "SparseQuery",
-           "SparseAnswer"]
+           "TypeCounter", "RebuiltOnOpen", "Reconcilable", "OrderedScan", "VectorFilter", "VectorQuery",
+           "VectorRecord", "ScoredPayload", "LexicalDoc", "SparseSearch", "FacetCounter", "SparseVector",
+           "SparseQuery", "SparseAnswer"]

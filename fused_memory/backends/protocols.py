@@ -4,12 +4,13 @@ so an embedded engine and a server are interchangeable and pass one contract sui
 Beside the three required protocols, a backend may declare optional capabilities, each a small
 runtime-checkable protocol the store tests with `isinstance` (never by probing attributes):
 `PayloadWriter` (merge payload keys without re-writing vectors), `PayloadLister` (the payloads a
-filter matches, filtered by the engine), `VectorReader` (stored vectors by id, for the near-duplicate
-check after fusion), `SparseSearch` (BM25-style search on the engine's sparse vectors, IDF counted
-by the engine per namespace), `FacetCounter` (values of a payload field counted in a namespace),
-`TypeCounter` (memories per type, read by the planner without a round trip), `RebuiltOnOpen` (a
-lexical index that lives in the process, emptied and refilled from the payloads on open) and
-`Reconcilable` (a graph that can be made to agree with the payloads on open)."""
+filter matches, filtered by the engine), `OrderedScan` (payloads in the order of a payload field, no
+vector), `VectorReader` (stored vectors by id, for the near-duplicate check after fusion),
+`SparseSearch` (BM25-style search on the engine's sparse vectors, IDF counted by the engine per
+namespace), `FacetCounter` (values of a payload field counted in a namespace), `TypeCounter`
+(memories per type, read by the planner without a round trip), `RebuiltOnOpen` (a lexical index
+that lives in the process, emptied and refilled from the payloads on open) and `Reconcilable` (a
+graph that can be made to agree with the payloads on open)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from ..types import Entity, EntityMention, MemoryType, Relation, TimeWindow
 
 __all__ = [
     "VectorFilter", "VectorQuery", "VectorRecord", "ScoredPayload", "VectorBackend", "PayloadWriter", "PayloadLister",
-    "VectorReader", "SparseVector", "SparseQuery", "SparseAnswer", "SparseSearch", "FacetCounter",
+    "VectorReader", "SparseVector", "SparseQuery", "SparseAnswer", "SparseSearch", "FacetCounter", "OrderedScan",
     "LexicalDoc", "LexicalIndex", "TypeCounter", "RebuiltOnOpen", "Reconcilable",
     "GraphStore",
 ]
@@ -172,6 +173,17 @@ class FacetCounter(Protocol):
     keyword payload field (memories without the field are not counted)."""
 
     def facet(self, namespace: str, key: str) -> dict[str, int]: ...
+
+
+@runtime_checkable
+class OrderedScan(Protocol):
+    """Optional beside `VectorBackend`: the payloads `flt` keeps, ordered by the float payload field
+    `key` (one with a range index: `event_at`), at most `limit`, with no query vector. The temporal
+    arm reads a query that is only a time ("what happened yesterday?") this way: the window's
+    memories newest first, without embedding the query (`retrievers.scan`)."""
+
+    def scan_ordered(self, flt: VectorFilter, key: str, limit: int,
+                     descending: bool = True) -> list[Mapping[str, Any]]: ...
 
 
 # ---------------------------------------------------------------- lexical (BM25)

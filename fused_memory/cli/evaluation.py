@@ -223,7 +223,9 @@ def add_commands(subparsers: Any) -> None:
     b.add_argument("--json", metavar="OUT", help="write the JSON results here ('-' for stdout)")
     b.add_argument("--plot", metavar="PNG", help="latency vs n (needs matplotlib)")
     b.add_argument("--queries", type=int, default=200, help="mixed queries per size (default 200)")
-    b.add_argument("--simple-queries", type=int, default=100, help="plain queries for optimizer on/off")
+    b.add_argument("--simple-queries", type=int, default=150,
+                   help="queries of each set for optimizer on/off: the simple mix (a time, an identifier or a name "
+                        "alone) and plain topical ones")
     b.add_argument("--seed", type=int, default=7, help="seed of the synthetic memories and queries (default 7)")
     b.add_argument("--lexical", choices=("engine", "bm25"),
                    help="the store's lexical index (default bm25: rank-bm25-exact in process; engine: sparse "

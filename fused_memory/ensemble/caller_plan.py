@@ -21,7 +21,16 @@ __all__ = ["with_caller"]
 def with_caller(plan: QueryPlan, *, forced: frozenset[MemoryType] | None, embed_text: str | tuple[str, ...] | None,
                 arms: Sequence[str] | None, custom: Collection[str]) -> QueryPlan:
     """`plan` as the caller's options change it. `custom` are the custom arms under names the rules
-    do not know (they run on every query); `arms` keeps only those asked for."""
+    do not know (they run on every query); `arms` keeps only those asked for. A plan that needs no
+    query embedding (`QueryPlan.shortcut`) gives way to its full plan when the caller forces types,
+    gives their own text to embed or picks the arms: each of those is about the arms it skips."""
+    if plan.fallback is not None:
+        if forced is not None or embed_text is not None or arms is not None:
+            plan = replace(plan.fallback, reasons=(*plan.fallback.reasons,
+                                                   f"caller options -> the full plan, not the {plan.shortcut} plan"))
+        else:
+            fallback = with_caller(plan.fallback, forced=None, embed_text=None, arms=None, custom=custom)
+            plan = replace(plan, fallback=fallback)
     if forced is not None:
         plan = replace(plan, type_hints=forced, hard_filter=True,
                        arms=tuple(dict.fromkeys((*plan.arms, "type"))),

@@ -15,7 +15,7 @@ import concurrent.futures as cf
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -25,8 +25,9 @@ from ..config import FusionConfig
 from ..errors import BackendUnavailable, ConfigurationError, QueryError, StoreClosed
 from ..handles import refuse_pickle
 from ..query.entities import EntityMatcher
-from ..query.optimizer import optimize, optimize_off
+from ..query.optimizer import DEFAULT_RULES, optimize, optimize_off
 from ..query.parse import check_embed_text, parse_query
+from ..query.shortcuts import IDENTIFIER
 from ..query.store_rules import filter_share, with_store
 from ..rerank import Reranker, as_reranker
 from ..results import ARMS, ArmFailure, Hit, ParsedQuery, QueryPlan, Retrieval
@@ -39,10 +40,12 @@ from .after_fusion import Staged, after_fusion, staged
 from .caller_plan import with_caller
 from .fanout import Job, Outcome, Task, checked, raiser
 from .hung_arms import FailureLog, HungArms
-from .lookup import EntityLookup, wait_s
-from .options import check_after, check_options
-from .reranking import wait_for
+from .lookup import EntityLookup
+from .options import check_after, check_options, check_rules_off
+from .plans import fallback_plan, missed, shortcut_arm, shortcut_request, with_memories
+from .reranking import RERANK
 from .source import EnsembleSource
+from .waiting import await_all, wait_all
 from .widening import WIDENABLE, needs_widening, widened
 
 __all__ = ["EnsembleMemory", "check_options"]
@@ -52,16 +55,18 @@ _log = logging.getLogger("fused_memory.ensemble")  # the name the README tells u
 class EnsembleMemory:
     """The five arms over one `MemoryStore` (any `EnsembleSource`), fused by score-weighted RRF.
 
-    `optimizer=False` runs every arm that can run (the baseline the optimizer is measured against).
-    `arms` replaces or adds arms by name (any object with the `Retriever` protocol). `reranker`
-    reorders the top of every retrieval (a `fused_memory.rerank.Reranker`, a LangChain document
-    compressor or a LlamaIndex node postprocessor; a call may bring its own). Construction
-    does no I/O. A copy is a new ensemble over the same store (`handles`).
+    `optimizer=False` runs every arm that can run (the baseline the optimizer is measured against);
+    `rules_off` names optimizer rules to leave out (`query.RULE_NAMES`, `STORE_RULE_NAMES`), to measure
+    what each is worth. `arms` replaces or adds arms by name (any object with the `Retriever`
+    protocol). `reranker` reorders the top of every retrieval (a `fused_memory.rerank.Reranker`, a
+    LangChain document compressor or a LlamaIndex node postprocessor; a call may bring its own).
+    Construction does no I/O. A copy is a new ensemble over the same store (`handles`).
     """
 
     def __init__(self, store: EnsembleSource, config: FusionConfig | None = None, *, optimizer: bool = True,
                  arms: Mapping[str, Retriever] | None = None, max_workers: int = 8,
-                 clock: Callable[[], datetime] = utcnow, reranker: object = None) -> None:
+                 clock: Callable[[], datetime] = utcnow, reranker: object = None,
+                 rules_off: Collection[str] = ()) -> None:
         if not isinstance(store, EnsembleSource) or not isinstance(config, (FusionConfig, type(None))):
             raise ConfigurationError(f"EnsembleMemory(store, config) takes a MemoryStore and a FusionConfig, "
                                      f"got {type(store).__name__} and {type(config).__name__}")
@@ -71,6 +76,7 @@ class EnsembleMemory:
         self.config = config or FusionConfig()
         self.reranker: Reranker | None = as_reranker(reranker) if reranker is not None else None
         self.optimizer = optimizer
+        self.rules_off = check_rules_off(rules_off)
         self.clock = clock
         self._arms: dict[str, Retriever] = dict(arms or {})
         self._custom = frozenset(self._arms)
@@ -122,8 +128,9 @@ class EnsembleMemory:
                              last_session_end=self.store.last_session_end(namespace),
                              max_chars=self.config.max_query_chars)
         share, damping = self._statistics(namespace, matcher)
-        plan = optimize(parsed) if self.optimizer else optimize_off(parsed)
-        return parsed, with_store(plan, parsed, self.optimizer, share, damping, matcher), failure
+        rules = tuple(r for r in DEFAULT_RULES if r.__name__ not in self.rules_off)
+        plan = optimize(parsed, rules=rules) if self.optimizer else optimize_off(parsed)
+        return parsed, with_store(plan, parsed, self.optimizer, share, damping, matcher, self.rules_off), failure
 
     def _statistics(self, namespace: str, matcher: EntityMatcher | None
                     ) -> tuple[Callable[[frozenset[MemoryType]], float | None], Callable[[str], float] | None]:
@@ -154,23 +161,16 @@ class EnsembleMemory:
         after = check_after(reranker, recency, collapse)
         job = self._prepare(query, namespace, k, now, types, arms, embed_text)
         job.after = after
-        outcomes: dict[str, Any] = {}
-        running: list[tuple[Task, float, cf.Future[Any]]] = []
-        for task in job.tasks:
-            if (stuck := self._stuck_reason(task)) is not None:
-                outcomes[task.label] = stuck
-            else:
-                running.append((task, time.perf_counter(), self._submit(task)))
-        for task, t0, fut in running:
-            remaining = task.timeout_s - (time.perf_counter() - t0)
-            try:
-                outcomes[task.label] = fut.result(timeout=wait_s(remaining))
-            except cf.TimeoutError:
-                outcomes[task.label] = self._timed_out(task, fut)
-            except Exception as exc:  # noqa: BLE001 - fault isolation is the point
-                outcomes[task.label] = exc
+        outcomes = self._wait(job.tasks)
+        again = self._fallback(job, outcomes)
+        if again is not None:  # a plan that needed no embedding found nothing: the full plan runs
+            job, outcomes = again, self._wait(again.tasks)
         done = self._finish(job, outcomes)
-        return self._done(done, wait_for(done.rerank, self._stuck_reason, self._submit, self._timed_out))
+        return self._done(done, self._wait([done.rerank])[RERANK] if done.rerank is not None else None)
+
+    def _wait(self, tasks: Sequence[Task]) -> dict[str, Any]:
+        """One round of tasks (arms, or the reranker's call), each under its timeout (`waiting`)."""
+        return wait_all(tasks, self._submit, self._stuck_reason, self._timed_out)
 
     async def aretrieve(self, query: str, *, namespace: str, k: int = 10, now: datetime | None = None,
                         types: Sequence[MemoryType | str] | None = None, arms: Sequence[str] | None = None,
@@ -184,22 +184,30 @@ class EnsembleMemory:
         job = await loop.run_in_executor(
             None, lambda: self._prepare(query, namespace, k, now, types, arms, embed_text))
         job.after = after
-
-        async def run(task: Task) -> Any:
-            if (stuck := self._stuck_reason(task)) is not None:
-                return stuck
-            fut = self._submit(task)
-            try:
-                return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(fut)), task.timeout_s)
-            except asyncio.TimeoutError:
-                return self._timed_out(task, fut)
-            except Exception as exc:  # noqa: BLE001
-                return exc
-
-        results = await asyncio.gather(*(run(t) for t in job.tasks))
-        outcomes = {t.label: r for t, r in zip(job.tasks, results, strict=True)}
+        outcomes = await self._await(job.tasks)
+        if job.plan.fallback is not None:  # reads the identifier's memories: off the loop too
+            again = await loop.run_in_executor(None, self._fallback, job, outcomes)
+            if again is not None:
+                job, outcomes = again, await self._await(again.tasks)
         done = await loop.run_in_executor(None, self._finish, job, outcomes)
-        return self._done(done, await run(done.rerank) if done.rerank is not None else None)
+        return self._done(done, (await self._await([done.rerank]))[RERANK] if done.rerank is not None else None)
+
+    async def _await(self, tasks: Sequence[Task]) -> dict[str, Any]:
+        return await await_all(tasks, self._submit, self._stuck_reason, self._timed_out)
+
+    def _fallback(self, job: Job, outcomes: Mapping[str, Any]) -> Job | None:
+        """The full plan's job when a plan that needed no embedding found nothing or failed
+        (`plans.missed`), else None. Sync and async both ask here."""
+        why = missed(job.plan, job.parsed, job.tasks, outcomes)
+        if why is None:
+            return None
+        plan = fallback_plan(job.plan, why)
+        again = self._job(job.parsed, plan, job.namespace, job.k, False, job.started)
+        again.after = job.after
+        again.failures.extend(job.failures)
+        again.timings.update(job.timings)
+        again.timings["shortcut"] = (time.perf_counter() - job.started) * 1000 - job.timings.get("plan", 0.0)
+        return again
 
     # ------------------------------------------------------------------ hung arms (`hung_arms`)
     def _submit(self, task: Task) -> cf.Future[Any]:
@@ -240,6 +248,11 @@ class EnsembleMemory:
             self._arms[name] = make_retriever(self.store, name)
         return self._arms[name]
 
+    def _shortcut_arm(self, name: str, plan: QueryPlan) -> Retriever | None:
+        """The arm a plan that needs no embedding runs in place of the usual one (`plans.shortcut_arm`);
+        a caller's own arm of that name is left as it is."""
+        return None if name in self._custom else shortcut_arm(plan, name, self.store)
+
     def _scoped_arm(self, name: str, req: ArmRequest) -> Retriever | None:
         """The graph arm's scoped form (a vector arm) when the plan scoped it to hub entities and the
         caller did not replace the graph arm with one of their own."""
@@ -276,16 +289,21 @@ class EnsembleMemory:
                  embed_text: str | Sequence[str] | None) -> Job:
         started = time.perf_counter()
         k, forced, parsed, plan, lookup_failure = self._caller_plan(query, namespace, k, now, types, arms, embed_text)
-        depth = max(self.config.depth, k)
-        base = ArmRequest(query=parsed, namespace=namespace, k=depth, window=parsed.temporal_window,
-                          max_hops=plan.max_hops, embed_text=plan.embed_text, asked=plan.asked_relations)
-        job = Job(parsed, plan, namespace, k, self._tasks(plan, base, forced is not None), started)
+        job = self._job(parsed, plan, namespace, k, forced is not None, started)
         if lookup_failure is not None:
             job.failures.append(lookup_failure)
         job.timings["plan"] = (time.perf_counter() - started) * 1000
         return job
 
+    def _job(self, parsed: ParsedQuery, plan: QueryPlan, namespace: str, k: int, forced: bool, started: float) -> Job:
+        depth = max(self.config.depth, k)
+        base = ArmRequest(query=parsed, namespace=namespace, k=depth, window=parsed.temporal_window,
+                          max_hops=plan.max_hops, embed_text=plan.embed_text, asked=plan.asked_relations)
+        return Job(parsed, plan, namespace, k, self._tasks(plan, base, forced, k), started)
+
     def _request_for(self, arm: str, plan: QueryPlan, base: ArmRequest) -> ArmRequest:
+        if plan.shortcut is not None:
+            return shortcut_request(plan, arm, base)
         hints = plan.type_hints or None
         if arm == "graph" and plan.graph_scope:
             return replace(base, scope=plan.graph_scope)
@@ -295,22 +313,23 @@ class EnsembleMemory:
             return replace(base, types=hints)
         return base
 
-    def _tasks(self, plan: QueryPlan, base: ArmRequest, forced: bool = False) -> list[Task]:
+    def _tasks(self, plan: QueryPlan, base: ArmRequest, forced: bool = False, k: int = 0) -> list[Task]:
+        """One task per arm, and one for the vector arms together. In the identifier plan, which
+        checks what BM25 found, BM25 also reads its own top `k` memories (`plans.with_memories`)."""
         timeouts = self.config.timeouts_s
-        tasks: list[Task] = []
-        vector_jobs: list[tuple[str, VectorArm, ArmRequest]] = []
+        built: list[tuple[str, Retriever | Exception, ArmRequest]] = []
         for name in plan.arms:
             req = self._request_for(name, plan, base)
             try:
-                arm = self._scoped_arm(name, req) or self.arm(name)
+                built.append((name, self._shortcut_arm(name, plan) or self._scoped_arm(name, req) or self.arm(name),
+                              req))
             except Exception as exc:  # noqa: BLE001 - an arm that cannot even be built is a failed arm
-                tasks.append(Task(name, (name,), 1.0, raiser(exc)))
-                continue
-            if isinstance(arm, VectorArm):
-                vector_jobs.append((name, arm, req))
-            else:
-                tasks.append(Task(name, (name,), float(timeouts.get(name, 2.0)),
-                                   self._single(name, arm, req, forced)))
+                built.append((name, exc, req))
+        vector_jobs = [(name, arm, req) for name, arm, req in built if isinstance(arm, VectorArm)]
+        read = k if plan.shortcut == IDENTIFIER else 0
+        tasks = [Task(name, (name,), 1.0, raiser(arm)) if isinstance(arm, Exception) else
+                 Task(name, (name,), float(timeouts.get(name, 2.0)), self._single(name, arm, req, forced, read))
+                 for name, arm, req in built if not isinstance(arm, VectorArm)]
         if vector_jobs:
             # submitted first: the query embedding is the start of the longest path, and onnxruntime
             # releases the GIL while it runs, so BM25 and the graph run inside it. Submitted last, it
@@ -325,13 +344,17 @@ class EnsembleMemory:
     def _widen(self, name: str, req: ArmRequest, hits: list[Hit]) -> bool:
         return needs_widening(name, req, hits, self.config.widen_below)
 
-    def _single(self, name: str, arm: Retriever, req: ArmRequest, forced: bool) -> Callable[[], Outcome]:
+    def _single(self, name: str, arm: Retriever, req: ArmRequest, forced: bool, read: int = 0
+                ) -> Callable[[], Outcome]:
         def run() -> Outcome:
             hits = checked(name, arm.search(req))
+            note = ""
             if self._widen(name, req, hits):
                 again = checked(name, arm.search(req.without_type_filter()))
-                return {name: (widened(hits, again, req.k, forced), "widened")}
-            return {name: (hits, "")}
+                hits, note = widened(hits, again, req.k, forced), "widened"
+            if read and name not in self._custom:
+                hits = with_memories(self.store, req.namespace, hits, read)
+            return {name: (hits, note)}
         return run
 
     def _batch(self, jobs: list[tuple[str, VectorArm, ArmRequest]], forced: bool) -> Callable[[], Outcome]:

@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from ..errors import ConfigurationError, QueryError
+from ..query.optimizer import RULE_NAMES
+from ..query.store_rules import STORE_RULE_NAMES
 from ..rerank import Reranker, as_reranker
 from ..types import MemoryType, parse_memory_type, type_list
 from ..validation import check_namespace, require_aware
 from .widening import WIDENABLE
 
-__all__ = ["check_options", "check_types_apply", "check_after", "AfterOptions", "MAX_K", "TYPE_ARMS"]
+__all__ = ["check_options", "check_types_apply", "check_after", "check_rules_off", "AfterOptions", "MAX_K",
+           "TYPE_ARMS"]
 
 #: The arms that can apply `types`: dense and lexical search inside them, the type arm is the filter.
 TYPE_ARMS = frozenset((*WIDENABLE, "type"))
@@ -83,3 +86,14 @@ def check_after(reranker: object = None, recency: object = None, collapse: objec
     if collapse is not None and not isinstance(collapse, bool):
         raise QueryError(f"collapse must be True, False or None, got {collapse!r}")
     return AfterOptions(reranker, recency, collapse)  # type: ignore[arg-type]
+
+def check_rules_off(rules_off: Collection[str]) -> frozenset[str]:
+    """`EnsembleMemory(rules_off=...)`: names of optimizer rules (stage 2's `RULE_NAMES`, stage 2b's
+    `STORE_RULE_NAMES`), each known; a typo would otherwise measure the full optimizer under its name."""
+    if isinstance(rules_off, str) or not isinstance(rules_off, Collection):
+        raise ConfigurationError(f"rules_off must be a collection of rule names, got {rules_off!r}")
+    unknown = sorted(str(r) for r in rules_off if r not in RULE_NAMES and r not in STORE_RULE_NAMES)
+    if unknown:
+        raise ConfigurationError(f"rules_off names unknown rule(s) {unknown}; rules are "
+                                 f"{', '.join((*RULE_NAMES, *STORE_RULE_NAMES))}")
+    return frozenset(rules_off)

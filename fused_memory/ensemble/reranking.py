@@ -18,8 +18,7 @@ scale of its own. Rerank ranks follow the scores, highest first, equal scores in
 
 from __future__ import annotations
 
-import concurrent.futures as cf
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -27,9 +26,8 @@ from ..rerank import Reranker, check_scores, reranker_name
 from ..results import ArmFailure
 from .candidate import Candidate
 from .fanout import Task
-from .lookup import wait_s
 
-__all__ = ["RERANK", "rerank_task", "blend_order", "apply_rerank", "wait_for"]
+__all__ = ["RERANK", "rerank_task", "blend_order", "apply_rerank"]
 
 #: The name the rerank step goes by in failures, timings and the record of hung calls.
 RERANK = "rerank"
@@ -74,21 +72,3 @@ def apply_rerank(candidates: Sequence[Candidate], task: Task | None, outcome: An
     order = blend_order(scores, blend, k)
     reordered = [replace(top[i], rerank_score=float(scores[i]), rank_before_rerank=i + 1) for i in order]
     return [*reordered, *candidates[len(scores):]], None, ms
-
-
-def wait_for(task: Task | None, stuck: Callable[[Task], TimeoutError | None],
-             submit: Callable[[Task], cf.Future[Any]], timed_out: Callable[[Task, cf.Future[Any]], TimeoutError]
-             ) -> Any:
-    """`retrieve`'s wait for the rerank task, as for an arm's (`EnsembleMemory`'s hung-arm record,
-    pool and timeout): its answer (scores, ms), or the exception that stands for none."""
-    if task is None:
-        return None
-    if (reason := stuck(task)) is not None:
-        return reason
-    fut = submit(task)
-    try:
-        return fut.result(timeout=wait_s(task.timeout_s))
-    except cf.TimeoutError:
-        return timed_out(task, fut)
-    except Exception as exc:  # noqa: BLE001 - fault isolation is the point
-        return exc

@@ -11,7 +11,10 @@ Why each number is measured the way it is:
   before every call, so each measurement includes embedding the query, as a first-time question
   would. Each arm alone is `retrieve(arms=[arm])` on the same query, right after the ensemble, so
   the arm pays the same parse + embed + hydrate the ensemble does; an arm counts on the queries
-  where the optimizer planned it (others never run it).
+  where the optimizer planned it (others never run it), except dense, the retriever a user would
+  otherwise run: it runs on every query, before the ensemble on every other one (A/B).
+* `vs_dense`: ensemble p50 / dense alone p50 and p99 / p99 over the same queries, and over those
+  the ensemble embedded for (`embedding_plans`: like for like; the others need no embedding).
 * `fanout_over_slowest` / `fanout_over_sum` are per-query ratios (ensemble / slowest planned arm
   alone, ensemble / sum of planned arms alone), medians over the query set.
 * `fanout_cpu_floor` says how much of that fan-out the machine itself imposes: the ensemble's CPU
@@ -27,8 +30,10 @@ Why each number is measured the way it is:
   were read off dense, and whether the temporal arm searched a time window), so a median above
   target says *which* queries carry it: typically those whose plan needs a second engine call (a
   filtered arm that could not be read off) or a windowed search beside dense's.
-* `optimizer_p99_ratio`: p99 with the optimizer on / off over plain topical queries, alternating
-  on / off per query so both see the same machine state.
+* `optimizer_p99_ratio`: p99 with the optimizer on / off over the seed's simple queries (a time, an
+  identifier or a name alone, `synth.shape_queries`), alternating on / off per query so both see the
+  same machine state; `optimizer` has it per shape, with the share answered in the top 10 on and
+  off, and for plain topical queries (`optimizer_topical_p99_ratio`; `bench_optimizer`).
 * `fanout_over_slowest_ci95` / `optimizer_p99_ratio_ci95`: 95% bootstrap intervals of those two
   ratios (`significance`), so a distance from a target can be told from query-sampling noise.
 * `lexical_vs_rank_bm25`: p50 of our lexical arm / p50 of `BM25Okapi.get_scores` + top-k over the
@@ -50,10 +55,11 @@ from typing import Any
 
 from ..errors import ConfigurationError
 from ..results import ARMS
+from .bench_optimizer import optimizer_rows
 from .metrics import percentile
 from .runner import Progress, quiet_progress
-from .significance import bootstrap_ci, median_of, nearest_rank
-from .synth import SYNTH_NOW, SynthQuery, simple_queries, synth_memories, synth_queries
+from .significance import bootstrap_ci, median_of
+from .synth import SYNTH_NOW, SynthQuery, shape_queries, simple_queries, synth_memories, synth_queries
 
 __all__ = ["run_bench", "bench_size", "rss_mb", "cpu_model", "percentile"]
 
@@ -140,17 +146,26 @@ def _latencies(ens: Any, store: Any, queries: Sequence[SynthQuery]) -> dict[str,
     stages: dict[str, list[float]] = {}
     pooled: dict[str, int] = {}
     by_plan: dict[str, list[float]] = {}
-    for q in queries:
+    embedded: list[bool] = []
+    for i, q in enumerate(queries):
+        def dense_alone(q: SynthQuery = q) -> float:
+            _clear_query_cache(store)
+            return _ms(lambda: ens.retrieve(q.text, namespace=_NS, k=10, now=SYNTH_NOW, arms=["dense"]))[0]
+
+        d_ms = dense_alone() if i % 2 else 0.0  # dense alone first on every other query: A/B, not A then B
         _clear_query_cache(store)
         e_ms, e_cpu, result = _ms_cpu(lambda q=q: ens.retrieve(q.text, namespace=_NS, k=10, now=SYNTH_NOW))
+        d_ms = d_ms if i % 2 else dense_alone()
         ensemble.append(e_ms)
         ensemble_cpu.append(e_cpu)
+        per_arm["dense"].append(d_ms)
+        embedded.append(result.plan.shortcut is None)
         for stage, ms in result.timings_ms.items():
             stages.setdefault(stage, []).append(float(ms))
         for arm in result.pooled:
             pooled[arm] = pooled.get(arm, 0) + 1
-        alone: list[float] = []
-        for arm in result.plan.arms:
+        alone: list[float] = [d_ms] if "dense" in result.plan.arms else []
+        for arm in (a for a in result.plan.arms if a != "dense"):
             _clear_query_cache(store)
             a_ms, _ = _ms(lambda q=q, arm=arm: ens.retrieve(q.text, namespace=_NS, k=10, now=SYNTH_NOW,
                                                             arms=[arm]))
@@ -166,7 +181,7 @@ def _latencies(ens: Any, store: Any, queries: Sequence[SynthQuery]) -> dict[str,
     for arm, values in per_arm.items():
         if values:
             p50[arm], p99[arm] = _r(statistics.median(values)), _r(percentile(values, 0.99))
-    return {"p50_ms": p50, "p99_ms": p99,
+    return {"p50_ms": p50, "p99_ms": p99, "vs_dense": _vs_dense(ensemble, per_arm["dense"], embedded),
             "fanout_over_slowest": _r(statistics.median(over_slowest), 3) if over_slowest else None,
             "fanout_over_slowest_ci95": _interval(over_slowest, stat=median_of) if over_slowest else None,
             "fanout_over_sum": _r(statistics.median(over_sum), 3) if over_sum else None,
@@ -179,15 +194,26 @@ def _latencies(ens: Any, store: Any, queries: Sequence[SynthQuery]) -> dict[str,
             "ensemble_stages_p50_ms": {k: _r(statistics.median(v)) for k, v in stages.items()}}
 
 
+def _vs_dense(ensemble: Sequence[float], dense: Sequence[float], embedded: Sequence[bool]) -> dict[str, Any]:
+    """The ensemble against dense alone on the same queries (p50 / p50, p99 / p99), over all of them
+    and over those the ensemble embedded for (like for like: the others skip the embedding)."""
+    def ratios(pairs: list[tuple[float, float]]) -> dict[str, Any]:
+        if not pairs:
+            return {"n": 0}
+        e, d = [a for a, _ in pairs], [b for _, b in pairs]
+        return {"n": len(pairs), "p50_ratio": _r(statistics.median(e) / statistics.median(d), 3),
+                "p99_ratio": _r(percentile(e, 0.99) / percentile(d, 0.99), 3),
+                "ensemble_p50_ms": _r(statistics.median(e)), "dense_p50_ms": _r(statistics.median(d)),
+                "ensemble_p99_ms": _r(percentile(e, 0.99)), "dense_p99_ms": _r(percentile(d, 0.99))}
+    pairs = list(zip(ensemble, dense, strict=True))
+    return {**ratios(pairs), "embedding_plans": ratios([p for p, emb in zip(pairs, embedded, strict=True) if emb])}
+
+
 def _interval(*samples: Sequence[float], stat: Any) -> list[float]:
     """The 95% bootstrap interval of a ratio the bench reports, so "1.29 against a target of 1.2"
     says whether the gap is larger than what another 200 queries would show."""
     lo, hi = bootstrap_ci(*samples, stat=stat)
     return [_r(lo, 3), _r(hi, 3)]
-
-
-def _p99_ratio(on: Any, off: Any) -> Any:
-    return nearest_rank(on, 0.99) / nearest_rank(off, 0.99)
 
 
 def plan_label(result: Any) -> str:
@@ -199,31 +225,6 @@ def plan_label(result: Any) -> str:
     if "temporal" in result.plan.arms and result.parsed.temporal_window is not None:
         label += ", temporal windowed"
     return label
-
-
-def _optimizer(on: Any, off: Any, store: Any, queries: Sequence[SynthQuery]) -> dict[str, Any]:
-    """Optimizer on vs off on plain topical queries (simple by construction). `n_plain` counts those
-    the optimizer indeed planned as dense + lexical only; on the rest it found an entity, a time
-    or a type cue among the words and ran that arm too, as it would for a user."""
-    simple = list(queries)
-    n_plain = sum(1 for q in simple
-                  if set(on.plan(q.text, namespace=_NS, now=SYNTH_NOW)[1].arms) <= {"dense", "lexical"})
-    t_on: list[float] = []
-    t_off: list[float] = []
-    for i, q in enumerate(simple):
-        order = ((on, t_on), (off, t_off)) if i % 2 == 0 else ((off, t_off), (on, t_on))
-        for ens, sink in order:
-            _clear_query_cache(store)
-            sink.append(_ms(lambda ens=ens, q=q: ens.retrieve(q.text, namespace=_NS, k=10, now=SYNTH_NOW))[0])
-    if not simple:
-        return {"n_simple": 0}
-    on99, off99 = percentile(t_on, 0.99), percentile(t_off, 0.99)
-    return {"n_simple": len(simple), "n_plain": n_plain,
-            "on_p50_ms": _r(statistics.median(t_on)), "on_p99_ms": _r(on99),
-            "off_p50_ms": _r(statistics.median(t_off)), "off_p99_ms": _r(off99),
-            "p99_ratio": _r(on99 / off99, 3) if off99 else None,
-            # paired by query (each measured on and off in turn); p99 of ~100 queries is nearly their maximum
-            "p99_ratio_ci95": _interval(t_on, t_off, stat=_p99_ratio) if off99 else None}
 
 
 def _lexical(store: Any, ens: Any, memories: Sequence[Any], queries: Sequence[SynthQuery],
@@ -271,7 +272,7 @@ def _lexical(store: Any, ens: Any, memories: Sequence[Any], queries: Sequence[Sy
             "rank_bm25_build_s": _r(build_s), "ratio": _r(o50 / t50, 4) if t50 else None}
 
 
-def bench_size(n: int, *, n_queries: int = 200, n_simple: int = 100, seed: int = 7, embedder: Any = None,
+def bench_size(n: int, *, n_queries: int = 200, n_simple: int = 150, seed: int = 7, embedder: Any = None,
                embed_sample: int = 2000, progress: Progress = quiet_progress, lexical: str | None = None
                ) -> dict[str, Any]:
     """Every measurement for one corpus size, in a fresh store that is removed afterwards."""
@@ -282,7 +283,8 @@ def bench_size(n: int, *, n_queries: int = 200, n_simple: int = 100, seed: int =
     load_1m = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     memories = synth_memories(n, seed=seed, namespace=_NS)
     queries = synth_queries(memories, n_queries, seed=seed + 4)
-    simple = simple_queries(memories, n_simple, seed=seed + 6)
+    simple = shape_queries(memories, n_simple, seed=seed + 10)
+    topical = simple_queries(memories, n_simple, seed=seed + 6)
     emb = embedder if embedder is not None else default_embedder()
     with tempfile.TemporaryDirectory(prefix="fused-memory-bench-") as tmp:
         store = MemoryStore.embedded(tmp, embedder=emb, show_progress=False, lexical=lexical)
@@ -307,7 +309,7 @@ def bench_size(n: int, *, n_queries: int = 200, n_simple: int = 100, seed: int =
                     on.retrieve(q.text, namespace=_NS, k=10, now=SYNTH_NOW)
                     off.retrieve(q.text, namespace=_NS, k=10, now=SYNTH_NOW)
                 lat = _latencies(on, store, queries)
-                opt = _optimizer(on, off, store, simple)
+                opt = optimizer_rows(on, off, simple, topical, lambda: _clear_query_cache(store))
                 lex = _lexical(store, on, memories, queries, max_full=100 if n < 50_000 else 50)
             finally:
                 on.close()
@@ -317,9 +319,10 @@ def bench_size(n: int, *, n_queries: int = 200, n_simple: int = 100, seed: int =
         "p50_ms": lat["p50_ms"], "p99_ms": lat["p99_ms"],
         "fanout_over_slowest": lat["fanout_over_slowest"], "fanout_over_sum": lat["fanout_over_sum"],
         "fanout_cpu_floor": lat["fanout_cpu_floor"], "ensemble_cpu_p50_ms": lat["ensemble_cpu_p50_ms"],
-        "optimizer_p99_ratio": opt.get("p99_ratio"), "lexical_vs_rank_bm25": lex["ratio"],
+        "optimizer_p99_ratio": opt["mix"]["p99_ratio"], "lexical_vs_rank_bm25": lex["ratio"],
         "fanout_over_slowest_ci95": lat["fanout_over_slowest_ci95"],
-        "optimizer_p99_ratio_ci95": opt.get("p99_ratio_ci95"),
+        "optimizer_p99_ratio_ci95": opt["mix"].get("p99_ratio_ci95"),
+        "optimizer_topical_p99_ratio": opt["topical"]["p99_ratio"], "vs_dense": lat["vs_dense"],
         # extras: the parts the ratios are made of
         "ingest_s": _r(ingest_s), "embed_per_s": _r(embed_per_s, 1), "ner_per_s": _r(ner_per_s, 1),
         "ingest_overhead": _r((ingest_s * embed_per_s) / n, 2), "rss_growth_mb": _r(rss_after - rss_before, 1),
@@ -333,7 +336,7 @@ def bench_size(n: int, *, n_queries: int = 200, n_simple: int = 100, seed: int =
     return out
 
 
-def run_bench(sizes: Sequence[int], *, n_queries: int = 200, n_simple: int = 100, seed: int = 7,
+def run_bench(sizes: Sequence[int], *, n_queries: int = 200, n_simple: int = 150, seed: int = 7,
               progress: Progress = quiet_progress, lexical: str | None = None) -> dict[str, Any]:
     """`{"<n>": {...}}` for each size, smallest first, one embedder shared (loaded once). Every
     count is checked before the first ingest: a percentile of no queries is not a number."""

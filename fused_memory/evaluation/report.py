@@ -18,6 +18,7 @@ from typing import Any
 from ..errors import ConfigurationError, MissingDependency
 from ..terminal import terminal_safe
 from .runner import EvalReport
+from .synth import SHAPES
 
 __all__ = ["format_table", "format_eval", "format_bench", "write_json", "plot_eval", "plot_bench",
            "require_matplotlib", "check_output"]
@@ -114,10 +115,23 @@ def format_bench(results: Mapping[str, Mapping[str, Any]]) -> str:
         row("  95% interval", lambda r: _interval(r["fanout_over_slowest_ci95"])),
         row("  floor: CPU time / cores / slowest", lambda r: r["fanout_cpu_floor"]),
         row("ensemble / sum of arms (median)", lambda r: r["fanout_over_sum"]),
-        row("optimizer on p99 ms (simple q.)", lambda r: r["optimizer"]["on_p99_ms"]),
-        row("optimizer off p99 ms (simple q.)", lambda r: r["optimizer"]["off_p99_ms"]),
-        row("optimizer p99 on/off", lambda r: r["optimizer_p99_ratio"]),
+        row("ensemble / dense alone p50 (same queries)", lambda r: r["vs_dense"]["p50_ratio"]),
+        row("ensemble / dense alone p99 (same queries)", lambda r: r["vs_dense"]["p99_ratio"]),
+        row("  p50, queries it embeds for", lambda r: r["vs_dense"]["embedding_plans"]["p50_ratio"]),
+        row("  p99, queries it embeds for", lambda r: r["vs_dense"]["embedding_plans"]["p99_ratio"]),
+        row("optimizer p99 on/off (simple mix)", lambda r: r["optimizer_p99_ratio"]),
         row("  95% interval", lambda r: _interval(r["optimizer_p99_ratio_ci95"])),
+    ]
+    for label, get in (("simple mix", lambda r: r["optimizer"]["mix"]),
+                       *((f"  {shape}", lambda r, shape=shape: r["optimizer"]["shapes"][shape]) for shape in SHAPES),
+                       ("plain topical", lambda r: r["optimizer"]["topical"])):
+        rows += [
+            row(f"{label}: p50 ms on / off", lambda r, get=get: f'{get(r)["on_p50_ms"]} / {get(r)["off_p50_ms"]}'),
+            row(f"{label}: p99 ms on / off", lambda r, get=get: f'{get(r)["on_p99_ms"]} / {get(r)["off_p99_ms"]}'
+                                                                 f' = {get(r)["p99_ratio"]}'),
+            row(f"{label}: in top 10 on / off", lambda r, get=get: f'{get(r)["top10_on"]} / {get(r)["top10_off"]}'),
+        ]
+    rows += [
         row("lexical arm p50 ms", lambda r: r["lexical"]["ours_p50_ms"]),
         row("rank-bm25 get_scores p50 ms", lambda r: r["lexical"]["rank_bm25_p50_ms"]),
         row("lexical arm / rank-bm25 (p50)", lambda r: r["lexical_vs_rank_bm25"]),

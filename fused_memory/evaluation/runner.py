@@ -73,6 +73,9 @@ class System:
     arms: tuple[str, ...] | None = None
     optimizer: bool = True
     kind: str = "fused"
+    #: Optimizer rules left out (`EnsembleMemory(rules_off=...)`): what one rule is worth is the
+    #: ensemble with it against the ensemble without it (benchmarks/bench_rules.py).
+    rules_off: tuple[str, ...] = ()
 
 
 def default_systems(arms: Sequence[str] = ARMS, *, single_arms: bool = True,
@@ -241,7 +244,8 @@ class Evaluator:
         systems = tuple(systems or default_systems())
         depth_k = max((*ks, *ndcg_ks))
         names = metric_names(ks, ndcg_ks)
-        ensembles = {opt: EnsembleMemory(self.store, config, optimizer=opt) for opt in (True, False)}
+        ensembles = {(s.optimizer, s.rules_off): EnsembleMemory(self.store, config, optimizer=s.optimizer,
+                                                                rules_off=s.rules_off) for s in systems}
         scored: dict[str, list[tuple[str, dict[str, float]]]] = {s.name: [] for s in systems}
         latency: dict[str, list[float]] = {s.name: [] for s in systems}
         failures: dict[str, int] = {s.name: 0 for s in systems}
@@ -258,7 +262,7 @@ class Evaluator:
                 for s in systems:
                     t0 = time.perf_counter()
                     try:
-                        result = ensembles[s.optimizer].retrieve(
+                        result = ensembles[(s.optimizer, s.rules_off)].retrieve(
                             q.question, namespace=q.conversation_id, k=depth_k, now=now,
                             arms=list(s.arms) if s.arms is not None else None)
                         ranked = tuple(result.ids())
@@ -291,7 +295,8 @@ class Evaluator:
         config_json: dict[str, Any] = {
             "ks": list(ks), "ndcg_ks": list(ndcg_ks), "fusion": _fusion_json(config),
             "systems": [{"name": s.name, "arms": list(s.arms) if s.arms else "planned",
-                         "optimizer": s.optimizer, "kind": s.kind} for s in systems],
+                         "optimizer": s.optimizer, "kind": s.kind, "rules_off": list(s.rules_off)}
+                        for s in systems],
             "single_arm_optimizer": SINGLE_ARM_OPTIMIZER,
             "embedder": getattr(getattr(self.store.embedder, "id", None), "name", None),
             # the id names the weights; this says how they ran ("int8" kernels or the "float" graph)

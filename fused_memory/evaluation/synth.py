@@ -25,7 +25,8 @@ from itertools import accumulate
 from ..errors import FusedMemoryError
 from ..types import Memory, MemoryType
 
-__all__ = ["SYNTH_NOW", "SynthQuery", "Zipf", "synth_memories", "synth_queries", "simple_queries"]
+__all__ = ["SYNTH_NOW", "SynthQuery", "Zipf", "synth_memories", "synth_queries", "simple_queries", "shape_queries",
+           "SHAPES"]
 
 #: "Today" for the synthetic corpus: events lie in the two years before it.
 SYNTH_NOW = datetime(2025, 6, 30, 12, 0, tzinfo=timezone.utc)
@@ -100,11 +101,22 @@ class Zipf:
 @dataclass(frozen=True)
 class SynthQuery:
     """A bench query. `kind` says what it exercises (identifier, entity, temporal, preference,
-    simple); `target` is the memory it was built from (None for pure time queries)."""
+    simple; the shapes `time`, `identifier_only`, `name`); `target` is the memory it was built from
+    (None for pure time queries)."""
 
     text: str
     kind: str
     target: str | None = None
+    #: Every memory that answers the query as well as `target` does, for the queries that ask for a
+    #: set: the window's events ("what happened yesterday?", empty when the window holds none), the
+    #: memories holding an identifier or naming a person. None: `target` alone.
+    relevant: frozenset[str] | None = None
+
+    def answers(self) -> frozenset[str]:
+        """The memories that answer the query (`relevant`, else the target)."""
+        if self.relevant is not None:
+            return self.relevant
+        return frozenset({self.target}) if self.target else frozenset()
 
 
 class _World:
@@ -239,4 +251,60 @@ def simple_queries(memories: list[Memory], count: int, *, seed: int = 13) -> lis
         tail = m.text.rsplit(".", 2)[-2].split()
         words = [w.lower() for w in (t.strip(".,") for t in tail) if w.isalpha() and len(w) >= 4]
         out.append(SynthQuery(" ".join(rng.sample(words, min(3, len(words)))) or "notes", "simple", m.id))
+    return out
+
+
+#: The seed's simple queries, by shape: a time alone, identifiers alone, a name alone.
+SHAPES = ("time", "identifier_only", "name")
+#: Mostly the day of one of the corpus's events, so that windows vary; a few relative ones as well.
+_TIME_PHRASES = ("what happened on {date}?", "anything from {date}?", "what did I do on {date}?",
+                 "what happened in {month}?", "what happened on {date}?", "anything from {date}?",
+                 "what happened yesterday?", "anything from last week?", "what did I do last Tuesday?")
+_ID_FORMS = ("{id}", "what was {id} about?", "{id} details")
+_NAME_FORMS = ("{name}", "{name}", "tell me about {name}", "who is {name}?")
+
+
+def shape_queries(memories: list[Memory], count: int, *, seed: int = 17, now: datetime = SYNTH_NOW
+                  ) -> list[SynthQuery]:
+    """`count` queries of the shapes a query optimizer can answer without embedding the query, in
+    turn: only a time (its `relevant` memories are the window's events, as the query parser reads
+    the window), only an identifier (the memories holding it) and only a person's name (the
+    memories naming them). Each is built from a memory of the corpus (`target`)."""
+    from ..query.temporal import parse_time
+    from ..text import identifiers
+
+    rng = random.Random(seed)
+    events = sorted((m.event_at, m.id) for m in memories if m.type is MemoryType.EVENT and m.event_at is not None)
+    holding: dict[str, set[str]] = {}
+    with_ids: list[tuple[Memory, list[str]]] = []
+    for m in memories:
+        found = identifiers(m.text)
+        if found:
+            with_ids.append((m, found))
+            for ident in found:
+                holding.setdefault(ident, set()).add(m.id)
+    people = [m for m in memories if m.entities and " " in m.entities[0] and m.entities[0] in m.text]
+    naming: dict[str, set[str]] = {}
+    for m in memories:  # a person's name is in the text of every memory whose entities list it
+        for name in m.entities:
+            naming.setdefault(name, set()).add(m.id)
+    out: list[SynthQuery] = []
+    for i in range(count):
+        shape = SHAPES[i % len(SHAPES)]
+        if shape == "time" and events:
+            at, target = rng.choice(events)
+            text = rng.choice(_TIME_PHRASES).format(date=f"{_MONTHS[at.month - 1]} {at.day}, {at.year}",
+                                                    month=f"{_MONTHS[at.month - 1]} {at.year}")
+            match = parse_time(text, now)
+            window = match.window if match is not None else None
+            inside = frozenset(mid for t, mid in events if window is not None and window.start <= t <= window.end)
+            out.append(SynthQuery(text, shape, target, inside))
+        elif shape == "identifier_only" and with_ids:
+            m, found = rng.choice(with_ids)
+            ident = rng.choice(found)
+            out.append(SynthQuery(rng.choice(_ID_FORMS).format(id=ident), shape, m.id, frozenset(holding[ident])))
+        elif people:
+            m = rng.choice(people)
+            name = m.entities[0]
+            out.append(SynthQuery(rng.choice(_NAME_FORMS).format(name=name), "name", m.id, frozenset(naming[name])))
     return out

@@ -52,8 +52,9 @@ def has_time_cue(text: str) -> bool:
     """Does the query care about time, even without a window we can compute?
 
     True for cue words ("latest", "recent", "when", "last time", "ago", "since", "currently") and for
-    anything a rule would read as a date ("yesterday", "on March 3rd", "in 2022", "next week"). The
-    optimizer runs the temporal arm speculatively (half weight) on a cue without a window.
+    anything a rule would read as a date ("yesterday", "on March 3rd", "in 2022", "next week"). With
+    the optimizer off the temporal arm runs speculatively (half weight) on a cue without a window; a
+    cue also keeps a query from being only names (`shapes.only_names`).
     """
     if not isinstance(text, str) or not text:
         return False

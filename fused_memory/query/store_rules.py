@@ -1,5 +1,5 @@
 """Stage 2b: the rules that read the store's statistics, after the query-only rules of `optimizer`,
-and what the vector arms embed (`mask_hub_names`, `mask_time_phrase`).
+and what the vector arms embed (`mask_hub_names`).
 
 Split from `optimizer.py` because these need numbers only the store has (how much of the namespace
 a type filter keeps, how many memories mention a seed entity), read once per query by the ensemble
@@ -10,18 +10,18 @@ that cannot be had is unknown: nothing is skipped or masked for it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import replace
 
 from ..results import ParsedQuery, QueryPlan
 from ..text import tokenize
 from ..types import MemoryType
-from .cues import temporal_mode
 from .entities import EntityMatcher
 from .relations import asked_relations
 
 __all__ = ["with_store", "skip_unselective", "scope_hub_seeds", "asked_relation_leads", "mask_hub_names",
-           "mask_time_phrase", "MAX_FILTER_SHARE", "MIN_SEED_DAMPING", "ASKED_RELATION_WEIGHT", "filter_share"]
+           "MAX_FILTER_SHARE", "MIN_SEED_DAMPING", "ASKED_RELATION_WEIGHT", "filter_share",
+           "STORE_RULE_NAMES"]
 
 #: A filter arm whose filter keeps more than this share of the namespace ranks nearly the memories
 #: dense ranks, by the same cosine: it double-counts dense in the fusion and costs a vector search.
@@ -52,43 +52,46 @@ def filter_share(counts: Mapping[MemoryType | None, int] | None, types: Iterable
     return sum(counts.get(t, 0) for t in set(types)) / total if counts and total else None
 
 
+#: Stage 2b's rules, in the order `with_store` runs them (names as `EnsembleMemory(rules_off=...)` takes them).
+STORE_RULE_NAMES = ("skip_unselective", "scope_hub_seeds", "asked_relation_leads", "mask_hub_names")
+
+
 def with_store(plan: QueryPlan, parsed: ParsedQuery, optimizer: bool,
                share: Callable[[frozenset[MemoryType]], float | None], damping: Callable[[str], float] | None,
-               matcher: EntityMatcher | None) -> QueryPlan:
+               matcher: EntityMatcher | None, off: Collection[str] = ()) -> QueryPlan:
     """Stage 2b in order, over stage 2's plan. The skip and weight rules run with the optimizer on;
-    how the arms read the query (scoping hubs, asked relations, masking names and time phrases) runs
-    either way.
-    `matcher` is the namespace's `EntityMatcher` (None when the graph is down)."""
-    if optimizer:
+    how the arms read the query (scoping hubs, asked relations, masking hub names) runs
+    either way. `matcher` is the namespace's `EntityMatcher` (None when the graph is down); the rules
+    named in `off` are left out (to measure what each is worth). A plan that needs no embedding
+    (`QueryPlan.shortcut`) is left as it is: these rules shape how the vector arms and the graph read
+    the query, and apply to its fallback, which is what runs those arms."""
+    if plan.fallback is not None:
+        return replace(plan, fallback=with_store(plan.fallback, parsed, optimizer, share, damping, matcher, off))
+    if optimizer and "skip_unselective" not in off:
         plan = skip_unselective(plan, parsed, share)
-    plan = scope_hub_seeds(plan, parsed, damping, matcher.surface_forms if matcher is not None else None)
-    plan = asked_relation_leads(plan, parsed, matcher.relations if matcher is not None else None, lead=optimizer)
-    return mask_time_phrase(mask_hub_names(plan, parsed, damping), parsed)
+    if "scope_hub_seeds" not in off:
+        plan = scope_hub_seeds(plan, parsed, damping, matcher.surface_forms if matcher is not None else None)
+    if "asked_relation_leads" not in off:
+        plan = asked_relation_leads(plan, parsed, matcher.relations if matcher is not None else None, lead=optimizer)
+    return plan if "mask_hub_names" in off else mask_hub_names(plan, parsed, damping)
 
 
 def skip_unselective(plan: QueryPlan, parsed: ParsedQuery,
                      share: Callable[[frozenset[MemoryType]], float | None]) -> QueryPlan:
-    """Stage 2b, with the store's statistics: skip the type arm, and the temporal arm in its
-    speculative mode (it then only filters to events), when their filter keeps more than
+    """Stage 2b, with the store's statistics: skip the type arm when its filter keeps more than
     `MAX_FILTER_SHARE` of the namespace. `share(types)` is that fraction, or None when unknown
     (nothing is skipped). A graph arm whose seeds are all hubs is not skipped but scoped
     (`scope_hub_seeds`)."""
-    checks = (("type", plan.type_hints), ("temporal", frozenset({MemoryType.EVENT})))
-    skipped, reasons = dict(plan.skipped), list(plan.reasons)
-    for arm, types in checks:
-        if arm not in plan.arms or not types or (
-                arm == "temporal" and temporal_mode(parsed.temporal_window, parsed.answer_type) != "speculative"):
-            continue
-        kept = share(types)
-        if kept is not None and kept > MAX_FILTER_SHARE:
-            names = ",".join(sorted(t.value for t in types))
-            skipped[arm] = f"its filter ({names}) keeps {kept:.0%} of the namespace: it would repeat dense"
-            reasons.append(f"skip_unselective: {names} is {kept:.0%} of the namespace -> skip {arm}")
-    if len(skipped) == len(plan.skipped):
+    types = plan.type_hints
+    kept = share(types) if "type" in plan.arms and types else None
+    if kept is None or kept <= MAX_FILTER_SHARE:
         return plan
-    arms = tuple(a for a in plan.arms if a not in skipped)
+    names = ",".join(sorted(t.value for t in types))
+    arms = tuple(a for a in plan.arms if a != "type")
     return replace(plan, arms=arms, weights={a: w for a, w in plan.weights.items() if a in arms},
-                   skipped=skipped, reasons=tuple(reasons))
+                   skipped={**plan.skipped, "type": f"its filter ({names}) keeps {kept:.0%} of the namespace: "
+                                                   "it would repeat dense"},
+                   reasons=(*plan.reasons, f"skip_unselective: {names} is {kept:.0%} of the namespace -> skip type"))
 
 
 def scope_hub_seeds(plan: QueryPlan, parsed: ParsedQuery, damping: Callable[[str], float] | None,
@@ -169,22 +172,6 @@ def mask_hub_names(plan: QueryPlan, parsed: ParsedQuery,
         text = re.sub(rf"(?<!\w){re.escape(name)}(?:['\u2019]s)?(?!\w)", " ", text, flags=re.IGNORECASE)
     listed = ", ".join(repr(h) for h in dict.fromkeys(hubs))
     return _embed_instead(plan, parsed.text, text, f"mask_hub_names: {listed} in most memories")
-
-
-def mask_time_phrase(plan: QueryPlan, parsed: ParsedQuery) -> QueryPlan:
-    """The vector arms embed the query without the phrase that gave it a time window.
-
-    The window is enforced where it belongs, by the temporal arm's `event_at` filter; in a sentence
-    embedding "on 25 May, 2022" or "last week" only pulls toward memories that talk about dates.
-    Public LoCoMo, 143 questions with a window: dense alone R@5 0.596 -> 0.602 (single-hop +1.2),
-    fused 0.741 -> 0.742 (temporal +0.6), no category lower. Applied after `mask_hub_names`, on
-    what it left; nothing is masked when the phrase is all the query has."""
-    phrase = parsed.temporal_phrase
-    if parsed.temporal_window is None or not phrase:
-        return plan
-    text = plan.embed_text or parsed.text
-    return _embed_instead(plan, text, re.sub(re.escape(phrase), " ", text, flags=re.IGNORECASE),
-                          f"mask_time_phrase: {phrase!r} is the temporal window")
 
 
 def _embed_instead(plan: QueryPlan, before: str, after: str, why: str) -> QueryPlan:

@@ -48,9 +48,11 @@ from ..backends.graph.values import check_relation
 from ..backends.protocols import (
     GraphStore,
     LexicalIndex,
+    OrderedScan,
     ScoredPayload,
     TypeCounter,
     VectorBackend,
+    VectorFilter,
     VectorQuery,
     VectorReader,
     VectorRecord,
@@ -426,6 +428,15 @@ class MemoryStore(SharedHandle):
             for ns in {q.filter.namespace for q in queries}:
                 self._upgrades.ensure(self, ns)  # older memories up to date, once (`store.upgrade`)
             return self.vectors.query_batch(queries)
+
+    def scan_ordered(self, flt: VectorFilter, key: str, limit: int,
+                     descending: bool = True) -> list[Mapping[str, Any]]:
+        """Payloads `flt` keeps in `key` order, no vector (`retrievers.scan`, a query that is only a
+        time); a vector backend that is not an `OrderedScan` cannot, and says so."""
+        if not isinstance(self.vectors, OrderedScan):
+            raise BackendError(f"the vector backend {type(self.vectors).__name__} cannot scan in payload order")
+        with self._live():
+            return self.vectors.scan_ordered(flt, key, limit, descending)
 
     def lexical_search(self, namespace: str, text: str, k: int,
                        types: frozenset[MemoryType] | None = None) -> list[tuple[str, float]]:

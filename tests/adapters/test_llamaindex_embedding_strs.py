@@ -48,8 +48,8 @@ def test_hyde_with_the_original_query_averages_both(seeded_store: MemoryStore) -
 
 
 def test_a_bundle_that_only_repeats_the_query_changes_nothing(seeded_store: MemoryStore) -> None:
-    """A bundle whose strings are just the query leaves the core's own choice of what to embed (here
-    the query without its time phrase, `mask_time_phrase`) in place."""
+    """A bundle whose strings are just the query leaves the core's own choice of what to embed (the
+    query, or the query without the names of hub entities, `mask_hub_names`) in place."""
     r = li.EnsembleMemoryRetriever(seeded_store, namespace=NS, now=NOW, k=5)
     query = "what did I tell Sarah last week?"
     same = r.retrieve(QueryBundle(query, custom_embedding_strs=[query, "  "]))

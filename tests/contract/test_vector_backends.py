@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from fused_memory.backends.protocols import (
+    OrderedScan,
     PayloadLister,
     PayloadWriter,
     VectorBackend,
@@ -172,6 +173,25 @@ def test_event_window_is_inclusive_and_needs_event_at(vb: VectorBackend) -> None
                rec("a", "no-time", X), VectorRecord("x", "a", X, {"memory_id": "x", "namespace": "a"})])
     got = search(vb, q(X, event_window=TimeWindow(start, end)))
     assert sorted(got) == ["at-end", "at-start", "inside"]
+
+
+def test_ordered_scan_is_newest_first_inside_the_filter_without_a_vector(vb: VectorBackend) -> None:
+    """`OrderedScan` (what a query that is only a time reads, `retrievers.scan`): the filter's points
+    by `event_at`, newest first (or oldest), at most `limit`, this namespace only, no vector asked."""
+    assert isinstance(vb, OrderedScan)
+    days = [3, 1, 6, 0, 5, 2]  # written out of order
+    vb.upsert([rec("a", f"d{d}", X if d % 2 else Y, type="event", event_at=T0 + timedelta(days=d)) for d in days]
+              + [rec("a", "fact-in-window", X, type="fact", event_at=T0 + timedelta(days=4)),
+                 rec("a", "no-time", X, type="event"),
+                 rec("b", "other-tenant", X, type="event", event_at=T0 + timedelta(days=4))])
+    week = TimeWindow(T0 + timedelta(days=1), T0 + timedelta(days=5))
+    window = VectorFilter("a", frozenset({MemoryType.EVENT}), week)
+    newest = [p["memory_id"] for p in vb.scan_ordered(window, "event_at", 10)]
+    assert newest == ["d5", "d3", "d2", "d1"]
+    assert [p["memory_id"] for p in vb.scan_ordered(window, "event_at", 2)] == ["d5", "d3"]
+    assert [p["memory_id"] for p in vb.scan_ordered(window, "event_at", 3, descending=False)] == ["d1", "d2", "d3"]
+    assert vb.scan_ordered(VectorFilter("a", frozenset()), "event_at", 10) == []  # any of nothing: nothing
+    assert [p["memory_id"] for p in vb.scan_ordered(VectorFilter("b"), "event_at", 10)] == ["other-tenant"]
 
 
 def test_answers_filter_matches_any_element_of_the_list(vb: VectorBackend) -> None:

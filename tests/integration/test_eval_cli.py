@@ -172,6 +172,20 @@ def test_bench_json_shape(tmp_path: Path) -> None:
     for key in ("fanout_over_slowest", "optimizer_p99_ratio"):
         lo, hi = r[key + "_ci95"]
         assert 0 < lo <= r[key] <= hi, key
+    # optimizer on / off over the simple mix, per shape (a time, an identifier or a name alone), and
+    # on plain topical queries: p50 and p99 each way, and the share answered in the top 10 each way
+    opt = r["optimizer"]
+    assert set(opt["shapes"]) == {"time", "identifier_only", "name"}
+    assert opt["mix"]["n"] == 10 and sum(s["n"] for s in opt["shapes"].values()) == 10 and opt["topical"]["n"] == 10
+    for row in (opt["mix"], *opt["shapes"].values(), opt["topical"]):
+        assert all(row[k] > 0 for k in ("on_p50_ms", "on_p99_ms", "off_p50_ms", "off_p99_ms", "p99_ratio"))
+        assert all(0 <= row[k] <= 1 for k in ("top10_on", "top10_off") if row[k] is not None)
+    assert r["optimizer_p99_ratio"] == opt["mix"]["p99_ratio"]
+    assert r["optimizer_topical_p99_ratio"] == opt["topical"]["p99_ratio"]
+    # the time, identifier and name shapes need no query embedding: the optimizer skipped it for them
+    assert opt["shapes"]["identifier_only"]["embedded_on"] == 0 and opt["shapes"]["time"]["embedded_on"] <= 1
+    # ensemble against dense alone on the same queries, and on those it embedded for
+    assert r["vs_dense"]["p50_ratio"] > 0 and 0 < r["vs_dense"]["embedding_plans"]["n"] < r["n_queries"]
 
 
 def test_plot_writes_png_or_says_what_is_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from fused_memory.demo import DEMO_NAMESPACE, DEMO_NOW, demo_memories
 from fused_memory.ensemble import EnsembleMemory
-from fused_memory.query.optimizer import WINDOW_TEMPORAL_WEIGHT
+from fused_memory.query.optimizer import PURE_TIME_WEIGHT, WINDOW_TEMPORAL_WEIGHT
 from fused_memory.store.memory_store import MemoryStore
 from fused_memory.types import Memory
 
@@ -41,6 +41,22 @@ def test_the_windows_events_come_first(ensemble: EnsembleMemory, query: str) -> 
     assert all(h.memory.event_at is not None and window.start <= h.memory.event_at <= window.end for h in top), \
         [(h.rank, h.memory.text[:40], h.explain) for h in r.hits]
     assert r.plan.weights["temporal"] > 1.0 and "type" in r.plan.skipped and "lexical" in r.plan.skipped
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_the_windows_events_come_first_in_the_full_plan_too(ensemble: EnsembleMemory, query: str) -> None:
+    """The full plan runs when the caller picks the arms: there the window leads at `PURE_TIME_WEIGHT`
+    (`pure_time_window_decides`) and BM25 is left out (`skip_lexical_pure_time`). At the window's
+    usual weight dense's guesses at "what happened" came before the window's memories; with BM25,
+    "the first week of May" came before last week's events."""
+    r = ensemble.retrieve(query, namespace=DEMO_NAMESPACE, k=10, now=DEMO_NOW, arms=["dense", "lexical", "temporal"])
+    window = r.parsed.temporal_window
+    events = [m for m in demo_memories() if m.namespace == DEMO_NAMESPACE and m.type is not None
+              and m.type.value == "event" and m.event_at is not None and window.start <= m.event_at <= window.end]
+    top = r.hits[:min(len(events), 10)]
+    assert r.plan.shortcut is None and r.plan.weights["temporal"] == PURE_TIME_WEIGHT
+    assert all(h.memory.event_at is not None and window.start <= h.memory.event_at <= window.end for h in top), \
+        [(h.rank, h.memory.text[:40], h.explain()) for h in r.hits]
 
 
 def test_a_time_with_a_topic_is_not_a_pure_time_query(ensemble: EnsembleMemory) -> None:

@@ -262,18 +262,18 @@ def test_type_share_counts_the_namespace_and_unselective_arms_are_skipped(store)
     events = [Memory(text=f"Went to the {w} meetup.", namespace="carol", type=MemoryType.EVENT,
                      event_at=NOW - timedelta(days=i + 1)) for i, w in enumerate(["rust", "go", "ml"])]
     store.add(events)
-    q = "what happened at the latest rust meetup?"  # a time cue, no window, no time asked for
+    q = "what happened at the rust meetup?"  # an event hint: the type arm would filter to all of carol's
     r = EnsembleMemory(store).retrieve(q, namespace="carol", k=3, now=NOW)
-    assert "temporal" not in r.plan.arms and "would repeat dense" in r.plan.skipped["temporal"]
+    assert "type" not in r.plan.arms and "would repeat dense" in r.plan.skipped["type"]
     off = EnsembleMemory(store, optimizer=False).retrieve(q, namespace="carol", k=3, now=NOW)
-    assert "temporal" in off.plan.arms
+    assert "type" in off.plan.arms
     # "when did...?" filters to memories that state a time, not to events: never unselective for events
     r = EnsembleMemory(store).retrieve("when did I go to the rust meetup?", namespace="carol", k=3, now=NOW)
     assert "temporal" in r.plan.arms
 
 
 def test_identical_vector_searches_run_once(store, monkeypatch):
-    store.add(FACTS)  # half of alice's memories are events: the temporal and type arms both run
+    store.add(FACTS)  # optimizer off: the temporal arm on a time cue and the type arm on an event hint both run
     batches: list[int] = []
     real = store.vector_search
 
@@ -283,7 +283,7 @@ def test_identical_vector_searches_run_once(store, monkeypatch):
 
     monkeypatch.setattr(store, "vector_search", counting)
     q = "what happened at the latest Kestrel deploy?"
-    r = EnsembleMemory(store, FusionConfig(pool_min=0)).retrieve(q, namespace="alice", k=3, now=NOW)
+    r = EnsembleMemory(store, FusionConfig(pool_min=0), optimizer=False).retrieve(q, namespace="alice", k=3, now=NOW)
     assert {"dense", "temporal", "type"} <= set(r.plan.arms)
     assert batches == [2] and r.pooled == ()  # dense, and one events-only search shared by temporal and type
     top = r.hits[0]
@@ -291,7 +291,7 @@ def test_identical_vector_searches_run_once(store, monkeypatch):
     # pooled (the default): alice has fewer memories than dense's depth, so dense's one search saw
     # every event there is, and the events-only search is read off it: one engine search, same answer
     batches.clear()
-    pooled = EnsembleMemory(store).retrieve(q, namespace="alice", k=3, now=NOW)
+    pooled = EnsembleMemory(store, optimizer=False).retrieve(q, namespace="alice", k=3, now=NOW)
     assert batches == [1] and set(pooled.pooled) == {"temporal", "type"}
     assert pooled.ids() == r.ids() and "pooled temporal" in pooled.explain()
     assert [h.score for h in pooled.hits] == pytest.approx([h.score for h in r.hits])

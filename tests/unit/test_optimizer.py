@@ -23,12 +23,10 @@ from fused_memory.query import (
 )
 from fused_memory.query.optimizer import (
     ANSWER_TIME_WEIGHT,
-    MULTI_HOPS,
     PURE_TIME_WEIGHT,
     SPECULATIVE_TEMPORAL_WEIGHT,
     WINDOW_TEMPORAL_WEIGHT,
     mask_hub_names,
-    mask_time_phrase,
     scope_hub_seeds,
     skip_unselective,
 )
@@ -48,65 +46,72 @@ MATCHER = EntityMatcher([
 
 D, L, G, T, Y = "dense", "lexical", "graph", "temporal", "type"
 PREF, EVENT, ENT = MemoryType.PREFERENCE, MemoryType.EVENT, MemoryType.ENTITY
-NO_ENT, NO_CUE, NO_HINT = "skip_graph_no_entity", "skip_temporal_no_cue", "skip_type_no_hints"
-GRAPH, WIN, SPEC, TYPE = "graph_from_entities", "temporal_window", "speculative_temporal", "type_arm_for_hints"
+GRAPH, WIN, TYPE = "graph_from_entities", "temporal_window", "type_arm_for_hints"
 ASK = "asks_for_time"
 PURE = "pure_time_window_decides"
 
 # (query, session?, hints, arms, temporal phrase, entity mentions, fired rules, hard_filter, hops)
 CASES = [
-    ("what's my badge ID?", True, set(), (D, L), None, [], (NO_ENT, NO_CUE, NO_HINT), False, 2),
+    ("what's my badge ID?", True, set(), (D, L), None, [], (), False, 2),
     ("what did I do last Tuesday?", True, {EVENT}, (D, T), "last Tuesday", [],
-     ("event_trigger", NO_ENT, WIN, "skip_lexical_pure_time", TYPE, PURE), False, 2),
-    ("who reports to Sarah?", True, set(), (D, L, G), None, ["Sarah"], (GRAPH, NO_CUE, NO_HINT), False, 2),
+     ("event_trigger", WIN, "skip_lexical_pure_time", TYPE, PURE), False, 2),
+    ("who reports to Sarah?", True, set(), (D, L, G), None, ["Sarah"], (GRAPH,), False, 2),
     ("what did I tell Sarah about the Berlin office last week?", True, {EVENT}, (D, L, G, T, Y), "last week",
      ["Sarah", "Berlin office"], ("event_trigger", GRAPH, WIN, TYPE), False, 2),
     ("what should I configure?", True, {PREF}, (D, L, Y), None, [],
-     ("preference_trigger", "hard_filter_explicit_hint", NO_ENT, NO_CUE, TYPE), True, 2),
+     ("preference_trigger", "hard_filter_explicit_hint", TYPE), True, 2),
     ("when did the outage happen?", True, {EVENT}, (D, L, T, Y), None, [],
-     ("event_trigger", NO_ENT, ASK, TYPE), False, 2),
+     ("event_trigger", ASK, TYPE), False, 2),
     ("when did the Kestrel launch happen?", True, {EVENT}, (D, L, G, T, Y), None, ["Kestrel"],
      ("event_trigger", GRAPH, ASK, TYPE), False, 2),
     ("what's my setting for the Kestrel project timeout?", True, {PREF}, (D, L, G, Y), None, ["Kestrel project"],
-     ("preference_trigger", "hard_filter_explicit_hint", GRAPH, NO_CUE, TYPE), True, 2),
+     ("preference_trigger", "hard_filter_explicit_hint", GRAPH, TYPE), True, 2),
     ("what changed since we last talked?", True, set(), (D, T), "since we last talked", [],
-     (NO_ENT, WIN, "skip_lexical_pure_time", NO_HINT, PURE), False, 2),
-    ("what changed since we last talked?", False, set(), (D, L, T), None, [], (NO_ENT, SPEC, NO_HINT), False, 2),
-    ("what's been on my mind lately?", True, set(), (D, L, T), "lately", [], (NO_ENT, WIN, NO_HINT), False, 2),
+     (WIN, "skip_lexical_pure_time", PURE), False, 2),
+    ("what changed since we last talked?", False, set(), (D, L), None, [], (), False, 2),
+    ("what's been on my mind lately?", True, set(), (D, L, T), "lately", [], (WIN,), False, 2),
     ("When did Caroline go to the LGBTQ support group?", True, {EVENT}, (D, L, G, T, Y), None, ["Caroline"],
      ("event_trigger", GRAPH, ASK, TYPE), False, 2),
     ("In what year did Melanie start painting?", True, set(), (D, L, G, T), None, ["Melanie"],
-     (GRAPH, ASK, NO_HINT), False, 2),
-    ("what did Melanie say when I asked about painting?", True, set(), (D, L, G, T), None, ["Melanie"],
-     (GRAPH, SPEC, NO_HINT), False, 2),
+     (GRAPH, ASK), False, 2),
+    ("what did Melanie say when I asked about painting?", True, set(), (D, L, G), None, ["Melanie"],
+     (GRAPH,), False, 2),
     ("What is Melanie's hobby?", True, {PREF}, (D, L, G, Y), None, ["Melanie"],
-     ("preference_trigger", GRAPH, NO_CUE, TYPE), False, 2),
+     ("preference_trigger", GRAPH, TYPE), False, 2),
     ("Would Caroline likely pursue writing as a career?", True, set(), (D, L, G), None, ["Caroline"],
-     (GRAPH, NO_CUE, NO_HINT), False, 2),
+     (GRAPH,), False, 2),
     ("who is Caroline?", True, {ENT}, (D, L, G, Y), None, ["Caroline"],
-     ("entity_trigger", GRAPH, NO_CUE, TYPE), False, 2),
+     ("entity_trigger", GRAPH, TYPE), False, 2),
     ("tell me about Melanie", True, {ENT}, (D, L, G, Y), None, ["Melanie"],
-     ("entity_trigger", GRAPH, NO_CUE, TYPE), False, 2),
+     ("entity_trigger", GRAPH, TYPE), False, 2),
     ("what is Kestrel?", True, {ENT}, (D, L, G, Y), None, ["Kestrel"],
-     ("entity_trigger", GRAPH, NO_CUE, TYPE), False, 2),
+     ("entity_trigger", GRAPH, TYPE), False, 2),
     ("who does Sarah Chen work with who also knows Melanie?", True, set(), (D, L, G), None, ["Sarah Chen", "Melanie"],
-     (GRAPH, "multi_hop_phrasing", NO_CUE, NO_HINT), False, MULTI_HOPS),
+     (GRAPH,), False, 2),
     ("what happened yesterday?", True, {EVENT}, (D, T), "yesterday", [],
-     ("event_trigger", NO_ENT, WIN, "skip_lexical_pure_time", TYPE, PURE), False, 2),
-    ("what's the latest on JIRA-9921?", True, set(), (D, L, T), None, [],
-     (NO_ENT, SPEC, NO_HINT, "current_state_recency"), False, 2),
+     ("event_trigger", WIN, "skip_lexical_pure_time", TYPE, PURE), False, 2),
+    ("what's the latest on JIRA-9921?", True, set(), (D, L), None, [], ("current_state_recency",), False, 2),
     ("which editor do I prefer?", True, {PREF}, (D, L, Y), None, [],
-     ("preference_trigger", "hard_filter_explicit_hint", NO_ENT, NO_CUE, TYPE), True, 2),
+     ("preference_trigger", "hard_filter_explicit_hint", TYPE), True, 2),
     ("what do I like to eat?", True, {PREF}, (D, L, Y), None, [],
-     ("preference_trigger", NO_ENT, NO_CUE, TYPE), False, 2),
-    ("What was the party like?", True, set(), (D, L), None, [], (NO_ENT, NO_CUE, NO_HINT), False, 2),
+     ("preference_trigger", TYPE), False, 2),
+    ("What was the party like?", True, set(), (D, L), None, [], (), False, 2),
     ("what did Melanie paint in June 2023?", True, set(), (D, L, G, T), "June 2023", ["Melanie"],
-     (GRAPH, WIN, NO_HINT), False, 2),
+     (GRAPH, WIN), False, 2),
     ("what happened to JIRA-9921 on 2024-05-02?", True, {EVENT}, (D, L, T, Y), "2024-05-02", [],
-     ("event_trigger", NO_ENT, WIN, TYPE), False, 2),
+     ("event_trigger", WIN, TYPE), False, 2),
     ("what did Mel and Caroline do between May 1 and May 10?", True, set(), (D, L, G, T),
-     "between May 1 and May 10", ["Mel", "Caroline"], (GRAPH, WIN, NO_HINT), False, 2),
+     "between May 1 and May 10", ["Mel", "Caroline"], (GRAPH, WIN), False, 2),
 ]
+
+
+#: The CASES whose plan needs no query embedding (`query.shortcuts`); their row above is the full plan,
+#: which is the shortcut's fallback.
+SHORTCUT_CASES = {
+    "what did I do last Tuesday?": "time", "what changed since we last talked?": "time",
+    "what happened yesterday?": "time", "who is Caroline?": "name", "tell me about Melanie": "name",
+    "what is Kestrel?": "name", "what's the latest on JIRA-9921?": "identifier",
+}
 
 
 def plan_for(query: str, session: bool = True):  # type: ignore[no-untyped-def]
@@ -118,16 +123,21 @@ def plan_for(query: str, session: bool = True):  # type: ignore[no-untyped-def]
                          ids=[f"{c[0]}{'' if c[1] else ' (no session)'}" for c in CASES])
 def test_mixed_queries(query: str, session: bool, hints: set[MemoryType], arms: tuple[str, ...], phrase: str | None,
                        mentions: list[str], fired: tuple[str, ...], hard: bool, hops: int) -> None:
-    parsed, plan = plan_for(query, session)
+    parsed, shown = plan_for(query, session)
+    shortcut = SHORTCUT_CASES.get(query) if session else None
+    assert shown.shortcut == shortcut
+    plan = shown.fallback or shown
     assert plan.type_hints == frozenset(hints)
     assert plan.arms == arms
     assert parsed.temporal_phrase == phrase and (parsed.temporal_window is None) == (phrase is None)
     assert [r.text for r in parsed.entity_refs] == mentions
     assert fired_rules(plan) == fired
+    assert fired_rules(shown) == fired + ((f"{shortcut}_shortcut",) if shortcut else ())
     assert (plan.hard_filter, plan.max_hops) == (hard, hops)
     assert set(plan.weights) == set(arms) and plan.weights["dense"] == 1.0
     assert set(plan.skipped) == set(ARMS) - set(arms)  # every arm not run says why
-    assert all(r.split(":", 1)[0] in RULE_NAMES for r in plan.reasons)
+    assert set(shown.skipped) == set(ARMS) - set(shown.arms) and "dense" not in shown.arms or not shortcut
+    assert all(r.split(":", 1)[0] in RULE_NAMES for r in shown.reasons)
 
 
 def test_mixed_query_lights_up_every_arm() -> None:
@@ -141,7 +151,9 @@ def test_mixed_query_lights_up_every_arm() -> None:
 
 
 def test_weights() -> None:
-    assert plan_for("what happened at the latest outage?")[1].weights["temporal"] == SPECULATIVE_TEMPORAL_WEIGHT
+    assert "temporal" not in plan_for("what happened at the latest outage?")[1].arms  # a cue, no window
+    assert optimize_off(plan_for("what happened at the latest outage?")[0]).weights["temporal"] == \
+        SPECULATIVE_TEMPORAL_WEIGHT
     assert plan_for("when did the outage happen?")[1].weights["temporal"] == ANSWER_TIME_WEIGHT
     assert optimize_off(plan_for("when did the outage happen?")[0]).weights["temporal"] == ANSWER_TIME_WEIGHT
     assert plan_for("what happened yesterday?")[1].weights["temporal"] == PURE_TIME_WEIGHT  # the window is all
@@ -238,21 +250,20 @@ def test_entity_inside_the_time_phrase_is_not_a_ref() -> None:
 
 # ------------------------------------------------------------------ stage 2b: selectivity
 @pytest.mark.parametrize("query, shares, arms, skipped", [
-    # a time cue without a window: the temporal arm only filters to events, the type arm too
-    ("what happened at the latest outage?", {EVENT: 0.97}, ("dense", "lexical"), {"temporal", "type"}),
-    ("what happened at the latest outage?", {EVENT: 0.30}, ("dense", "lexical", "temporal", "type"), set()),
-    ("what happened at the latest outage?", {EVENT: 0.51}, ("dense", "lexical"), {"temporal", "type"}),
-    ("what happened at the latest outage?", {EVENT: 0.50}, ("dense", "lexical", "temporal", "type"), set()),
-    # a window is selective by itself, whatever share events have
+    # the type arm only filters to events: where events are most of the namespace it repeats dense
+    ("what happened at the outage?", {EVENT: 0.97}, ("dense", "lexical"), {"type"}),
+    ("what happened at the outage?", {EVENT: 0.30}, ("dense", "lexical", "type"), set()),
+    ("what happened at the outage?", {EVENT: 0.51}, ("dense", "lexical"), {"type"}),
+    ("what happened at the outage?", {EVENT: 0.50}, ("dense", "lexical", "type"), set()),
+    # the temporal arm's window (or its time answers) is selective by itself, whatever share events have
     ("what happened to JIRA-9921 on 2024-05-02?", {EVENT: 0.99}, ("dense", "lexical", "temporal"), {"type"}),
-    # so is "when did...?": the temporal arm then filters to memories that state a time, not to events
     ("when did the outage happen?", {EVENT: 0.97}, ("dense", "lexical", "temporal"), {"type"}),
     # a statistic the store cannot give skips nothing
-    ("what happened at the latest outage?", {EVENT: None}, ("dense", "lexical", "temporal", "type"), set()),
+    ("what happened at the outage?", {EVENT: None}, ("dense", "lexical", "type"), set()),
 ])
 def test_unselective_filter_arms_are_skipped(query, shares, arms, skipped) -> None:
     parsed, plan = plan_for(query)
-    assert "temporal" in plan.arms
+    assert "type" in plan.arms
     pruned = skip_unselective(plan, parsed, lambda types: shares.get(next(iter(types))) if len(types) == 1 else None)
     assert pruned.arms == arms
     assert set(pruned.weights) == set(arms)
@@ -331,33 +342,6 @@ def test_hub_names_are_masked_for_the_vector_arms(query, dampings, embed_text) -
 def test_hub_masking_needs_the_statistic() -> None:
     parsed, plan = plan_for("What did Melanie realize after the charity race?")
     assert mask_hub_names(plan, parsed, None) is plan
-
-
-# ------------------------------------------------------------------ the window's phrase and the vector arms
-@pytest.mark.parametrize("query, hub_dampings, embed_text", [
-    # the window is the temporal arm's filter: the vector arms embed the rest
-    ("what did I tell Sarah about the Berlin office last week?", None,
-     "what did I tell Sarah about the Berlin office ?"),
-    ("What did Nate do for Joanna on 25 May, 2022?", None, "What did Nate do for Joanna on ?"),
-    # after hub masking, on what that left
-    ("What did Melanie paint for Caroline on 25 May, 2022?", {"melanie": 0.2, "caroline": 0.2},
-     "What did paint for on ?"),
-    # no window, or nothing left but the phrase and stopwords: nothing is masked
-    ("what did I tell Sarah about the Berlin office?", None, None),
-    ("last week", None, None),
-    ("What did Melanie do for Caroline on 25 May, 2022?", {"melanie": 0.2, "caroline": 0.2}, None),
-])
-def test_the_window_phrase_is_masked_for_the_vector_arms(query, hub_dampings, embed_text) -> None:
-    parsed, plan = plan_for(query)
-    if hub_dampings is not None:
-        plan = mask_hub_names(plan, parsed, lambda eid: hub_dampings.get(eid, 1.0))
-    masked = mask_time_phrase(plan, parsed)
-    assert masked.embed_text == (embed_text if embed_text is not None else plan.embed_text)
-    if embed_text is None:
-        assert masked is plan
-    else:
-        assert masked.reasons[-1].startswith("mask_time_phrase:") and repr(embed_text) in masked.reasons[-1]
-        assert (masked.arms, masked.weights) == (plan.arms, plan.weights)
 
 
 def test_a_plan_is_json_for_traces() -> None:

@@ -65,8 +65,11 @@ def test_parse_and_plan_never_raise(text: str, now: datetime, session_back: int 
         # only a window the query names as ahead ("next week", "tomorrow") may end after now
         assert w.start <= w.end and (w.end <= now or ahead_ok(text, parsed.temporal_phrase))
         assert parsed.time_cue and parsed.temporal_phrase
-    for plan in (optimize(parsed), optimize_off(parsed)):
-        assert "dense" in plan.arms and set(plan.arms) <= set(ARMS)
+    shown = optimize(parsed)
+    # a plan that needs no embedding (`query.shortcuts`) runs no dense arm; its fallback, the full plan, does
+    assert ("dense" not in shown.arms) == (shown.shortcut is not None) == (shown.fallback is not None)
+    for plan in (shown.fallback or shown, optimize_off(parsed)):
+        assert "dense" in plan.arms and set(plan.arms) <= set(ARMS) and plan.fallback is None
         # multipliers of the base weights: at most 1, except the temporal arm on "when did...?"
         assert all(0.0 < plan.weights[a] <= (max(ANSWER_TIME_WEIGHT, PURE_TIME_WEIGHT) if a == "temporal" else 1.0)
                    for a in plan.arms)

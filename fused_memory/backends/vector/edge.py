@@ -360,6 +360,18 @@ class QdrantEdgeBackend:
             hits = self._require().facet(qe.FacetRequest(key, limit=64, exact=True, filter=flt)).hits
         return {str(h.value): int(h.count) for h in hits if h.count > 0}
 
+    def scan_ordered(self, flt: VectorFilter, key: str, limit: int,
+                     descending: bool = True) -> list[Mapping[str, Any]]:
+        """`OrderedScan`: one ordered scroll over the payload index of `key` (no vector search)."""
+        conds = filter_conditions(flt)
+        if not can_match(conds):
+            return []
+        order = qe.OrderBy(key, direction=qe.Direction.Desc if descending else qe.Direction.Asc)
+        with self._lock, engine_errors("scan", _classify):
+            records, _ = self._require().scroll(qe.ScrollRequest(
+                limit=limit, filter=_edge_filter(conds), with_payload=True, with_vector=False, order_by=order))
+        return [r.payload or {} for r in records]
+
     def scroll(self, namespace: str | None = None) -> Iterator[Mapping[str, Any]]:
         """All payloads, one page per engine call (the lock is not held between pages)."""
         flt = _edge_filter(filter_conditions(VectorFilter(namespace))) if namespace is not None else None

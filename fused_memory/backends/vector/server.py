@@ -310,6 +310,20 @@ class QdrantClientBackend:
             results[i] = [ScoredPayload(p.payload or {}, clamp_score(p.score)) for p in answer.points]
         return results
 
+    def scan_ordered(self, flt: VectorFilter, key: str, limit: int,
+                     descending: bool = True) -> list[Mapping[str, Any]]:
+        """`OrderedScan`: one ordered scroll (`order_by` needs the range index `open` makes for `key`)."""
+        client = self._require()
+        conds = filter_conditions(flt)
+        if not can_match(conds):
+            return []
+        order = models.OrderBy(key=key, direction=models.Direction.DESC if descending else models.Direction.ASC)
+        with self._guard(), engine_errors("scan", _classify):
+            records, _ = client.scroll(self.collection, scroll_filter=_client_filter(conds), limit=limit,
+                                       order_by=order, with_payload=True, with_vectors=False)
+        return [r.payload or {} for r in records]
+
+
     # ------------------------------------------------------------------ the lexical arm (SparseSearch)
     def _require_sparse(self) -> QdrantClient:
         client = self._require()

@@ -1,0 +1,105 @@
+"""What the ensemble does for a plan that needs no query embedding (`query.shortcuts`), and when its
+answer gives way to the full plan.
+
+* The time plan's temporal arm reads the window in time order, not by a vector search
+  (`shortcut_arm`, `retrievers.scan`); the name plan's BM25 searches the names alone
+  (`shortcut_request`).
+* In the identifier plan BM25 reads its own top `k` memories inside its task (`with_memories`): the
+  plan checks that a memory it found holds the identifier, and hydration then finds them at hand.
+  Reading them there in every plan, beside the query embedding, was measured too: at 100k memories
+  it took hydration's read off the critical path but cost more CPU than it saved (two reads of `k`,
+  BM25's and the graph's, instead of one of the fused top k's missing memories), and p50 did not
+  move (13.95 vs 13.79 ms on the queries that embed, A/B, load 5).
+* `missed` decides, from the arms' outcomes alone, whether the shortcut's answer stands: not when its
+  arm failed, nor when it found nothing (no memory holding the identifier, no memory of the names).
+  The ensemble then runs the fallback plan, sync or async the same way (`EnsembleMemory._fallback`).
+  A window with no event in it is an answer, not a miss: the query asked what happened then, and
+  the full plan's answer there is dense's guesses at "what happened" (it also made every such
+  query pay a scan and then the embedding: at 1k memories, where "yesterday" is often empty,
+  those fallbacks were the simple mix's p99).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from ..errors import FusedMemoryError, StoreClosed
+from ..query.shapes import identifiers_outside_time
+from ..query.shortcuts import IDENTIFIER, NAME, TIME
+from ..results import Hit, ParsedQuery, QueryPlan
+from ..retrievers.base import ArmRequest, Retriever
+from ..retrievers.scan import TimeOrderRetriever
+from ..text import identifiers, tokenize
+from .fanout import Outcome, Task
+from .source import EnsembleSource
+
+__all__ = ["shortcut_arm", "shortcut_request", "with_memories", "missed", "fallback_plan"]
+
+
+def shortcut_arm(plan: QueryPlan, name: str, store: EnsembleSource) -> Retriever | None:
+    """The arm a shortcut plan runs instead of the usual one, or None (the usual one)."""
+    if plan.shortcut == TIME and name == "temporal":
+        return TimeOrderRetriever(store)
+    return None
+
+
+def shortcut_request(plan: QueryPlan, name: str, request: ArmRequest) -> ArmRequest:
+    """What an arm of a shortcut plan is asked: in the name plan BM25 searches the names alone. The
+    other words of "tell me about Sarah Chen" name no topic (`shapes.only_names`), and BM25 would
+    rank a memory that happens to hold "tell" beside the ones holding the name."""
+    if plan.shortcut == NAME and name == "lexical":
+        names = " ".join(ref.text for ref in request.query.entity_refs)
+        return replace(request, query=replace(request.query, text=names, terms=tuple(tokenize(names))))
+    return request
+
+
+def with_memories(store: EnsembleSource, namespace: str, hits: list[Hit], k: int) -> list[Hit]:
+    """`hits` with the memories of the first `k` read in (one read, for those that carry none). A
+    read that fails leaves them as they were: hydration reads them again, and reports what it
+    cannot, as it would have without this read."""
+    wanted = [h.memory_id for h in hits[:k] if h.memory is None and h.payload is None]
+    if not wanted:
+        return hits
+    try:
+        found = {m.id: m for m in store.get_many(namespace, wanted)}
+    except StoreClosed:
+        raise
+    except FusedMemoryError:
+        return hits
+    return [replace(h, memory=found[h.memory_id]) if h.memory_id in found else h for h in hits]
+
+
+def missed(plan: QueryPlan, parsed: ParsedQuery, tasks: Sequence[Task], outcomes: Mapping[str, Any]) -> str | None:
+    """Why a shortcut plan's answer gives way to its fallback, or None when it stands (or the plan
+    is not a shortcut). `outcomes` are the tasks' results by label, as `_finish` reads them."""
+    if plan.fallback is None:
+        return None
+    hits: list[Hit] = []
+    for task in tasks:
+        outcome = outcomes.get(task.label)
+        if isinstance(outcome, BaseException) or outcome is None:
+            what = f"{type(outcome).__name__}: {outcome}" if outcome is not None else "no answer"
+            return f"{'+'.join(task.arms)} failed ({what})"
+        by_arm: Outcome = outcome[0]
+        hits.extend(h for arm in task.arms for h in by_arm.get(arm, ([], ""))[0])
+    if not hits and plan.shortcut != TIME:  # an empty window is the answer: nothing happened then
+        return "nothing found"
+    if plan.shortcut == IDENTIFIER:
+        wanted = {i.casefold() for i in identifiers_outside_time(parsed)}
+        if not any(h.memory is not None and wanted & {i.casefold() for i in identifiers(_text(h))} for h in hits):
+            return f"no memory found holds {', '.join(sorted(wanted))}"
+    return None
+
+
+def _text(hit: Hit) -> str:
+    memory = hit.memory
+    assert memory is not None
+    return f"{memory.predicate} {memory.text}" if memory.predicate else memory.text
+
+
+def fallback_plan(plan: QueryPlan, why: str) -> QueryPlan:
+    """The full plan a shortcut gives way to, saying why among its reasons."""
+    assert plan.fallback is not None
+    return replace(plan.fallback, reasons=(*plan.fallback.reasons, f"{plan.shortcut} plan: {why} -> the full plan"))
