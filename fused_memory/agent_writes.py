@@ -13,7 +13,8 @@ memory block.
 * The texts the model reads back say what was stored, in the line format of the search tool
   (`adapters.memory_line`), with the memory's id, which the delete tool takes.
 
-Nothing here imports a framework.
+The arguments' schemas (`MemoryWriteInput`, `MemoryDeleteInput`) are pydantic models, which both
+frameworks take as a tool's schema; nothing here imports a framework.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+
+from pydantic import BaseModel, Field
 
 from .adapters import memory_line
 from .conversation import DEFAULT_CONTEXT_TURNS, conversation_context
@@ -37,6 +40,8 @@ __all__ = [
     "DELETE_TOOL_NAME",
     "DELETE_TOOL_DESCRIPTION",
     "WriteArguments",
+    "MemoryWriteInput",
+    "MemoryDeleteInput",
     "write_arguments",
     "parse_time",
     "with_session_context",
@@ -47,6 +52,21 @@ __all__ = [
     "saved_answer",
     "forgotten_answer",
 ]
+
+class MemoryWriteInput(BaseModel):
+    """The arguments of `memory_write_tool`, as the model sees them."""
+
+    text: str = Field(description="What to remember: one self-contained statement about the user.")
+    type: str | None = Field(default=None, description="Optional: fact, preference, event or entity.")
+    time: str | None = Field(default=None, description="Optional: when it happened or will happen, ISO 8601 "
+                                                         "with a zone, e.g. 2024-03-01T09:00:00+01:00.")
+
+
+class MemoryDeleteInput(BaseModel):
+    """The argument of `memory_delete_tool`, as the model sees it."""
+
+    memory_id: str = Field(description="The id of the memory to delete, shown as id=... by the memory tools.")
+
 
 #: Name and description both frameworks give `memory_write_tool` unless the caller chooses others.
 WRITE_TOOL_NAME = "save_memory"

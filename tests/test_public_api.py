@@ -30,6 +30,7 @@ PUBLIC: dict[str, set[str]] = {
     },
     "fused_memory.agent_writes": {
         "WRITE_TOOL_NAME", "WRITE_TOOL_DESCRIPTION", "DELETE_TOOL_NAME", "DELETE_TOOL_DESCRIPTION", "WriteArguments",
+        "MemoryWriteInput", "MemoryDeleteInput",
         "write_arguments", "parse_time", "with_session_context", "remember", "aremember", "forget", "aforget",
         "saved_answer", "forgotten_answer",
     },

@@ -36,7 +36,7 @@ from langchain_core.documents import Document  # noqa: TC002
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import StructuredTool, ToolException
 from langchain_core.tools.retriever import RetrieverInput
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import ValidationError
 
 from fused_memory import ConfigurationError, InvalidMemory, Memory, QueryError, adapters, agent_writes
 from fused_memory.adapters import DEFAULT_TOOL_DESCRIPTION, DEFAULT_TOOL_NAME, NO_MEMORIES
@@ -45,6 +45,8 @@ from fused_memory.agent_writes import (
     DELETE_TOOL_NAME,
     WRITE_TOOL_DESCRIPTION,
     WRITE_TOOL_NAME,
+    MemoryDeleteInput,
+    MemoryWriteInput,
 )
 
 from .retrievers import FusedMemoryRetriever
@@ -98,21 +100,6 @@ def memory_tool(retriever: Runnable[str, list[Document]], name: str = DEFAULT_TO
 
 
 # ---------------------------------------------------------------- writing
-class MemoryWriteInput(BaseModel):
-    """The arguments of `memory_write_tool`, as the model sees them."""
-
-    text: str = Field(description="What to remember: one self-contained statement about the user.")
-    type: str | None = Field(default=None, description="Optional: fact, preference, event or entity.")
-    time: str | None = Field(default=None, description="Optional: when it happened or will happen, ISO 8601 "
-                                                         "with a zone, e.g. 2024-03-01T09:00:00+01:00.")
-
-
-class MemoryDeleteInput(BaseModel):
-    """The argument of `memory_delete_tool`, as the model sees it."""
-
-    memory_id: str = Field(description="The id of the memory to delete, shown as id=... by the memory tools.")
-
-
 def _target(retriever: object, factory: str) -> FusedMemoryRetriever:
     if not isinstance(retriever, FusedMemoryRetriever):
         raise ConfigurationError(f"{factory} takes a fused-memory LangChain retriever (its store and namespace are "

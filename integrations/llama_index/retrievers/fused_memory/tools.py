@@ -24,7 +24,7 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import MetadataMode
 from llama_index.core.tools import RetrieverTool, ToolMetadata, ToolOutput
 from llama_index.core.tools.types import AsyncBaseTool
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from fused_memory import ConfigurationError, InvalidMemory, Memory, QueryError, agent_writes
 from fused_memory.adapters import DEFAULT_TOOL_DESCRIPTION, DEFAULT_TOOL_NAME, NO_MEMORIES, memory_line
@@ -33,6 +33,8 @@ from fused_memory.agent_writes import (
     DELETE_TOOL_NAME,
     WRITE_TOOL_DESCRIPTION,
     WRITE_TOOL_NAME,
+    MemoryDeleteInput,
+    MemoryWriteInput,
 )
 
 from .retrievers import FusedMemoryRetriever
@@ -96,21 +98,6 @@ def memory_tool(retriever: BaseRetriever, name: str = DEFAULT_TOOL_NAME,
 
 
 # ---------------------------------------------------------------- writing
-class MemoryWriteInput(BaseModel):
-    """The arguments of `memory_write_tool`, as the model sees them."""
-
-    text: str = Field(description="What to remember: one self-contained statement about the user.")
-    type: str | None = Field(default=None, description="Optional: fact, preference, event or entity.")
-    time: str | None = Field(default=None, description="Optional: when it happened or will happen, ISO 8601 "
-                                                         "with a zone, e.g. 2024-03-01T09:00:00+01:00.")
-
-
-class MemoryDeleteInput(BaseModel):
-    """The argument of `memory_delete_tool`, as the model sees it."""
-
-    memory_id: str = Field(description="The id of the memory to delete, shown as id=... by the memory tools.")
-
-
 class _StoreTool(AsyncBaseTool):
     """A tool acting on one store and namespace whose arguments are `schema`'s fields, given by
     name (or the first one alone, positionally). The model's mistakes are its `ToolOutput`."""
