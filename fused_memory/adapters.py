@@ -175,6 +175,9 @@ def resolve_ensemble(store: MemoryStore | EnsembleMemory | None, ensemble: Ensem
             return store, _switched_default(store, ensemble.optimizer)
         raise ValueError("store and ensemble disagree: the ensemble runs over a different store (to "
                          "switch stores, give the new store alone or with an ensemble built over it)")
+    if not isinstance(ensemble.store, MemoryStore):
+        raise TypeError(f"the adapters need an ensemble over a fused_memory MemoryStore, got one over "
+                        f"{type(ensemble.store).__name__}")
     return ensemble.store, ensemble
 
 
@@ -286,7 +289,8 @@ def hit_metadata(hit: FusedHit, retrieval: Retrieval) -> dict[str, Any]:
     memory.pop("text")
     for key in ("event_at", "created_at"):  # in the zone the query was asked in, as its windows are
         if memory.get(key):
-            memory[key] = datetime.fromisoformat(memory[key]).astimezone(retrieval.parsed.now.tzinfo).isoformat()
+            zone = retrieval.parsed.now.tzinfo if retrieval.parsed is not None else None
+            memory[key] = datetime.fromisoformat(memory[key]).astimezone(zone).isoformat()
     out = {
         "memory_id": memory_id,
         **memory,

@@ -101,7 +101,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                            or args.namespace),
                 type=row.get("type"), predicate=row.get("predicate"),
                 event_at=_parse_now(row.get("event_at"), f"{where}: event_at"),
-                session_id=optional_str(row, "session_id", where), entities=entities, context=row.get("context"))
+                session_id=optional_str(row, "session_id", where), entities=tuple(entities),
+                context=row.get("context"))
         except FusedMemoryError as exc:
             raise InvalidMemory(str(exc) if str(exc).startswith(where) else f"{where}: {exc}") from None
         if row.get("id") not in (None, ""):  # an upsert key: a second row would replace the first unseen

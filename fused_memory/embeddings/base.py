@@ -21,7 +21,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+from typing import Any, Generic, Protocol, TypeVar, cast, runtime_checkable
 
 import numpy as np
 
@@ -107,7 +107,8 @@ def is_embedder(obj: object) -> bool:
             inspect.getattr_static(obj, attr)
         except AttributeError:
             return False
-    return callable(obj.embed_documents) and callable(obj.embed_query)
+    found: Any = obj  # every attribute is known to exist now
+    return callable(found.embed_documents) and callable(found.embed_query)
 
 
 def l2_normalize(matrix: np.ndarray) -> np.ndarray:
@@ -168,12 +169,12 @@ class Lazy(Generic[T]):
 
     def get(self) -> T:
         if self._ready:
-            return self._value  # type: ignore[return-value]
+            return cast(T, self._value)
         with self._lock:
             if not self._ready:
                 self._value = self._factory()
                 self._ready = True
-        return self._value  # type: ignore[return-value]
+        return cast(T, self._value)
 
 
 class QueryCache:

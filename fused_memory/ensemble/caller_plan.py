@@ -24,13 +24,13 @@ def with_caller(plan: QueryPlan, *, forced: frozenset[MemoryType] | None, embed_
     do not know (they run on every query); `arms` keeps only those asked for. A plan that needs no
     query embedding (`QueryPlan.shortcut`) gives way to its full plan when the caller forces types,
     gives their own text to embed or picks the arms: each of those is about the arms it skips."""
-    if plan.fallback is not None:
+    full = plan.fallback
+    if full is not None:
         if forced is not None or embed_text is not None or arms is not None:
-            plan = replace(plan.fallback, reasons=(*plan.fallback.reasons,
-                                                   f"caller options -> the full plan, not the {plan.shortcut} plan"))
+            why = f"caller options -> the full plan, not the {plan.shortcut} plan"
+            plan = replace(full, reasons=(*full.reasons, why))
         else:
-            fallback = with_caller(plan.fallback, forced=None, embed_text=None, arms=None, custom=custom)
-            plan = replace(plan, fallback=fallback)
+            plan = replace(plan, fallback=with_caller(full, forced=None, embed_text=None, arms=None, custom=custom))
     if forced is not None:
         plan = replace(plan, type_hints=forced, hard_filter=True,
                        arms=tuple(dict.fromkeys((*plan.arms, "type"))),

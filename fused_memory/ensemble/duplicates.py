@@ -82,8 +82,8 @@ def _cosines(candidates: Sequence[Candidate], vectors: Mapping[str, np.ndarray])
     zero = np.zeros(dim, dtype=np.float32)
     matrix = np.stack([np.asarray(v, dtype=np.float32) if v is not None and len(v) == dim else zero for v in rows])
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    matrix = matrix / np.where(norms > 0, norms, 1.0)
-    return matrix @ matrix.T
+    unit = matrix / np.where(norms > 0, norms, 1.0)
+    return unit @ unit.T
 
 
 #: Reads the stored vectors of some memories by id (None: they cannot be had).

@@ -357,7 +357,7 @@ class EnsembleMemory:
             return {name: (hits, note)}
         return run
 
-    def _batch(self, jobs: list[tuple[str, VectorArm, ArmRequest]], forced: bool) -> Callable[[], Outcome]:
+    def _batch(self, jobs: Sequence[tuple[str, VectorArm, ArmRequest]], forced: bool) -> Callable[[], Outcome]:
         def run() -> Outcome:
             vector = self.store.embed_query(jobs[0][2].text_to_embed())
             reqs = [replace(r, vector=vector) for _, _, r in jobs]

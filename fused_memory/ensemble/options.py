@@ -38,11 +38,11 @@ def check_options(namespace: object, k: object, now: object = None,
     temporal arms is refused: neither can apply it, and it was silently ignored."""
     if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k <= 0:
         raise QueryError(f"k must be a positive integer, got {k!r}")
-    if k > MAX_K:  # 2**64 made the vector engine's int conversion fail inside the arms
+    if int(k) > MAX_K:  # 2**64 made the vector engine's int conversion fail inside the arms
         raise QueryError(f"k must be at most {MAX_K}, got {k!r}")
-    check_namespace(namespace)  # type: ignore[arg-type] - it refuses any non-string
+    check_namespace(namespace)  # type: ignore[arg-type]  # it refuses any non-string
     if now is not None:
-        require_aware(now, "now")  # type: ignore[arg-type] - it names what is wrong with any value
+        require_aware(now, "now")  # type: ignore[arg-type]  # it names what is wrong with any value
     listed = type_list(types)
     if listed and arms is not None:
         check_types_apply(arms)
@@ -85,7 +85,7 @@ def check_after(reranker: object = None, recency: object = None, collapse: objec
         recency = value
     if collapse is not None and not isinstance(collapse, bool):
         raise QueryError(f"collapse must be True, False or None, got {collapse!r}")
-    return AfterOptions(reranker, recency, collapse)  # type: ignore[arg-type]
+    return AfterOptions(reranker, recency, collapse)
 
 def check_rules_off(rules_off: Collection[str]) -> frozenset[str]:
     """`EnsembleMemory(rules_off=...)`: names of optimizer rules (stage 2's `RULE_NAMES`, stage 2b's

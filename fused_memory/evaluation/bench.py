@@ -51,6 +51,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from ..errors import ConfigurationError
@@ -154,7 +155,7 @@ def _latencies(ens: Any, store: Any, queries: Sequence[SynthQuery]) -> dict[str,
 
         d_ms = dense_alone() if i % 2 else 0.0  # dense alone first on every other query: A/B, not A then B
         _clear_query_cache(store)
-        e_ms, e_cpu, result = _ms_cpu(lambda q=q: ens.retrieve(q.text, namespace=_NS, k=10, now=SYNTH_NOW))
+        e_ms, e_cpu, result = _ms_cpu(partial(ens.retrieve, q.text, namespace=_NS, k=10, now=SYNTH_NOW))
         d_ms = d_ms if i % 2 else dense_alone()
         ensemble.append(e_ms)
         ensemble_cpu.append(e_cpu)
@@ -167,8 +168,7 @@ def _latencies(ens: Any, store: Any, queries: Sequence[SynthQuery]) -> dict[str,
         alone: list[float] = [d_ms] if "dense" in result.plan.arms else []
         for arm in (a for a in result.plan.arms if a != "dense"):
             _clear_query_cache(store)
-            a_ms, _ = _ms(lambda q=q, arm=arm: ens.retrieve(q.text, namespace=_NS, k=10, now=SYNTH_NOW,
-                                                            arms=[arm]))
+            a_ms, _ = _ms(partial(ens.retrieve, q.text, namespace=_NS, k=10, now=SYNTH_NOW, arms=[arm]))
             per_arm[arm].append(a_ms)
             alone.append(a_ms)
         if alone:
@@ -255,7 +255,7 @@ def _lexical(store: Any, ens: Any, memories: Sequence[Any], queries: Sequence[Sy
     for i, q in enumerate(queries):
         parsed, _ = ens.plan(q.text, namespace=_NS, now=SYNTH_NOW)
         req = ArmRequest(query=parsed, namespace=_NS, k=10)
-        ours.append(_ms(lambda req=req: arm.search(req))[0])
+        ours.append(_ms(partial(arm.search, req))[0])
         if i < max_full:
             tokens = list(dict.fromkeys(tokenize(q.text)))
 

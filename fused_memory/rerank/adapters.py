@@ -39,7 +39,7 @@ _LC_MODULE, _LC_CLASS = "langchain_core.documents.compressor", "BaseDocumentComp
 _LI_MODULE, _LI_CLASS = "llama_index.core.postprocessor.types", "BaseNodePostprocessor"
 
 
-def _loaded_class(module: str, name: str) -> type | None:
+def _loaded_class(module: str, name: str) -> Any:
     """A framework class, only if its module is already loaded: an instance of it cannot exist
     otherwise, and this package must never import a framework itself."""
     mod = sys.modules.get(module)

@@ -83,18 +83,18 @@ def rebuild(store: MemoryStore, meta: dict[str, Any]) -> dict[str, Any]:
     rollback that could not reach the graph, and fills an in-memory graph after a restart. When
     neither needs it, nothing is read (see the module docstring). A scan brings older memories up
     to date on its way (`upgrade`); returns the meta, with that recorded."""
-    rebuilt = isinstance(store.lexical, RebuiltOnOpen)
-    if not rebuilt and not isinstance(store.graph, Reconcilable):
+    rebuilt = store.lexical if isinstance(store.lexical, RebuiltOnOpen) else None
+    if rebuilt is None and not isinstance(store.graph, Reconcilable):
         return meta  # older memories are brought up to date per namespace on first use (`upgrade`)
     todo = pending(store.vectors, meta)
-    if rebuilt:
-        store.lexical.clear()
+    if rebuilt is not None:
+        rebuilt.clear()
     docs: list[LexicalDoc] = []
     want: dict[str, dict[str, tuple[list[EntityMention], Any]]] = {}
     untagged: dict[tuple[str, tuple[str, ...]], list[str]] = {}  # (namespace, tags) -> ids
     for p in store.vectors.scroll():
         m = from_payload(p)
-        if rebuilt:
+        if rebuilt is not None:
             docs.append(lexical_doc(m))
         want.setdefault(m.namespace, {})[m.id] = (payload_mentions(p), m.type)
         if "answers" not in p:

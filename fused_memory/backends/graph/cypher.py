@@ -171,7 +171,7 @@ class CypherGraphStore:
                          "canon": entity_key(ns, e.canon), "ftk": token_key(ns, parts[0]) if parts else None,
                          "ltk": token_key(ns, parts[-1]) if parts else None})
         for r in rows:
-            r["pend"] = w.pend if w.is_long(key=r["key"]) else None
+            r["pend"] = w.pend if w.is_long(key=str(r["key"])) else None
         w.batch(cq.Q_NEW_ENT, "rows", rows, ns=ns)
         w.flush(ns, cq.APPEND, cq.UNPEND)
         fold = [{"old": entity_key(ns, a), "new": entity_key(ns, b)} for a, b in plan.merges]
@@ -180,7 +180,7 @@ class CypherGraphStore:
         w.batch(cq.Q_KIND, "rows", kind_rows, ns=ns)
         if plan.created or fold or kind_rows:
             w.run(cq.Q_BUMP, ns=ns)
-        return {r["key"] for r in rows} | {x[k] for x in fold for k in ("old", "new")}
+        return {str(r["key"]) for r in rows} | {x[k] for x in fold for k in ("old", "new")}
 
     def _recount(self, w: Work, ns: str, keys: set[str]) -> None:
         w.batch(cq.Q_DF, "keys", sorted(keys), ns=ns)
@@ -203,7 +203,7 @@ class CypherGraphStore:
         return touched, len(old)
 
     def _write_co(self, w: Work, ns: str, co: Counter[tuple[str, str]]) -> None:
-        rows = [{"a": a, "b": b, "d": d} for (a, b), d in sorted(co.items()) if d]
+        rows: list[dict[str, Any]] = [{"a": a, "b": b, "d": d} for (a, b), d in sorted(co.items()) if d]
         w.batch(cq.Q_CO, "rows", rows, ns=ns, tbl=list(CO_CONF_TABLE), sat=CO_MENTION_SATURATION)
         w.batch(cq.Q_CO_DEL, "rows", [r for r in rows if r["d"] < 0], ns=ns)
 
@@ -241,7 +241,8 @@ class CypherGraphStore:
             touched |= dropped
             w.run(cq.Q_MEMCOUNT, ns=ns, d=len(batch) - existed)
             seq = self._next_seq(len(batch))
-            mem_rows, mention_rows = [], []
+            mem_rows: list[dict[str, Any]] = []
+            mention_rows: list[dict[str, str]] = []
             for i, (mid, (ms, mtype)) in enumerate(batch.items()):
                 mk = memory_key(ns, mid)
                 targets = sorted({entity_key(ns, plan.resolved[eid]) for eid, _n, _k in ms})

@@ -181,8 +181,8 @@ class Work:
         for label, prop, where, value in self.long:
             for piece in pieces(self.dialect, value)[1:]:
                 self.run(append[(label, prop)], ns=ns, pend=self.pend, piece=piece, **where)
-        for label, where in {(x[0], tuple(sorted(x[2].items()))): None for x in self.long}:
-            self.run(unpend[label], ns=ns, pend=self.pend, **dict(where))
+        for label, pairs in {(x[0], tuple(sorted(x[2].items()))): None for x in self.long}:
+            self.run(unpend[label], ns=ns, pend=self.pend, **dict(pairs))
         self.long.clear()
 
     def text(self, label: str, prop: str, value: str, **where: str) -> str:

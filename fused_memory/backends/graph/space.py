@@ -31,8 +31,8 @@ class NamespaceGraph:
         self.tok: dict[str, set[str]] = {}              # token -> multi-token person-like canonical ids
         self.ment: dict[str, dict[str, int]] = {}       # entity id -> {memory id: seq}, oldest first
         self.mem: dict[str, tuple[int, str | None, tuple[str, ...]]] = {}  # mid -> (seq, type, entity ids)
-        self.rel: dict[tuple[str, str, str], tuple[str, float, int | None, int | None]] = {}
-        self.co: dict[tuple[str, str], int] = {}        # (a, b) ordered by entity key -> count
+        self.rel: dict[tuple[str, ...], tuple[str, float, int | None, int | None]] = {}  # (src, rel, dst)
+        self.co: dict[tuple[str, ...], int] = {}        # (a, b) ordered by entity key -> count
         self.adj: dict[str, set[tuple[str, ...]]] = {}  # id -> ('r', src, rel, dst) | ('c', a, b)
         self.okey: dict[str, str] = {}
         self.ecache: dict[str, tuple[int, list[EdgeView]]] = {}  # group -> (cap, its best edges)

@@ -33,7 +33,7 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from ...text import normalize_entity_id
 from ...types import MemoryType
@@ -202,9 +202,9 @@ def traverse_source(src: TraversalSource, seeds: Sequence[tuple[str, float]], ma
     frontier = {g: (w * hub_damping(info[g].df, n), None, None, ("", g)) for g, w in seed_w.items() if g in info}
     wanted: dict[str, set[tuple[str, bool]]] = {}
     for eid, rel, forward in asked:
-        g = group_of.get(normalize_entity_id(eid))
-        if g in frontier:
-            wanted.setdefault(g, set()).add((str(rel), bool(forward)))
+        group = group_of.get(normalize_entity_id(eid))
+        if group is not None and group in frontier:
+            wanted.setdefault(group, set()).add((str(rel), bool(forward)))
     demoted: set[str] = set()
     if wanted:
         frontier, demoted = _reroot(src, frontier, wanted, info, n, now_ms)
@@ -296,7 +296,8 @@ def _gather(src: TraversalSource, cands: list, info: Mapping[str, GroupInfo], li
     group's memories score at most the group's score, so the bounds above still hold."""
     i = 0
     while i < len(cands) and not (len(best) >= limit and cands[i][0] < kth):
-        batch, expect, need = [], 0, max(1, limit - len(best))
+        batch: list[Any] = []
+        expect, need = 0, max(1, limit - len(best))
         while i < len(cands) and (not batch or expect < need or (len(best) >= limit and cands[i][0] >= kth)):
             batch.append(cands[i])
             expect += min(info[cands[i][3]].df, MENTION_CAP)

@@ -68,14 +68,14 @@ class _Entry:
     type: MemoryType | None
 
 
-class _SuppliedBM25(BM25Okapi):  # type: ignore[misc]  # rank-bm25 ships no type hints
+class _SuppliedBM25(BM25Okapi):  # rank-bm25 ships no type hints: read as Any (pyproject, [tool.mypy])
     """A BM25Okapi whose statistics are handed in rather than computed from a corpus.
 
     Only `get_batch_scores` is used, i.e. rank-bm25's own scoring code; it reads `doc_freqs`,
     `doc_len`, `avgdl`, `idf`, `k1` and `b`. `doc_len` is a NumPy array (rank-bm25 converts it with
     `np.array(...)` on every call, which is a memcpy for an array but a slow walk for a list)."""
 
-    def __init__(self, doc_freqs: list[dict[str, int]], doc_len: np.ndarray, corpus_size: int,
+    def __init__(self, doc_freqs: list[dict[str, float]], doc_len: np.ndarray, corpus_size: int,
                  avgdl: float, idf: dict[str, float], k1: float, b: float, epsilon: float) -> None:
         # Deliberately not calling super().__init__: that would rebuild everything from a corpus.
         self.k1, self.b, self.epsilon = k1, b, epsilon
@@ -96,7 +96,7 @@ class _Shard:
         self.ids: list[str | None] = []          # position -> memory id (None = free slot)
         self.pos_of: dict[str, int] = {}
         self.free: list[int] = []
-        self.doc_freqs: list[dict[str, int]] = []
+        self.doc_freqs: list[dict[str, float]] = []
         self.doc_len = np.zeros(16, dtype=np.float64)
         self.type_code = np.full(16, FREE_SLOT, dtype=np.int8)  # position -> TYPE_CODE of its document
         # df(term) == len(postings[term]). A rare term's posting is a tuple, a common one's a set:

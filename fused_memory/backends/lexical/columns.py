@@ -29,7 +29,7 @@ while every query's `recent` stays short (each recent document costs a rank-bm25
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 
@@ -70,7 +70,7 @@ class TermColumn:
         self.stale = 0
 
     @classmethod
-    def build(cls, term: str, posting: Collection[int], doc_freqs: Sequence[dict[str, float]]) -> TermColumn:
+    def build(cls, term: str, posting: Collection[int], doc_freqs: Sequence[Mapping[str, float]]) -> TermColumn:
         """From the term's current posting and the documents' term frequencies."""
         positions = np.fromiter(posting, dtype=np.int64, count=len(posting))
         tfs = np.fromiter((doc_freqs[p][term] for p in positions.tolist()), dtype=np.float64,

@@ -108,7 +108,7 @@ class EngineLexicalIndex:
         return counts
 
     def _read_counts(self, namespace: str) -> dict[MemoryType | None, int]:
-        by_value = self.vectors.facet(namespace, "type")  # type: ignore[attr-defined]  # FacetCounter, checked
+        by_value = self.vectors.facet(namespace, "type")  # a FacetCounter, checked
         counts: dict[MemoryType | None, int] = {}
         for value, n in by_value.items():
             kind = _memory_type(value)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import numpy as np
@@ -69,7 +69,7 @@ class Pruner:
             elif r > self.best[0]:
                 heapq.heapreplace(self.best, r)
 
-    def run(self, rare: list[Collection[int]], columns: list[tuple[TermColumn, float]],
+    def run(self, rare: Sequence[Collection[int]], columns: list[tuple[TermColumn, float]],
             allowed: np.ndarray | None = None) -> None:
         """Score the rare terms' documents and the columns' recent ones, then the columns' best.
         `allowed`: per position, whether its type passes the filter (None: no filter)."""

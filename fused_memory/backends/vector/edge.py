@@ -261,7 +261,7 @@ class QdrantEdgeBackend:
         """Point ids derive from (namespace, id), so another namespace's points cannot be hit."""
         if not memory_ids:
             return
-        ids = [point_id(namespace, m) for m in dict.fromkeys(memory_ids)]
+        ids: list[Any] = [point_id(namespace, m) for m in dict.fromkeys(memory_ids)]
         with self._lock, engine_errors("delete", _classify):
             self._require().update(qe.UpdateOperation.delete_points(ids))
 

@@ -26,7 +26,7 @@ _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
 Span = tuple[datetime, datetime]
 
 
-class Ahead(tuple):  # type: ignore[type-arg]
+class Ahead(tuple):
     """A span the query names as lying ahead ("next week", "this Friday" said on a Thursday):
     `parse_time` keeps it whole instead of clipping it to now. A plain tuple subclass, so it
     unpacks and compares as any span."""
