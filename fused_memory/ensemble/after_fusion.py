@@ -100,8 +100,10 @@ def window(k: int, config: FusionConfig, wide: bool, reranker: Reranker | None) 
 
 
 def _solo(job: Job) -> bool:
-    """One arm answers alone: the plan always has dense unless the caller left it out."""
-    return len(job.plan.arms) == 1
+    """One arm answers alone, as the caller asked (`arms=[...]`, the one-arm retrievers): the plan
+    always has dense unless the caller left it out. A plan that needs no query embedding may run
+    one arm too (`QueryPlan.shortcut`), but that is the optimizer's choice: the stage runs there."""
+    return len(job.plan.arms) == 1 and job.plan.shortcut is None
 
 
 def after_fusion(store: EnsembleSource, job: Job, results: Mapping[str, Sequence[Hit]], weights: Mapping[str, float],

@@ -38,7 +38,7 @@ from ..types import MemoryType
 from ..validation import require_aware, utcnow
 from .after_fusion import Staged, after_fusion, staged
 from .caller_plan import with_caller
-from .fanout import Job, Outcome, Task, checked, raiser
+from .fanout import Job, Outcome, Task, checked, failed, raiser
 from .hung_arms import FailureLog, HungArms
 from .lookup import EntityLookup
 from .options import check_after, check_options, check_rules_off
@@ -205,6 +205,8 @@ class EnsembleMemory:
         again = self._job(job.parsed, plan, job.namespace, job.k, False, job.started)
         again.after = job.after
         again.failures.extend(job.failures)
+        note = f" (in the {job.plan.shortcut} plan; the full plan answered)"
+        again.failures.extend(f for task in job.tasks for f in failed(task, outcomes.get(task.label), note))
         again.timings.update(job.timings)
         again.timings["shortcut"] = (time.perf_counter() - job.started) * 1000 - job.timings.get("plan", 0.0)
         return again
@@ -352,7 +354,7 @@ class EnsembleMemory:
             if self._widen(name, req, hits):
                 again = checked(name, arm.search(req.without_type_filter()))
                 hits, note = widened(hits, again, req.k, forced), "widened"
-            if read and name not in self._custom:
+            if read:  # a custom arm under the name too: the check reads memories by id only
                 hits = with_memories(self.store, req.namespace, hits, read)
             return {name: (hits, note)}
         return run
@@ -390,9 +392,7 @@ class EnsembleMemory:
             if isinstance(outcome, StoreClosed):  # the caller closed the store: not an arm's fault
                 raise outcome
             if isinstance(outcome, BaseException) or outcome is None:
-                kind = "timeout" if isinstance(outcome, TimeoutError) else "error"
-                reason = f"{type(outcome).__name__}: {outcome}" if outcome is not None else "no answer"
-                failures.extend(ArmFailure(a, reason, kind) for a in task.arms)
+                failures.extend(failed(task, outcome))
                 continue
             by_arm, ms = outcome
             for arm in task.arms:

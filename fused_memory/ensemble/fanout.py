@@ -12,7 +12,7 @@ from ..errors import BackendError
 from ..results import ArmFailure, Hit, ParsedQuery, QueryPlan
 from .options import AfterOptions
 
-__all__ = ["Outcome", "Task", "Job", "checked", "raiser"]
+__all__ = ["Outcome", "Task", "Job", "checked", "raiser", "failed"]
 
 Outcome = dict[str, tuple[list[Hit], str]]
 
@@ -55,3 +55,13 @@ def raiser(exc: Exception) -> Callable[[], Outcome]:
     def run() -> Outcome:
         raise exc
     return run
+
+
+def failed(task: Task, outcome: Any, note: str = "") -> list[ArmFailure]:
+    """The failures a task's outcome stands for, one per arm it ran ([] when it answered): an
+    exception it raised or timed out with, or no answer at all. `note` follows the reason."""
+    if not (isinstance(outcome, BaseException) or outcome is None):
+        return []
+    kind = "timeout" if isinstance(outcome, TimeoutError) else "error"
+    reason = f"{type(outcome).__name__}: {outcome}" if outcome is not None else "no answer"
+    return [ArmFailure(a, reason + note, kind) for a in task.arms]

@@ -16,12 +16,14 @@ What the operations do
   `InMemoryStore`). A batch is checked whole before anything is written: one bad put writes none.
   As in LangGraph's stores, a batch's reads run before its writes, and the last put of a key wins.
 * `search(prefix, query=...)` is answered by the fused ensemble (all five arms, fused by RRF), one
-  call per namespace under the prefix, merged by fused score: namespaces are separate tenants for
-  every arm (BM25 statistics, the entity graph), so each is searched as its own, and a fused score
-  (a sum of weight x sqrt(arm score) / (k + rank) terms) means the same in each. `SearchItem.score`
-  is that fused score. Items the ensemble did not rank (none of the arms found them, or they were
-  put with `index=False`) follow the ranked ones with `score=None`, newest first, as LangGraph's
-  stores append unembedded items: a search returns `limit` items whenever the prefix holds that
+  call per namespace under the prefix, merged by rank: namespaces are separate tenants for every
+  arm (BM25 statistics, the entity graph), so each is searched as its own, and each gets its own
+  plan (a query may take a shortcut in one namespace and the full plan in another) and its own
+  reranked order, so fused scores do not compare across them: every namespace's first hit comes
+  before any second one, higher score first among equals. `SearchItem.score` is the fused score.
+  Items the ensemble did not rank (none of the arms found them, or they were put with
+  `index=False`) follow the ranked ones with `score=None`, newest first, as LangGraph's stores
+  append unembedded items: a search returns `limit` items whenever the prefix holds that
   many. With a `filter`, each namespace is asked for four times `offset + limit` hits before the
   filter is applied.
 * `search(prefix)` without a query lists newest first (`updated_at` descending, ties by namespace
@@ -223,18 +225,21 @@ class FusedMemoryStore(BaseStore):
         want = op.offset + op.limit
         if want == 0 or not spaces:
             return []
-        ranked: list[tuple[float, int, FusedHit]] = []
+        # Namespaces are merged by rank, not by score: each is its own retrieval (its own plan, and
+        # the reranker's order, which fused scores do not follow), so their scores do not compare.
+        # Every namespace's first hit comes before any second one, best score first among equals.
+        ranked: list[tuple[int, float, int, FusedHit]] = []
         if op.query:
             k = min(_MAX_K, want * (FILTER_DEPTH if op.filter else 1))
             for order, (name, _labels) in enumerate(spaces):
                 hits = answered(self.ensemble.retrieve(op.query, namespace=name, k=k)).hits
-                ranked.extend((h.score, order, h) for h in hits
-                              if is_indexed(h.memory) and matches(item_value(h.memory), op.filter))
-            ranked.sort(key=lambda t: (-t[0], t[1], t[2].rank))
+                kept = [h for h in hits if is_indexed(h.memory) and matches(item_value(h.memory), op.filter)]
+                ranked.extend((place, -h.score, order, h) for place, h in enumerate(kept))
+            ranked.sort(key=lambda t: t[:3])
         labels_of = dict(spaces)
-        items = [_as_search_item(h.memory, labels_of[h.memory.namespace], h.score) for _, _, h in ranked[:want]]
+        items = [_as_search_item(h.memory, labels_of[h.memory.namespace], h.score) for *_, h in ranked[:want]]
         if len(items) < want:  # the rest of what matches, unscored, newest first
-            seen = {(h.memory.namespace, h.memory.id) for _, _, h in ranked}
+            seen = {(h.memory.namespace, h.memory.id) for *_, h in ranked}
             page = None if op.filter else want + len(seen)  # a filter reads every value; else the newest do
             rest = [m for name, _ in spaces for m in self.store.memories(name, limit=page)
                     if (m.namespace, m.id) not in seen and (not op.filter or matches(item_value(m), op.filter))]

@@ -100,8 +100,9 @@ def test_a_query_is_ranked_by_the_ensemble_and_the_rest_follows_unscored(lg: Fus
     _fill(lg)
     found = lg.search(("memories", "u1"), query="coffee")
     assert all(isinstance(i, SearchItem) for i in found)
-    scored = [i.score for i in found if i.score is not None]
-    assert scored == sorted(scored, reverse=True) and all(isinstance(s, float) and s >= 0 for s in scored)
+    for ns in {tuple(i.namespace) for i in found}:  # each namespace in its own ranking's order
+        scored = [i.score for i in found if i.score is not None and tuple(i.namespace) == ns]
+        assert scored == sorted(scored, reverse=True) and all(isinstance(s, float) and s >= 0 for s in scored)
     assert found[-1].score is None and found[-1].key == "settings"  # index=False: listed, never ranked
     assert {i.key for i in found[:2]} == {"coffee", "badge"}  # the two coffee memories lead, across namespaces
     assert {tuple(i.namespace) for i in found} == {("memories", "u1"), ("memories", "u1", "work")}
@@ -109,6 +110,30 @@ def test_a_query_is_ranked_by_the_ensemble_and_the_rest_follows_unscored(lg: Fus
     page = lg.search(("memories", "u1"), query="coffee", limit=2, offset=2)
     assert [i.key for i in found[2:]] == [i.key for i in page]
     assert _keys(lg.search(("memories", "u1"), query="coffee", filter={"theme": "dark"})) == ["settings"]
+
+
+class PreferLast:
+    """A reranker that turns the fused order around: the store must keep the order it gives."""
+
+    def rerank(self, query: str, texts: list[str]) -> list[float]:
+        return [float(i) for i in range(len(texts))]
+
+
+def test_namespaces_merge_by_rank_and_the_rerankers_order_stands(store_factory: Any) -> None:
+    """Each namespace is its own retrieval (its own plan, its own reranked order), so their fused
+    scores do not compare: every namespace's first hit comes before any second one, and within a
+    namespace the order is the ensemble's, reranked, not re-sorted by score."""
+    from fused_memory import EnsembleMemory
+
+    store = store_factory()
+    lg = FusedMemoryStore(ensemble=EnsembleMemory(store, reranker=PreferLast()))
+    lg.batch([PutOp(("m", "a"), f"a{i}", {"content": f"coffee note {i} " + "coffee " * (5 - i)}) for i in range(4)]
+             + [PutOp(("m", "b"), "b0", {"content": "coffee once"})])
+    found = lg.search(("m",), query="coffee")
+    ours = lg.ensemble.retrieve("coffee", namespace="m.a", k=10)
+    assert ours.reranked_by is not None
+    assert _keys([i for i in found if tuple(i.namespace) == ("m", "a")]) == ours.ids()  # the reranked order
+    assert set(_keys(found[:2])) == {ours.ids()[0], "b0"}  # each namespace's first before any second
 
 
 def test_without_a_query_newest_first(lg: FusedMemoryStore) -> None:

@@ -16,7 +16,7 @@ from graph_contract import NOW, NS, Factory, approx, chain, details, link, score
 from fused_memory.backends.graph import traversal as gc
 from fused_memory.backends.graph.aliases import build_entity
 from fused_memory.backends.protocols import GraphStore
-from fused_memory.errors import BackendError
+from fused_memory.errors import BackendError, BackendUnavailable
 from fused_memory.results import EntityCandidate, EntityRef, ParsedQuery
 from fused_memory.retrievers.base import ArmRequest
 from fused_memory.retrievers.graph import GraphRetriever
@@ -331,6 +331,35 @@ def test_cypher_dialect_and_limits(make_cypher: Factory) -> None:
     assert g.stats(NS)["memories"] == 300 and g.stats(NS)["mentions"] == 900
     with g._work() as w:
         assert w.run("MATCH (n) RETURN count(n) AS n")[0]["n"] == 300 + 97 + 13 + 1 + 1  # + GraphMeta
+
+
+def test_falkordb_units_of_work_take_turns_and_a_close_between_fails_cleanly(make_cypher: Factory) -> None:
+    """FalkorDB's listener wedges under units of work on several connections at once, so a store's
+    units run one at a time there (`dialect.Dialect.concurrent`); one that was waiting for its turn
+    while the store closed fails as the server being unavailable, not with an AttributeError."""
+    g = make_cypher()
+    bolt = g._bolt
+    assert not bolt.dialect.concurrent
+    outcome: list[BaseException | str] = []
+
+    def unit() -> None:
+        try:
+            with bolt.work() as w:
+                w.run("RETURN 1 AS ok")
+            outcome.append("ran")
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            outcome.append(exc)
+
+    with bolt.work():  # this unit's turn: the other waits for it
+        waiting = threading.Thread(target=unit)
+        waiting.start()
+        waiting.join(0.3)
+        assert waiting.is_alive() and not outcome
+        bolt.close()
+    waiting.join(5)
+    assert len(outcome) == 1 and isinstance(outcome[0], BackendUnavailable), outcome
+    assert "closed" in str(outcome[0])
+    g.close()
 
 
 def test_dialect_helpers() -> None:

@@ -120,7 +120,9 @@ def test_a_time_plan_whose_scan_fails_falls_back_to_the_full_plan(demo: tuple[Me
     assert embedded == 1 and r.plan.shortcut is None and r.plan.arms == ("dense", "temporal") and r.hits
     assert r.plan.reasons[-1].startswith("time plan: temporal failed (BackendError: the vector backend NoScan "
                                          "cannot scan in payload order) -> the full plan")
-    assert not r.failures  # the full plan's temporal arm searched by vector, as before
+    # the time plan's failure is reported (and logged) though the full plan's temporal arm answered
+    assert [(f.arm, f.kind) for f in r.failures] == [("temporal", "error")]
+    assert r.failures[0].reason.endswith("(in the time plan; the full plan answered)")
 
 
 def test_an_identifier_is_looked_up_by_bm25_alone(ens: EnsembleMemory, ask: Any) -> None:
@@ -171,6 +173,7 @@ def test_a_name_plan_whose_arm_fails_falls_back_to_the_full_plan(demo: tuple[Mem
         e.close()
     assert embedded == 1 and r.plan.shortcut is None and "dense" in r.plan.arms and r.hits
     assert r.plan.reasons[-1].startswith("name plan: graph failed (BackendError: graph arm failed: graph went away")
+    assert [f.arm for f in r.failures] == ["graph"] and "graph went away" in r.failures[0].reason
 
 
 def test_a_topical_query_embeds_as_before(ens: EnsembleMemory, ask: Any) -> None:
@@ -199,3 +202,55 @@ def test_plan_shows_the_shortcut_and_its_fallback(ens: EnsembleMemory) -> None:
     _, plan = ens.plan("E-47821", namespace=NS, now=DEMO_NOW)
     assert plan.shortcut == "identifier" and plan.fallback is not None and "dense" in plan.fallback.arms
     assert plan.to_json()["shortcut"] == "identifier"
+
+
+class Reversed:
+    """A reranker that prefers the fused order's last: the final order shows it ran."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
+        self.calls += 1
+        return [float(i) for i in range(len(texts))]
+
+
+def test_a_plan_that_needs_no_embedding_still_goes_through_the_stage_after_fusion(
+        tmp_path: Any, ask: Any) -> None:
+    """The identifier plan runs BM25 alone because the optimizer chose it, not the caller: repeated
+    saves still collapse, a newer version still supersedes, and the ensemble's reranker still runs."""
+    from datetime import timedelta
+
+    from fused_memory import Memory
+
+    store = MemoryStore.embedded(tmp_path / "s", ner=False)
+    old, new = DEMO_NOW - timedelta(days=200), DEMO_NOW - timedelta(days=1)
+    store.add([Memory(text="JIRA-9921 deploy failed on staging", namespace=NS, id="a", created_at=old),
+               Memory(text="jira-9921: deploy failed on staging!", namespace=NS, id="b", created_at=new),
+               Memory(text="JIRA-9921 postmortem is due Friday", namespace=NS, id="c", created_at=new),
+               Memory(text="lunch with Tom at noon", namespace=NS, id="d", created_at=new)])
+    rerank = Reversed()
+    e = EnsembleMemory(store, reranker=rerank)
+    try:
+        r, _ = ask(e, "JIRA-9921")
+    finally:
+        e.close()
+        store.close()
+    assert r.plan.shortcut == "identifier" and rerank.calls == 1
+    assert sorted(r.ids()) == ["b", "c"]  # "a" collapsed into its newer copy
+    copy = r.hits[r.ids().index("b")]
+    assert copy.collapsed == ("a",) and copy.rerank_score is not None
+
+
+def test_a_custom_arm_named_lexical_serves_the_identifier_plan(demo: tuple[MemoryStore, CountingEmbedder],
+                                                              ask: Any) -> None:
+    """The check reads the memories of whatever answered as "lexical", so a caller's own BM25 does
+    not send every identifier query to the full plan."""
+    from fused_memory.retrievers import LexicalRetriever
+
+    e = EnsembleMemory(demo[0], arms={"lexical": LexicalRetriever(demo[0])})
+    try:
+        r, embedded = ask(e, "E-47821")
+    finally:
+        e.close()
+    assert embedded == 0 and r.plan.shortcut == "identifier" and "E-47821" in r.hits[0].memory.text

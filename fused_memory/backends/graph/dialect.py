@@ -40,8 +40,8 @@ from typing import Any
 
 from ...errors import BackendError, BackendUnavailable, ConfigurationError, MissingDependency
 
-__all__ = ["Dialect", "NEO4J", "FALKORDB", "DIALECTS", "Bolt", "Work", "escape_params", "payload_size", "chunks",
-           "pieces"]
+__all__ = ["Dialect", "NEO4J", "FALKORDB", "DIALECTS", "SERIAL_WAIT_S", "Bolt", "Work", "escape_params",
+           "payload_size", "chunks", "pieces"]
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,11 @@ FALKORDB = Dialect(
     concurrent=False)
 
 DIALECTS: Mapping[str, Dialect] = {d.name: d for d in (NEO4J, FALKORDB)}
+
+#: On a dialect that is not `concurrent`, how long a unit of work waits for the one before it. The
+#: store's largest unit (a batch of links, cut to the payload limit) takes well under a second; a
+#: wait this long means a server that stopped answering, which is then reported, not waited on.
+SERIAL_WAIT_S = 60.0
 
 
 def _escape(value: Any) -> Any:
@@ -295,15 +300,33 @@ class Bolt:
         that is not `concurrent` (FalkorDB) a store's units of work run one at a time."""
         if self._driver is None:
             self.open()
-        with contextlib.nullcontext() if self.dialect.concurrent else self._serial, self._unit(write) as w:
+        with self._turn(), self._unit(write) as w:
             yield w
+
+    @contextmanager
+    def _turn(self) -> Iterator[None]:
+        """This unit of work's turn: at once on a `concurrent` dialect, else once the one before it
+        is done, waiting at most `SERIAL_WAIT_S` (then the server is taken to be wedged)."""
+        if self.dialect.concurrent:
+            yield
+            return
+        if not self._serial.acquire(timeout=SERIAL_WAIT_S):
+            raise BackendUnavailable(f"graph server {self.uri}: the unit of work before this one has run for over "
+                                     f"{SERIAL_WAIT_S:.0f} s (the server may be wedged)")
+        try:
+            yield
+        finally:
+            self._serial.release()
 
     @contextmanager
     def _unit(self, write: bool) -> Iterator[Work]:
         import neo4j.exceptions as nx
+        driver = self._driver  # read once: a close() from another thread sets it to None
+        if driver is None:
+            raise BackendUnavailable(f"graph server {self.uri}: the store's connection was closed")
         session = tx = None
         try:
-            session = self._driver.session(database=self.database)
+            session = driver.session(database=self.database)
             tx = session.begin_transaction() if write and self.dialect.explicit_transactions else None
             yield Work(self.dialect, tx or session)
             if tx is not None:
