@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from .ensemble import EnsembleMemory, check_after, check_options
+from .ensemble.source import EnsembleSource
 from .errors import BackendUnavailable, ConfigurationError, QueryError
 from .results import Contribution, FusedHit, Retrieval
 from .store.memory_store import MemoryStore
@@ -145,7 +146,7 @@ def _switched_default(store: MemoryStore, optimizer: bool) -> _DefaultEnsemble:
 
 
 def resolve_ensemble(store: MemoryStore | EnsembleMemory | None, ensemble: EnsembleMemory | None,
-                     arm: str | None = None) -> tuple[MemoryStore, EnsembleMemory]:
+                     arm: str | None = None) -> tuple[EnsembleSource, EnsembleMemory]:
     """Accept a store, an ensemble, or both (then they must agree) and return both.
 
     A store alone gets a default `EnsembleMemory` (construction does no I/O): with the optimizer for
@@ -175,9 +176,6 @@ def resolve_ensemble(store: MemoryStore | EnsembleMemory | None, ensemble: Ensem
             return store, _switched_default(store, ensemble.optimizer)
         raise ValueError("store and ensemble disagree: the ensemble runs over a different store (to "
                          "switch stores, give the new store alone or with an ensemble built over it)")
-    if not isinstance(ensemble.store, MemoryStore):
-        raise TypeError(f"the adapters need an ensemble over a fused_memory MemoryStore, got one over "
-                        f"{type(ensemble.store).__name__}")
     return ensemble.store, ensemble
 
 
