@@ -39,6 +39,7 @@ __all__ = [
     "arm_reports",
     "memory_line",
     "hit_metadata",
+    "writable_store",
     "resolve_ensemble",
     "bound_ensemble",
 ]
@@ -79,12 +80,24 @@ def memory_line(kind: object, event_at: object, text: str, memory_id: object = N
     return f"[{', '.join(tags)}] {_BLANK_LINES.sub(chr(10), text)}"
 
 
+def writable_store(store: object, what: str) -> MemoryStore:
+    """`store` where an adapter writes memories (the LangGraph store, the write tools, the LlamaIndex
+    memory block): a `MemoryStore`. The read adapters take an ensemble over any `EnsembleSource`, but
+    writing needs `add`, `delete` and the listing only the store has."""
+    if not isinstance(store, MemoryStore):
+        raise ConfigurationError(f"{what} writes memories, so it needs a fused_memory MemoryStore (or an ensemble "
+                                 f"over one), got {type(store).__module__}.{type(store).__name__}")
+    return store
+
+
 def answered(retrieval: Retrieval) -> Retrieval:
     """The retrieval an adapter may hand over: no hits while some arm failed is not "no memories"
     (the answer may be in the part that failed), and a framework's empty list cannot say so, so it
     raises, as a query whose every arm failed does. With hits, the failures ride in the metadata."""
-    planned = [f for f in retrieval.failures if f.arm in retrieval.plan.arms]  # not the entity lookup of
-    if not retrieval.hits and planned:  # a query whose graph arm was not asked for (a BM25 retriever's)
+    # not the entity lookup of a query whose graph arm was not asked for (a BM25 retriever's), nor a
+    # shortcut plan's failure the full plan answered after
+    planned = [f for f in retrieval.failures if f.arm in retrieval.plan.arms and f.kind != "shortcut"]
+    if not retrieval.hits and planned:
         causes = {f.arm: f"{f.kind}: {f.reason}" for f in planned}
         raise BackendUnavailable("no memory matched, and the search was incomplete (the answer may be in "
                                  "what failed): " + "; ".join(f"{a}: {r}" for a, r in causes.items()), causes)
@@ -287,8 +300,9 @@ def hit_metadata(hit: FusedHit, retrieval: Retrieval) -> dict[str, Any]:
     memory.pop("text")
     for key in ("event_at", "created_at"):  # in the zone the query was asked in, as its windows are
         if memory.get(key):
+            when = datetime.fromisoformat(memory[key])
             zone = retrieval.parsed.now.tzinfo if retrieval.parsed is not None else None
-            memory[key] = datetime.fromisoformat(memory[key]).astimezone(zone).isoformat()
+            memory[key] = (when.astimezone(zone) if zone is not None else when).isoformat()
     out = {
         "memory_id": memory_id,
         **memory,
@@ -311,7 +325,8 @@ class ArmReport:
     """One planned arm as a trace wants to show it: the fused hits it contributed to, in the arm's
     own rank order, how long it took, and why it failed if it did. `partial`: it answered, but
     the memories of some of its hits could not be read (a "hydration" failure), so `hits` is what
-    of its answer survived rather than nothing."""
+    of its answer survived rather than nothing; or it failed in a plan that needed no embedding
+    and answered in the full plan that ran next (a "shortcut" failure)."""
 
     arm: str
     hits: tuple[tuple[FusedHit, Contribution], ...]
@@ -328,8 +343,9 @@ def arm_reports(retrieval: Retrieval) -> list[ArmReport]:
     arm's full candidate list, so a report lists the returned hits that arm found, ordered by the
     rank the arm itself gave them.
     """
-    failed = {f.arm: f"{f.kind}: {f.reason}" for f in retrieval.failures}
-    partial = {f.arm for f in retrieval.failures if f.kind == "hydration"}
+    failed = {f.arm: f"{f.kind}: {f.reason}" for f in retrieval.failures}  # the final round's last
+    hard = {f.arm for f in retrieval.failures if f.kind in ("error", "timeout")}
+    partial = {f.arm for f in retrieval.failures if f.kind in ("hydration", "shortcut")} - hard
     out: list[ArmReport] = []
     for arm in retrieval.plan.arms:
         found = [(h, c) for h in retrieval.hits for c in h.contributions if c.arm == arm]

@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .adapters import memory_line
+from .adapters import memory_line, writable_store
 from .conversation import DEFAULT_CONTEXT_TURNS, conversation_context
 from .errors import InvalidMemory, QueryError
 from .store.memory_store import MemoryStore
@@ -159,6 +159,7 @@ def with_session_context(store: MemoryStore, memories: Sequence[Memory], turns: 
 def remember(store: MemoryStore, namespace: str, arguments: WriteArguments, *, session_id: str | None = None,
              metadata: Mapping[str, Any] | None = None) -> Memory:
     """Store one memory the model asked for, with its session's context; returns it as stored."""
+    store = writable_store(store, "the write tool")
     memory = arguments.memory(namespace, session_id, metadata)
     return store.add(with_session_context(store, [memory]))[0]
 
@@ -172,6 +173,7 @@ async def aremember(store: MemoryStore, namespace: str, arguments: WriteArgument
 def forget(store: MemoryStore, namespace: str, memory_id: object) -> Memory:
     """Delete one memory by id and return it. An id this namespace does not hold is the model's
     mistake (an `InvalidMemory` naming `memory_id`), not a silent success."""
+    store = writable_store(store, "the delete tool")
     if not isinstance(memory_id, str) or not memory_id.strip():
         raise InvalidMemory(f"memory_id must be the id of a memory (shown as id=...), got {memory_id!r}")
     found = store.get_many(namespace, [memory_id.strip()])

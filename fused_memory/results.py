@@ -198,7 +198,9 @@ class ArmFailure:
 
     arm: str
     reason: str
-    kind: str = "error"  # "error" | "timeout" | "hydration"
+    #: "error" | "timeout" | "hydration" | "shortcut": the arm failed in a plan that needed no query
+    #: embedding, and the full plan then ran (its own outcome for the arm is reported beside this).
+    kind: str = "error"
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ PUBLIC: dict[str, set[str]] = {
     "fused_memory.adapters": {
         "ARM_RETRIEVERS", "ArmReport", "CallOptions", "DEFAULT_TOOL_DESCRIPTION", "DEFAULT_TOOL_NAME",
         "LLM_HIDDEN_KEYS", "NO_MEMORIES", "RETRIEVAL_KEYS", "answered", "arm_reports", "bound_ensemble",
-        "hit_metadata", "memory_line", "resolve_ensemble",
+        "hit_metadata", "memory_line", "resolve_ensemble", "writable_store",
     },
     "fused_memory.agent_writes": {
         "WRITE_TOOL_NAME", "WRITE_TOOL_DESCRIPTION", "DELETE_TOOL_NAME", "DELETE_TOOL_DESCRIPTION", "WriteArguments",

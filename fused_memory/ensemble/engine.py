@@ -206,7 +206,7 @@ class EnsembleMemory:
         again.after = job.after
         again.failures.extend(job.failures)
         note = f" (in the {job.plan.shortcut} plan; the full plan answered)"
-        again.failures.extend(f for task in job.tasks for f in failed(task, outcomes.get(task.label), note))
+        again.failures.extend(f for task in job.tasks for f in failed(task, outcomes.get(task.label), note, "shortcut"))
         again.timings.update(job.timings)
         again.timings["shortcut"] = (time.perf_counter() - job.started) * 1000 - job.timings.get("plan", 0.0)
         return again

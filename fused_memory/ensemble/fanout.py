@@ -57,11 +57,12 @@ def raiser(exc: Exception) -> Callable[[], Outcome]:
     return run
 
 
-def failed(task: Task, outcome: Any, note: str = "") -> list[ArmFailure]:
+def failed(task: Task, outcome: Any, note: str = "", kind: str | None = None) -> list[ArmFailure]:
     """The failures a task's outcome stands for, one per arm it ran ([] when it answered): an
-    exception it raised or timed out with, or no answer at all. `note` follows the reason."""
+    exception it raised or timed out with, or no answer at all. `note` follows the reason; `kind`
+    replaces "timeout" / "error" (the reason still names the exception)."""
     if not (isinstance(outcome, BaseException) or outcome is None):
         return []
-    kind = "timeout" if isinstance(outcome, TimeoutError) else "error"
+    kind = kind or ("timeout" if isinstance(outcome, TimeoutError) else "error")
     reason = f"{type(outcome).__name__}: {outcome}" if outcome is not None else "no answer"
     return [ArmFailure(a, reason + note, kind) for a in task.arms]

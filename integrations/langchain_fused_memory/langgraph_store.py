@@ -62,7 +62,7 @@ from langgraph.store.base import (
 )
 
 from fused_memory import ConfigurationError, EnsembleMemory, FusedHit, Memory, MemoryStore
-from fused_memory.adapters import answered, resolve_ensemble
+from fused_memory.adapters import answered, resolve_ensemble, writable_store
 
 from .langgraph_items import (
     check_filter,
@@ -140,7 +140,8 @@ class FusedMemoryStore(BaseStore):
 
     def __init__(self, store: MemoryStore | EnsembleMemory | None = None, *, ensemble: EnsembleMemory | None = None,
                  index: Mapping[str, Any] | None = None) -> None:
-        self.store, self.ensemble = resolve_ensemble(store, ensemble)
+        source, self.ensemble = resolve_ensemble(store, ensemble)
+        self.store = writable_store(source, "FusedMemoryStore")
         if index is not None and not isinstance(index, Mapping):
             raise ConfigurationError(f"index must be a dict like {{'fields': ['content']}}, got {index!r}")
         unknown = sorted(set(index or {}) - {"fields"})

@@ -136,6 +136,23 @@ def test_namespaces_merge_by_rank_and_the_rerankers_order_stands(store_factory: 
     assert set(_keys(found[:2])) == {ours.ids()[0], "b0"}  # each namespace's first before any second
 
 
+def test_the_store_needs_a_memory_store_to_write_to(store_factory: Any) -> None:
+    """The read adapters take an ensemble over any source; the LangGraph store writes, so it is
+    refused at construction over anything but a `MemoryStore`, naming what it got."""
+    from fused_memory import EnsembleMemory
+
+    store = store_factory()
+
+    class ReadOnly:  # every read of the real store, and no add
+        def __getattr__(self, name: str) -> Any:
+            if name in ("add", "delete"):
+                raise AttributeError(name)
+            return getattr(store, name)
+
+    with pytest.raises(ConfigurationError, match="FusedMemoryStore writes memories.*ReadOnly"):
+        FusedMemoryStore(ensemble=EnsembleMemory(ReadOnly()))  # type: ignore[arg-type]
+
+
 def test_without_a_query_newest_first(lg: FusedMemoryStore) -> None:
     for key in ("first", "second", "third"):
         lg.put(("n",), key, {"content": key})

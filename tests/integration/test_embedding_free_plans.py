@@ -120,9 +120,37 @@ def test_a_time_plan_whose_scan_fails_falls_back_to_the_full_plan(demo: tuple[Me
     assert embedded == 1 and r.plan.shortcut is None and r.plan.arms == ("dense", "temporal") and r.hits
     assert r.plan.reasons[-1].startswith("time plan: temporal failed (BackendError: the vector backend NoScan "
                                          "cannot scan in payload order) -> the full plan")
-    # the time plan's failure is reported (and logged) though the full plan's temporal arm answered
-    assert [(f.arm, f.kind) for f in r.failures] == [("temporal", "error")]
+    # the time plan's failure is reported (and logged) as the shortcut's: the full plan's temporal arm answered
+    assert [(f.arm, f.kind) for f in r.failures] == [("temporal", "shortcut")]
     assert r.failures[0].reason.endswith("(in the time plan; the full plan answered)")
+
+
+def test_a_failed_shortcut_does_not_make_an_empty_answer_incomplete(demo: tuple[MemoryStore, CountingEmbedder],
+                                                                   ask: Any) -> None:
+    """Nothing in an empty namespace, though the time plan's scan failed first: the full plan ran
+    every arm, so the adapters hand over "no memories", not an incomplete search."""
+    from fused_memory.adapters import answered, arm_reports
+
+    store = demo[0]
+    vectors = store.vectors
+
+    class NoScan:
+        def __getattr__(self, name: str) -> Any:
+            if name == "scan_ordered":
+                raise AttributeError(name)
+            return getattr(vectors, name)
+
+    store.vectors = NoScan()  # type: ignore[assignment]
+    e = EnsembleMemory(store)
+    try:
+        r = e.retrieve("what did I do last week?", namespace="nobody", k=5, now=DEMO_NOW)
+    finally:
+        store.vectors = vectors
+        e.close()
+    assert r.hits == () and [f.kind for f in r.failures] == ["shortcut"]
+    assert answered(r) is r
+    [temporal] = [a for a in arm_reports(r) if a.arm == "temporal"]
+    assert temporal.partial and "shortcut" in (temporal.error or "")
 
 
 def test_an_identifier_is_looked_up_by_bm25_alone(ens: EnsembleMemory, ask: Any) -> None:
@@ -173,7 +201,8 @@ def test_a_name_plan_whose_arm_fails_falls_back_to_the_full_plan(demo: tuple[Mem
         e.close()
     assert embedded == 1 and r.plan.shortcut is None and "dense" in r.plan.arms and r.hits
     assert r.plan.reasons[-1].startswith("name plan: graph failed (BackendError: graph arm failed: graph went away")
-    assert [f.arm for f in r.failures] == ["graph"] and "graph went away" in r.failures[0].reason
+    assert [(f.arm, f.kind) for f in r.failures] == [("graph", "shortcut")]
+    assert "graph went away" in r.failures[0].reason
 
 
 def test_a_topical_query_embeds_as_before(ens: EnsembleMemory, ask: Any) -> None:

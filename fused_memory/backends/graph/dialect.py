@@ -305,14 +305,15 @@ class Bolt:
 
     @contextmanager
     def _turn(self) -> Iterator[None]:
-        """This unit of work's turn: at once on a `concurrent` dialect, else once the one before it
-        is done, waiting at most `SERIAL_WAIT_S` (then the server is taken to be wedged)."""
+        """This unit of work's turn: at once on a `concurrent` dialect, else once the ones ahead of
+        it are done, waiting at most `SERIAL_WAIT_S` in all (then the server is taken to be wedged)."""
         if self.dialect.concurrent:
             yield
             return
         if not self._serial.acquire(timeout=SERIAL_WAIT_S):
-            raise BackendUnavailable(f"graph server {self.uri}: the unit of work before this one has run for over "
-                                     f"{SERIAL_WAIT_S:.0f} s (the server may be wedged)")
+            raise BackendUnavailable(f"graph server {self.uri}: waited over {SERIAL_WAIT_S:.0f} s for the units of "
+                                     "work ahead of this one (FalkorDB runs a store's units one at a time; the "
+                                     "server may be wedged)")
         try:
             yield
         finally:

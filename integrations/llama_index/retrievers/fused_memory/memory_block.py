@@ -36,7 +36,7 @@ from llama_index.core.memory.memory import BaseMemoryBlock
 from pydantic import Field, PrivateAttr, model_validator
 
 from fused_memory import EnsembleMemory, Memory, MemoryStore, conversation_context
-from fused_memory.adapters import CallOptions, answered, memory_line, resolve_ensemble
+from fused_memory.adapters import CallOptions, answered, memory_line, resolve_ensemble, writable_store
 from fused_memory.agent_writes import with_session_context
 
 __all__ = ["FusedMemoryBlock"]
@@ -68,12 +68,12 @@ class FusedMemoryBlock(BaseMemoryBlock[str]):
         CallOptions.of(self.namespace, self.k).checked()
         if self.context_turns is not None:
             conversation_context([], self.context_turns)  # refuses a count it could not use, naming it
-        self.store, self.ensemble = resolve_ensemble(self.store, self.ensemble)
+        source, self.ensemble = resolve_ensemble(self.store, self.ensemble)
+        self.store = writable_store(source, "FusedMemoryBlock")
         return self
 
     def _memory_store(self) -> MemoryStore:
-        assert isinstance(self.store, MemoryStore)  # resolve_ensemble made it one
-        return self.store
+        return writable_store(self.store, "FusedMemoryBlock")
 
     async def _aget(self, messages: list[ChatMessage] | None = None, **block_kwargs: Any) -> str:
         """The memories for the latest user message, one per line ("" when there is none)."""
