@@ -97,26 +97,35 @@ def test_an_empty_window_is_an_answer(ens: EnsembleMemory, ask: Any) -> None:
     assert embedded == 0 and r.plan.shortcut == "time" and r.hits == () and not r.failures
 
 
-def test_a_time_plan_whose_scan_fails_falls_back_to_the_full_plan(demo: tuple[MemoryStore, CountingEmbedder],
-                                                                  ask: Any) -> None:
-    """A vector backend that cannot scan in payload order (not an `OrderedScan`: a custom one) fails
-    the time plan's arm; the full plan answers, with its embedding."""
+class NoScan:
+    """A vector backend that cannot scan in payload order (not an `OrderedScan`: a custom one);
+    every other call goes to the real backend."""
+
+    def __init__(self, vectors: Any) -> None:
+        self._vectors = vectors
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "scan_ordered":
+            raise AttributeError(name)
+        return getattr(self._vectors, name)
+
+
+@pytest.fixture
+def no_scan(demo: tuple[MemoryStore, CountingEmbedder]) -> Iterator[EnsembleMemory]:
+    """An ensemble over the demo store whose vector backend has no ordered scan, for one test."""
     store = demo[0]
     vectors = store.vectors
-
-    class NoScan:  # every call but the ordered scan goes to the real backend
-        def __getattr__(self, name: str) -> Any:
-            if name == "scan_ordered":
-                raise AttributeError(name)
-            return getattr(vectors, name)
-
-    store.vectors = NoScan()  # type: ignore[assignment]
+    store.vectors = NoScan(vectors)  # type: ignore[assignment]
     e = EnsembleMemory(store)
-    try:
-        r, embedded = ask(e, "what did I do last week?")
-    finally:
-        store.vectors = vectors
-        e.close()
+    yield e
+    store.vectors = vectors
+    e.close()
+
+
+def test_a_time_plan_whose_scan_fails_falls_back_to_the_full_plan(no_scan: EnsembleMemory, ask: Any) -> None:
+    """The time plan's arm fails on a backend without an ordered scan; the full plan answers, with
+    its embedding."""
+    r, embedded = ask(no_scan, "what did I do last week?")
     assert embedded == 1 and r.plan.shortcut is None and r.plan.arms == ("dense", "temporal") and r.hits
     assert r.plan.reasons[-1].startswith("time plan: temporal failed (BackendError: the vector backend NoScan "
                                          "cannot scan in payload order) -> the full plan")
@@ -125,28 +134,12 @@ def test_a_time_plan_whose_scan_fails_falls_back_to_the_full_plan(demo: tuple[Me
     assert r.failures[0].reason.endswith("(in the time plan; the full plan answered)")
 
 
-def test_a_failed_shortcut_does_not_make_an_empty_answer_incomplete(demo: tuple[MemoryStore, CountingEmbedder],
-                                                                   ask: Any) -> None:
+def test_a_failed_shortcut_does_not_make_an_empty_answer_incomplete(no_scan: EnsembleMemory) -> None:
     """Nothing in an empty namespace, though the time plan's scan failed first: the full plan ran
     every arm, so the adapters hand over "no memories", not an incomplete search."""
     from fused_memory.adapters import answered, arm_reports
 
-    store = demo[0]
-    vectors = store.vectors
-
-    class NoScan:
-        def __getattr__(self, name: str) -> Any:
-            if name == "scan_ordered":
-                raise AttributeError(name)
-            return getattr(vectors, name)
-
-    store.vectors = NoScan()  # type: ignore[assignment]
-    e = EnsembleMemory(store)
-    try:
-        r = e.retrieve("what did I do last week?", namespace="nobody", k=5, now=DEMO_NOW)
-    finally:
-        store.vectors = vectors
-        e.close()
+    r = no_scan.retrieve("what did I do last week?", namespace="nobody", k=5, now=DEMO_NOW)
     assert r.hits == () and [f.kind for f in r.failures] == ["shortcut"]
     assert answered(r) is r
     [temporal] = [a for a in arm_reports(r) if a.arm == "temporal"]
