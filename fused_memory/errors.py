@@ -20,6 +20,8 @@ __all__ = [
     "MissingDependency",
     "StoreClosed",
     "NotPicklable",
+    "AccessDenied",
+    "RateLimited",
 ]
 
 
@@ -73,3 +75,13 @@ class StoreClosed(FusedMemoryError, RuntimeError):
 class NotPicklable(FusedMemoryError, TypeError):
     """A store or ensemble stands for open storage and threads, which cannot cross a process or
     be written to disk. Pickle what builds it (its path or URLs) and open it again on the other side."""
+
+
+class AccessDenied(FusedMemoryError, PermissionError):
+    """A caller of the MCP server asked for what its token does not grant: another namespace, or a
+    write with a read-only token. Said to the caller; nothing is read or written."""
+
+
+class RateLimited(FusedMemoryError):
+    """A caller of the MCP server made more tool calls than its per-token rate allows; the message
+    says the rate and when to try again. One client cannot use up the server for the others."""

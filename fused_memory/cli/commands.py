@@ -1,4 +1,4 @@
-"""`fused-memory` command line: demo | ingest | query | eval | bench."""
+"""`fused-memory` command line: demo | ingest | query | eval | bench | mcp."""
 
 from __future__ import annotations
 
@@ -189,6 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .evaluation import add_commands
     add_commands(sub)
+    from .serve import add_command
+    add_command(sub)
     return p
 
 

@@ -1,0 +1,263 @@
+"""The four memory tools the MCP server offers, with their schemas, their argument rules and the
+text a model reads back; nothing here imports the MCP SDK (`server` adapts it to the protocol).
+
+* The descriptions and answers are the framework tools' (`adapters`, `agent_writes`): a memory is
+  `[type, time, id=...] text`, saves and deletes are checked by `write_arguments` and `forget`,
+  so a model moving from the LangChain tools to this server reads the same lines. Each search hit
+  also carries its explanation (the arms that found it and the fused score).
+* Every call is checked here before the store is touched: a tool name or argument the schema does
+  not have, a value of the wrong kind, an empty query, a `k` above the server's limit, a namespace
+  the grant does not hold. Each refusal is a `FusedMemoryError` whose message names the argument;
+  `MemoryTools.call` turns it into an error answer (`isError` on the wire), never an exception
+  that ends the server, and never an argument quietly dropped.
+* The namespace comes from the caller's `Grant`, never from the arguments alone: `namespace` may
+  only pick one of the grant's namespaces.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ..adapters import DEFAULT_TOOL_DESCRIPTION, NO_MEMORIES, answered, memory_line
+from ..agent_writes import (
+    DELETE_TOOL_DESCRIPTION,
+    WRITE_TOOL_DESCRIPTION,
+    aforget,
+    aremember,
+    forgotten_answer,
+    parse_time,
+    saved_answer,
+    write_arguments,
+)
+from ..ensemble import EnsembleMemory
+from ..errors import FusedMemoryError, QueryError
+from ..results import FusedHit
+from ..store.memory_store import MemoryStore
+from ..types import Memory, MemoryType, parse_memory_type
+from .access import Grant, RateLimiter
+
+__all__ = ["ToolSpec", "ToolAnswer", "Limits", "MemoryTools", "SEARCH", "SAVE", "DELETE", "LIST"]
+
+log = logging.getLogger("fused_memory.mcp")
+
+SEARCH, SAVE, DELETE, LIST = "search_memory", "save_memory", "delete_memory", "list_memories"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one call may ask for. `max_k` caps search results, `max_page` a listing's page;
+    `max_query_chars` None keeps the ensemble's own limit (`FusionConfig.max_query_chars`)."""
+
+    max_k: int = 50
+    max_page: int = 100
+    default_k: int = 5
+    default_page: int = 20
+
+    def __post_init__(self) -> None:
+        for name in ("max_k", "max_page", "default_k", "default_page"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool as the protocol lists it: its name, a description written for a model, and the
+    JSON schema of its arguments (no property outside it is accepted)."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolAnswer:
+    """What a call returns: the text the model reads, the same as structured data, and whether it
+    is an error the model should correct (`isError`)."""
+
+    text: str
+    data: Mapping[str, Any] | None = None
+    error: bool = False
+
+
+_NAMESPACE = {"type": "string", "description": "Optional: which memory space to use, if this connection was given "
+                                               "more than one; leave it out for the default."}
+_TIME = "ISO 8601 with a zone, e.g. 2024-03-01T09:00:00+01:00"
+
+
+def _schema(properties: Mapping[str, Any], required: Sequence[str] = ()) -> dict[str, Any]:
+    return {"type": "object", "properties": dict(properties), "required": list(required),
+            "additionalProperties": False}
+
+
+def _as_int(value: object, name: str, default: int, low: int, high: int) -> int:
+    if value is None:
+        return default
+    if isinstance(value, float) and value.is_integer():  # JSON has one number type; 5.0 is 5
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise QueryError(f"{name} must be an integer from {low} to {high}, got {value!r}")
+    return value
+
+
+def _types(value: object) -> tuple[MemoryType, ...] | None:
+    if value is None:
+        return None
+    items = [value] if isinstance(value, str) else value
+    allowed = ", ".join(t.value for t in MemoryType)
+    if not isinstance(items, list) or not items or not all(isinstance(t, str) for t in items):
+        raise QueryError(f"types must be a list of memory types ({allowed}), got {value!r}")
+    try:
+        return tuple(dict.fromkeys(parse_memory_type(t) for t in items))
+    except QueryError:
+        raise QueryError(f"types must be memory types from {allowed}, got {value!r}") from None
+
+
+def _when(memory: Memory) -> str | None:
+    return memory.event_at.isoformat() if memory.event_at else None
+
+
+def _line(memory: Memory) -> str:
+    return memory_line(memory.type.value if memory.type else None, _when(memory), memory.text, memory.id)
+
+
+def _memory_data(memory: Memory) -> dict[str, Any]:
+    return {"id": memory.id, "type": memory.type.value if memory.type else None, "time": _when(memory),
+            "text": memory.text}
+
+
+@dataclass
+class MemoryTools:
+    """The tools over one store: `specs(grant)` lists what a grant may call (a read-only grant is
+    not offered the write tools), `call(name, arguments, grant)` runs one call and always answers.
+    The ensemble is built once (it holds the arms' thread pool)."""
+
+    store: MemoryStore
+    ensemble: EnsembleMemory
+    limits: Limits = field(default_factory=Limits)
+    rate: RateLimiter = field(default_factory=lambda: RateLimiter(None))
+
+    def specs(self, grant: Grant) -> list[ToolSpec]:
+        spaces = {"namespace": _NAMESPACE}
+        search = ToolSpec(SEARCH, DEFAULT_TOOL_DESCRIPTION + (
+            " Each result shows [type, time, id=...] and why it matched. Optional: k (how many, default "
+            f"{self.limits.default_k}, at most {self.limits.max_k}), types (a list of fact, preference, event, "
+            f"entity: only those), after / before ({_TIME}: only memories whose time is in that window)."),
+            _schema({"query": {"type": "string", "description": "The question to look up, in natural language."},
+                     "k": {"type": "integer", "minimum": 1, "maximum": self.limits.max_k,
+                           "description": "How many memories to return."},
+                     "types": {"type": "array", "items": {"type": "string",
+                                                          "enum": [t.value for t in MemoryType]},
+                               "description": "Only memories of these types."},
+                     "after": {"type": "string", "description": f"Only memories at or after this time, {_TIME}."},
+                     "before": {"type": "string", "description": f"Only memories before this time, {_TIME}."},
+                     **spaces}, ["query"]))
+        listing = ToolSpec(LIST, (
+            "List the user's memories, newest first, one page at a time, each as [type, time, id=...] text. "
+            f"Optional: limit (page size, default {self.limits.default_page}, at most {self.limits.max_page}) "
+            "and offset (how many to skip: the offset a previous page says to use next)."),
+            _schema({"limit": {"type": "integer", "minimum": 1, "maximum": self.limits.max_page},
+                     "offset": {"type": "integer", "minimum": 0}, **spaces}))
+        out = [search, listing]
+        if grant.write:
+            out.append(ToolSpec(SAVE, WRITE_TOOL_DESCRIPTION, _schema({
+                "text": {"type": "string", "description": "One self-contained statement about the user."},
+                "type": {"type": "string", "enum": [t.value for t in MemoryType]},
+                "time": {"type": "string", "description": f"When it happened or will happen, {_TIME}."},
+                **spaces}, ["text"])))
+            out.append(ToolSpec(DELETE, DELETE_TOOL_DESCRIPTION, _schema({
+                "memory_id": {"type": "string", "description": "The id of the memory, shown as id=... by the other "
+                                                                "tools."},
+                **spaces}, ["memory_id"])))
+        return out
+
+    async def call(self, name: str, arguments: object, grant: Grant) -> ToolAnswer:
+        """Run one call for `grant`. A refusal (bad arguments, access, rate, a backend down) is an
+        error answer; an unexpected exception is logged with its traceback and answered as an
+        internal error, so one bad call never ends the server."""
+        try:
+            self.rate.take(grant)
+            specs = {s.name: s for s in self.specs(grant)}
+            if name not in specs:
+                offered = ", ".join(specs)
+                why = (" (this connection may not write)" if name in (SAVE, DELETE) else "")
+                raise QueryError(f"unknown tool {name!r}{why}; the tools are {offered}")
+            args = _arguments(arguments, specs[name])
+            namespace = grant.namespace(args.get("namespace"))
+            if name == SEARCH:
+                return await self._search(namespace, args)
+            if name == LIST:
+                return await self._list(namespace, args)
+            grant.require_write(name)
+            if name == SAVE:
+                saved = await aremember(self.store, namespace,
+                                        write_arguments(args.get("text"), args.get("type"), args.get("time")))
+                return ToolAnswer(saved_answer(saved), {"memory": _memory_data(saved)})
+            gone = await aforget(self.store, namespace, args.get("memory_id"))
+            return ToolAnswer(forgotten_answer(gone), {"memory": _memory_data(gone)})
+        except FusedMemoryError as exc:
+            return ToolAnswer(f"{name}: {exc}", {"error": str(exc)}, error=True)
+        except Exception:
+            log.exception("tool %s failed for %s", name, grant.label)
+            return ToolAnswer(f"{name}: internal error (logged by the server); nothing was changed by this answer",
+                              {"error": "internal error"}, error=True)
+
+    async def _search(self, namespace: str, args: Mapping[str, Any]) -> ToolAnswer:
+        query = args.get("query")
+        if not isinstance(query, str) or not query.strip():
+            raise QueryError(f"query must be a non-empty question, got {query!r}")
+        k = _as_int(args.get("k"), "k", self.limits.default_k, 1, self.limits.max_k)
+        types = _types(args.get("types"))
+        after, before = parse_time(args.get("after"), "after"), parse_time(args.get("before"), "before")
+        if after and before and after >= before:
+            raise QueryError(f"after ({after.isoformat()}) must be earlier than before ({before.isoformat()})")
+        window = after is not None or before is not None
+        retrieval = answered(await self.ensemble.aretrieve(
+            query, namespace=namespace, k=max(k, self.ensemble.config.depth) if window else k, types=types))
+        hits = [h for h in retrieval.hits if not window or _inside(h, after, before)][:k]
+        if not hits:
+            return ToolAnswer(NO_MEMORIES, {"memories": []})
+        text = "\n\n".join(f"{_line(h.memory)}\n(why: {h.explain()})" for h in hits)
+        data = [{**_memory_data(h.memory), "score": h.score, "explain": h.explain()} for h in hits]
+        return ToolAnswer(text, {"memories": data})
+
+    async def _list(self, namespace: str, args: Mapping[str, Any]) -> ToolAnswer:
+        limit = _as_int(args.get("limit"), "limit", self.limits.default_page, 1, self.limits.max_page)
+        offset = _as_int(args.get("offset"), "offset", 0, 0, 2**31)
+        page = await asyncio.to_thread(self.store.memories, namespace, limit=limit, offset=offset)
+        data: dict[str, Any] = {"memories": [_memory_data(m) for m in page], "offset": offset,
+                                "next_offset": offset + len(page) if len(page) == limit else None}
+        if not page:
+            return ToolAnswer("No memories here" + (f" past offset {offset}." if offset else "."), data)
+        lines = "\n\n".join(_line(m) for m in page)
+        more = (f"\n\n(more: call again with offset={data['next_offset']})" if data["next_offset"] is not None
+                else "\n\n(that is all)")
+        return ToolAnswer(lines + more, data)
+
+
+def _inside(hit: FusedHit, after: datetime | None, before: datetime | None) -> bool:
+    when = hit.memory.event_at
+    return when is not None and (after is None or when >= after) and (before is None or when < before)
+
+
+def _arguments(arguments: object, spec: ToolSpec) -> dict[str, Any]:
+    """The call's arguments as a dict, every name one the tool's schema has (an argument the tool
+    does not know is refused by name, not dropped: the model meant something by it)."""
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise QueryError(f"arguments must be an object, got {type(arguments).__name__}")
+    known = spec.input_schema["properties"]
+    unknown = [str(a) for a in arguments if a not in known]
+    if unknown:
+        raise QueryError(f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+                         f"{spec.name} takes {', '.join(known)}")
+    missing = [a for a in spec.input_schema["required"] if a not in arguments]
+    if missing:
+        raise QueryError(f"missing argument {', '.join(map(repr, missing))}; {spec.name} takes {', '.join(known)}")
+    return dict(arguments)
