@@ -64,6 +64,10 @@ class TokenTable:
     def __init__(self, grants: Mapping[str, Grant]) -> None:
         if not grants:
             raise ConfigurationError("the token table is empty: no request could be served")
+        labels = [grant.label for grant in grants.values()]
+        repeated = sorted({label for label in labels if labels.count(label) > 1})
+        if repeated:  # the rate limit counts by label: two tokens under one label would share it
+            raise ConfigurationError(f"label {', '.join(map(repr, repeated))} names more than one token")
         self._digests = [(hashlib.sha256(token.encode()).digest(), grant) for token, grant in grants.items()]
 
     @classmethod
