@@ -50,8 +50,9 @@ SEARCH, SAVE, DELETE, LIST = "search_memory", "save_memory", "delete_memory", "l
 
 @dataclass(frozen=True)
 class Limits:
-    """What one call may ask for. `max_k` caps search results, `max_page` a listing's page;
-    `max_query_chars` None keeps the ensemble's own limit (`FusionConfig.max_query_chars`)."""
+    """What one call may ask for: `max_k` caps search results, `max_page` a listing's page (the
+    query's length is the ensemble's own limit, `FusionConfig.max_query_chars`). Why each default:
+    docs/architecture.md, "The MCP server"."""
 
     max_k: int = 50
     max_page: int = 100

@@ -1,0 +1,109 @@
+"""What the MCP server adds to a search: `search_memory` through `fused-memory mcp` over stdio (the
+MCP SDK's client, the server a subprocess) against the same retrieval in process
+(`EnsembleMemory.retrieve`), query by query, side by side in one run.
+
+    python benchmarks/bench_mcp.py [--n 2000] [--queries 200] [--k 10] [--json out.json]
+
+One synthetic corpus (`fused_memory.evaluation.synth`) is ingested once and copied, so the server
+and the in-process ensemble each open their own identical store (an embedded store is one
+process's). The two take turns on every query, in alternating order, so load on the host falls on
+both alike; the report gives each side's p50 / p99 and the p50 of the per-query difference (the
+overhead: JSON-RPC over a pipe, argument checks, the answer's formatting, a thread hop).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from fused_memory import EnsembleMemory, MemoryStore
+from fused_memory.evaluation.synth import synth_memories, synth_queries
+
+__all__ = ["main", "measure"]
+
+NAMESPACE = "bench"
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def measure(n: int, n_queries: int, k: int) -> dict[str, Any]:
+    memories = synth_memories(n, namespace=NAMESPACE)
+    queries = [q.text for q in synth_queries(memories, n_queries)]
+    with tempfile.TemporaryDirectory(prefix="bench-mcp-") as tmp:
+        served, local = Path(tmp) / "served", Path(tmp) / "local"
+        with MemoryStore.embedded(served) as store:
+            store.add(memories)
+        shutil.copytree(served, local)
+        params = StdioServerParameters(command=sys.executable, args=[
+            "-m", "fused_memory.cli", "mcp", "--path", str(served), "--namespace", NAMESPACE, "--rate", "1000000"])
+        with MemoryStore.embedded(local) as store:
+            ensemble = EnsembleMemory(store)
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+                await client.initialize()
+
+                async def over_mcp(query: str) -> float:
+                    start = time.perf_counter()
+                    result = await client.call_tool("search_memory", {"query": query, "k": k})
+                    elapsed = (time.perf_counter() - start) * 1000
+                    assert not result.isError, result.content
+                    return elapsed
+
+                def in_process(query: str) -> float:
+                    start = time.perf_counter()
+                    ensemble.retrieve(query, namespace=NAMESPACE, k=k)
+                    return (time.perf_counter() - start) * 1000
+
+                for query in queries[:10]:  # warm both: model sessions, caches, the pipe
+                    await over_mcp(query)
+                    in_process(query)
+                mcp_ms, local_ms = [], []
+                for i, query in enumerate(queries):
+                    if i % 2:
+                        local_ms.append(in_process(query))
+                        mcp_ms.append(await over_mcp(query))
+                    else:
+                        mcp_ms.append(await over_mcp(query))
+                        local_ms.append(in_process(query))
+            ensemble.close()
+    diff = [a - b for a, b in zip(mcp_ms, local_ms, strict=True)]
+    return {"n": n, "queries": len(queries), "k": k,
+            "mcp_stdio_ms": {"p50": round(statistics.median(mcp_ms), 2), "p99": round(_pct(mcp_ms, 0.99), 2)},
+            "in_process_ms": {"p50": round(statistics.median(local_ms), 2), "p99": round(_pct(local_ms, 0.99), 2)},
+            "overhead_p50_ms": round(statistics.median(diff), 2),
+            "ratio_p50": round(statistics.median(mcp_ms) / statistics.median(local_ms), 2)}
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--n", type=int, default=2000, help="memories in the store")
+    p.add_argument("--queries", type=int, default=200, help="queries, each run both ways")
+    p.add_argument("--k", type=int, default=10, help="results per query")
+    p.add_argument("--json", help="write the result here")
+    args = p.parse_args(argv)
+    result = asyncio.run(measure(args.n, args.queries, args.k))
+    print(f"n={result['n']}, {result['queries']} queries, k={result['k']}")
+    for name, key in (("search_memory over stdio", "mcp_stdio_ms"), ("in process (retrieve)   ", "in_process_ms")):
+        print(f"  {name}: p50 {result[key]['p50']} ms, p99 {result[key]['p99']} ms")
+    print(f"  overhead, p50 of the per-query difference: {result['overhead_p50_ms']} ms "
+          f"(ratio of p50s {result['ratio_p50']}x)")
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return result
+
+
+if __name__ == "__main__":
+    main()
