@@ -21,20 +21,34 @@ from typing import Any
 from ..errors import ConfigurationError, FusedMemoryError
 from ..terminal import terminal_safe
 
-__all__ = ["add_command", "cmd_mcp", "parse_bind"]
+__all__ = ["add_command", "cmd_mcp", "parse_bind", "listening_notice"]
 
 
 def parse_bind(text: str) -> tuple[str, int]:
-    """ "127.0.0.1:8765" -> ("127.0.0.1", 8765); "[::1]:8765" for IPv6; port 0 picks a free one."""
-    host, sep, port = text.rpartition(":")
+    """ "127.0.0.1:8765" -> ("127.0.0.1", 8765); "[::1]:8765" for IPv6; a port alone binds
+    127.0.0.1 (loopback unless told otherwise); port 0 picks a free one."""
+    host, sep, port = text.rpartition(":") if ":" in text else ("127.0.0.1", ":", text)
     host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     try:
         number = int(port)
     except ValueError:
         number = -1
     if not sep or not host or not 0 <= number <= 65535:
-        raise ConfigurationError(f"--http takes HOST:PORT, e.g. 127.0.0.1:8765, got {text!r}")
+        raise ConfigurationError(f"--http takes [HOST:]PORT, e.g. 127.0.0.1:8765, got {text!r}")
     return host, number
+
+
+def listening_notice(host: str, port: int, n_tokens: int) -> list[str]:
+    """What the server says on stderr once it listens: where, and a warning when the address is
+    not loopback (other machines can reach it)."""
+    from ..mcp_server.access import is_loopback
+
+    where = f"[{host}]" if ":" in host else host
+    lines = [f"fused-memory mcp: listening on http://{where}:{port}/mcp ({n_tokens} tokens)"]
+    if not is_loopback(host):
+        lines.append(f"fused-memory mcp: warning: bound to {host}, not loopback: reachable from other machines "
+                     "(every request still needs a token; put TLS in front of it)")
+    return lines
 
 
 def _positive(value: str) -> int:
@@ -99,13 +113,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
                 assert tokens is not None
 
                 def ready(bound: int) -> None:
-                    where = f"[{host}]" if ":" in host else host
-                    print(terminal_safe(f"fused-memory mcp: listening on http://{where}:{bound}/mcp "
-                                        f"({len(tokens.grants())} tokens)"), file=sys.stderr, flush=True)
-                    if not mcp.is_loopback(host):
-                        print(terminal_safe(f"fused-memory mcp: warning: bound to {host}, not loopback: reachable "
-                                            "from other machines (every request still needs a token; put TLS in "
-                                            "front of it)"), file=sys.stderr, flush=True)
+                    for line in listening_notice(host, bound, len(tokens.grants())):
+                        print(terminal_safe(line), file=sys.stderr, flush=True)
 
                 anyio.run(lambda: mcp.run_http(tools, tokens, host, port, max_request_bytes=args.max_request_bytes,
                                                ready=ready))
@@ -129,8 +138,8 @@ def add_command(subparsers: Any) -> None:
                                                        "where the embedded graph lives")
     m.add_argument("--namespace", help="stdio: the namespace every call uses (default: 'default')")
     m.add_argument("--read-only", action="store_true", help="stdio: offer no save or delete tool")
-    m.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP at http://HOST:PORT/mcp instead of "
-                                                       "stdio (use 127.0.0.1 unless other machines must reach it)")
+    m.add_argument("--http", metavar="[HOST:]PORT", help="serve streamable HTTP at http://HOST:PORT/mcp instead of "
+                                                         "stdio (HOST 127.0.0.1 unless given: loopback only)")
     m.add_argument("--tokens", metavar="FILE", help="HTTP: JSON file mapping each bearer token to its namespaces")
     m.add_argument("--rate", type=_positive, default=600, help="tool calls a minute per token (or for stdio)")
     m.add_argument("--max-k", type=_positive, default=50, help="most results one search may ask for")

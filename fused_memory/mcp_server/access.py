@@ -25,11 +25,16 @@ from pathlib import Path
 from ..errors import AccessDenied, ConfigurationError, FusedMemoryError, RateLimited
 from ..validation import check_namespace
 
-__all__ = ["Grant", "TokenTable", "RateLimiter", "MIN_TOKEN_CHARS"]
+__all__ = ["Grant", "TokenTable", "RateLimiter", "MIN_TOKEN_CHARS", "is_loopback"]
 
 #: A shorter token is refused when the file is read: a bearer token is the only secret between a
 #: network and the memories, and a short one can be guessed.
 MIN_TOKEN_CHARS = 16
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a bind address is reachable from this machine only."""
+    return host in ("localhost", "::1") or host.startswith("127.")
 
 
 @dataclass(frozen=True)

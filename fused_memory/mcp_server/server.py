@@ -41,11 +41,10 @@ try:
 except ImportError as exc:  # pragma: no cover - the message is the point
     raise MissingDependency(f"the MCP server needs the mcp extra: pip install 'fused-memory[mcp]' ({exc})") from exc
 
-from .access import Grant, TokenTable
+from .access import Grant, TokenTable, is_loopback
 from .tools import MemoryTools
 
-__all__ = ["build_server", "run_stdio", "http_app", "run_http", "BearerGate", "SERVER_NAME", "GRANT_KEY",
-           "is_loopback"]
+__all__ = ["build_server", "run_stdio", "http_app", "run_http", "BearerGate", "SERVER_NAME", "GRANT_KEY"]
 
 log = logging.getLogger("fused_memory.mcp")
 
@@ -123,10 +122,6 @@ class BearerGate:
             await send({"type": "http.response.body", "body": body})
             return
         await self.app({**scope, GRANT_KEY: grant}, receive, send)
-
-
-def is_loopback(host: str) -> bool:
-    return host in ("127.0.0.1", "::1", "localhost") or host.startswith("127.")
 
 
 def http_app(tools: MemoryTools, tokens: TokenTable, *, host: str = "127.0.0.1", port: int = 8765,

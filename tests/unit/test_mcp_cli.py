@@ -10,15 +10,16 @@ from pathlib import Path
 import pytest
 
 from fused_memory.cli import main
-from fused_memory.cli.serve import parse_bind
+from fused_memory.cli.serve import listening_notice, parse_bind
 
 
 @pytest.mark.parametrize(("extra", "expected"), [
     (["--http", "127.0.0.1:8765"], "--http needs --tokens FILE"),
     (["--tokens", "TOKENS"], "--tokens goes with --http"),
     (["--http", "127.0.0.1:8765", "--tokens", "TOKENS", "--namespace", "alice"], "--namespace is for stdio"),
-    (["--http", "8765", "--tokens", "TOKENS"], "--http takes HOST:PORT"),
-    (["--http", "127.0.0.1:99999", "--tokens", "TOKENS"], "--http takes HOST:PORT"),
+    (["--http", "port", "--tokens", "TOKENS"], "--http takes [HOST:]PORT"),
+    (["--http", "127.0.0.1:99999", "--tokens", "TOKENS"], "--http takes [HOST:]PORT"),
+    (["--http", ":8765", "--tokens", "TOKENS"], "--http takes [HOST:]PORT"),
     (["--namespace", " "], "--namespace ' '"),
     (["--neo4j-uri", "bolt://127.0.0.1:7687"], "--neo4j-uri goes with --qdrant-url"),
 ])
@@ -35,5 +36,14 @@ def test_a_command_line_that_cannot_work_is_refused_naming_the_flag(
 
 def test_bind_addresses() -> None:
     assert parse_bind("127.0.0.1:8765") == ("127.0.0.1", 8765)
+    assert parse_bind("8765") == ("127.0.0.1", 8765)  # loopback unless told otherwise
     assert parse_bind("[::1]:0") == ("::1", 0)
     assert parse_bind("0.0.0.0:80") == ("0.0.0.0", 80)
+
+
+def test_the_server_says_where_it_listens_and_warns_off_loopback() -> None:
+    assert listening_notice("127.0.0.1", 8765, 2) == ["fused-memory mcp: listening on http://127.0.0.1:8765/mcp "
+                                                      "(2 tokens)"]
+    assert len(listening_notice("::1", 8765, 1)) == 1
+    [where, warning] = listening_notice("0.0.0.0", 8765, 1)
+    assert "warning: bound to 0.0.0.0, not loopback: reachable from other machines" in warning
