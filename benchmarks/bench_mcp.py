@@ -8,7 +8,8 @@ One synthetic corpus (`fused_memory.evaluation.synth`) is ingested once and copi
 and the in-process ensemble each open their own identical store (an embedded store is one
 process's). The two take turns on every query, in alternating order, so load on the host falls on
 both alike; the report gives each side's p50 / p99 and the p50 of the per-query difference (the
-overhead: JSON-RPC over a pipe, argument checks, the answer's formatting, a thread hop).
+overhead: JSON-RPC over a pipe, argument checks, the answer's formatting, a thread hop), and the
+p50 of a call the server answers without the store (an unknown tool): the protocol's round trip alone.
 """
 
 from __future__ import annotations
@@ -62,6 +63,13 @@ async def measure(n: int, n_queries: int, k: int) -> dict[str, Any]:
                     assert not result.isError, result.content
                     return elapsed
 
+                async def round_trip() -> float:  # the protocol alone: a call answered without the store
+                    start = time.perf_counter()
+                    result = await client.call_tool("no_such_tool", {})
+                    elapsed = (time.perf_counter() - start) * 1000
+                    assert result.isError
+                    return elapsed
+
                 def in_process(query: str) -> float:
                     start = time.perf_counter()
                     ensemble.retrieve(query, namespace=NAMESPACE, k=k)
@@ -70,8 +78,9 @@ async def measure(n: int, n_queries: int, k: int) -> dict[str, Any]:
                 for query in queries[:10]:  # warm both: model sessions, caches, the pipe
                     await over_mcp(query)
                     in_process(query)
-                mcp_ms, local_ms = [], []
+                mcp_ms, local_ms, trip_ms = [], [], []
                 for i, query in enumerate(queries):
+                    trip_ms.append(await round_trip())
                     if i % 2:
                         local_ms.append(in_process(query))
                         mcp_ms.append(await over_mcp(query))
@@ -84,6 +93,7 @@ async def measure(n: int, n_queries: int, k: int) -> dict[str, Any]:
             "mcp_stdio_ms": {"p50": round(statistics.median(mcp_ms), 2), "p99": round(_pct(mcp_ms, 0.99), 2)},
             "in_process_ms": {"p50": round(statistics.median(local_ms), 2), "p99": round(_pct(local_ms, 0.99), 2)},
             "overhead_p50_ms": round(statistics.median(diff), 2),
+            "round_trip_p50_ms": round(statistics.median(trip_ms), 2),
             "ratio_p50": round(statistics.median(mcp_ms) / statistics.median(local_ms), 2)}
 
 
@@ -100,6 +110,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print(f"  {name}: p50 {result[key]['p50']} ms, p99 {result[key]['p99']} ms")
     print(f"  overhead, p50 of the per-query difference: {result['overhead_p50_ms']} ms "
           f"(ratio of p50s {result['ratio_p50']}x)")
+    print(f"  a call that reads no memory (the protocol's round trip): p50 {result['round_trip_p50_ms']} ms")
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     return result
