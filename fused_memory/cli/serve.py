@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 from typing import Any
 
 from ..errors import ConfigurationError, FusedMemoryError
@@ -99,6 +101,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from ..mcp_server import server as mcp  # the SDK: refused with the install line if it is missing
 
     limits = Limits(max_k=args.max_k)
+    if threading.current_thread() is threading.main_thread():  # SIGTERM (a supervisor's stop) closes the store
+        signal.signal(signal.SIGTERM, _exit_on_signal)
     store = _store(args)
     with store:
         store.open()  # the cost of opening is paid now, not by the first call
@@ -116,11 +120,22 @@ def cmd_mcp(args: argparse.Namespace) -> int:
                     for line in listening_notice(host, bound, len(tokens.grants())):
                         print(terminal_safe(line), file=sys.stderr, flush=True)
 
+                if threading.current_thread() is threading.main_thread():
+                    # uvicorn stops gracefully on SIGTERM and then raises it again for the handler it
+                    # found: that one must let run_http return, so the store closes below
+                    signal.signal(signal.SIGTERM, signal.SIG_IGN)
                 anyio.run(lambda: mcp.run_http(tools, tokens, host, port, max_request_bytes=args.max_request_bytes,
                                                ready=ready))
+        except KeyboardInterrupt:
+            pass  # Ctrl-C: a normal way to stop a server (every acknowledged save is already stored)
         finally:
             ensemble.close()
+    print("fused-memory mcp: stopped", file=sys.stderr)
     return 0
+
+
+def _exit_on_signal(signum: int, _frame: object) -> None:
+    raise SystemExit(0)
 
 
 def add_command(subparsers: Any) -> None:

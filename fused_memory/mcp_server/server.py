@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -168,4 +167,3 @@ async def run_http(tools: MemoryTools, tokens: TokenTable, host: str, port: int,
             await anyio.sleep(0.02)
         if ready is not None:
             ready(port)
-    print("fused-memory mcp: stopped", file=sys.stderr)

@@ -218,8 +218,11 @@ class MemoryTools:
         if after and before and after >= before:
             raise QueryError(f"after ({after.isoformat()}) must be earlier than before ({before.isoformat()})")
         window = after is not None or before is not None
-        retrieval = answered(await self.ensemble.aretrieve(
-            query, namespace=namespace, k=max(k, self.ensemble.config.depth) if window else k, types=types))
+        # one thread hop for the whole retrieval (its arms keep their own timeouts), not aretrieve's
+        # three: each hop is a scheduler wake-up the caller waits for
+        retrieval = answered(await asyncio.to_thread(
+            self.ensemble.retrieve, query, namespace=namespace,
+            k=max(k, self.ensemble.config.depth) if window else k, types=types))
         hits = [h for h in retrieval.hits if not window or _inside(h, after, before)][:k]
         if not hits:
             return ToolAnswer(NO_MEMORIES, {"memories": []})

@@ -205,6 +205,7 @@ async def test_the_rate_limit_answers_with_a_clear_error_per_token(tmp_path: Pat
     assert re.search(r"rate limit: this connection may make 3 tool calls a minute; try again in \d+\.\d s",
                      text_of(answers[-1]))
     assert not other.isError  # one client's burst does not spend another's allowance
+    assert server.proc.returncode == 0 and "fused-memory mcp: stopped" in server.output()  # SIGTERM closes it
 
 
 async def test_a_server_killed_mid_write_loses_nothing_it_acknowledged(tmp_path: Path) -> None:
