@@ -9,7 +9,7 @@ and the in-process ensemble each open their own identical store (an embedded sto
 process's). The two take turns on every query, in alternating order, so load on the host falls on
 both alike; the report gives each side's p50 / p99 and the p50 of the per-query difference (the
 overhead: JSON-RPC over a pipe, argument checks, the answer's formatting, a thread hop), and the
-p50 of a call the server answers without the store (an unknown tool): the protocol's round trip alone.
+p50 of a call the server answers without the store (`k` = 0, refused): the protocol's round trip alone.
 """
 
 from __future__ import annotations
@@ -63,9 +63,9 @@ async def measure(n: int, n_queries: int, k: int) -> dict[str, Any]:
                     assert not result.isError, result.content
                     return elapsed
 
-                async def round_trip() -> float:  # the protocol alone: a call answered without the store
+                async def round_trip() -> float:  # the protocol alone: a call refused before the store
                     start = time.perf_counter()
-                    result = await client.call_tool("no_such_tool", {})
+                    result = await client.call_tool("search_memory", {"query": "x", "k": 0})
                     elapsed = (time.perf_counter() - start) * 1000
                     assert result.isError
                     return elapsed
