@@ -217,13 +217,16 @@ class MemoryTools:
         after, before = parse_time(args.get("after"), "after"), parse_time(args.get("before"), "before")
         if after and before and after >= before:
             raise QueryError(f"after ({after.isoformat()}) must be earlier than before ({before.isoformat()})")
-        window = after is not None or before is not None
+        # `types` ranks those types first in the ensemble; the tool promises only those, and a window
+        # only memories inside it, so both are filters over the fused top `depth`
+        filtered = types is not None or after is not None or before is not None
         # one thread hop for the whole retrieval (its arms keep their own timeouts), not aretrieve's
         # three: each hop is a scheduler wake-up the caller waits for
         retrieval = answered(await asyncio.to_thread(
             self.ensemble.retrieve, query, namespace=namespace,
-            k=max(k, self.ensemble.config.depth) if window else k, types=types))
-        hits = [h for h in retrieval.hits if not window or _inside(h, after, before)][:k]
+            k=max(k, self.ensemble.config.depth) if filtered else k, types=types))
+        hits = [h for h in retrieval.hits
+                if (types is None or h.memory.type in types) and _inside(h, after, before)][:k]
         if not hits:
             return ToolAnswer(NO_MEMORIES, {"memories": []})
         text = "\n\n".join(f"{_line(h.memory)}\n(why: {h.explain()})" for h in hits)
@@ -245,6 +248,9 @@ class MemoryTools:
 
 
 def _inside(hit: FusedHit, after: datetime | None, before: datetime | None) -> bool:
+    """Inside the window [after, before); with no window, every hit is."""
+    if after is None and before is None:
+        return True
     when = hit.memory.event_at
     return when is not None and (after is None or when >= after) and (before is None or when < before)
 

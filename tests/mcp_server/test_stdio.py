@@ -72,9 +72,9 @@ async def test_search_filters_by_type_and_time_window(tmp_path: Path) -> None:
             await client.call_tool("save_memory", {"text": text, "type": kind, **({"time": when} if when else {})})
         april = await client.call_tool("search_memory", {"query": "meals with Tom", "after": "2024-04-01T00:00:00Z",
                                                          "before": "2024-05-01T00:00:00Z"})
-        prefs = await client.call_tool("search_memory", {"query": "Tom food", "types": ["preference"], "k": 1})
+        prefs = await client.call_tool("search_memory", {"query": "Tom's meals", "types": ["preference"], "k": 5})
     assert [m["text"] for m in april.structuredContent["memories"]] == ["Dinner with Tom at the Greek place."]
-    assert [m["type"] for m in prefs.structuredContent["memories"]] == ["preference"]
+    assert [m["text"] for m in prefs.structuredContent["memories"]] == ["Tom prefers Greek food."]  # only that type
 
 
 async def test_delete_by_id_removes_it_and_an_unknown_id_is_an_error(tmp_path: Path) -> None:
