@@ -67,6 +67,12 @@ def _store(args: argparse.Namespace) -> Any:
     from ..store.memory_store import MemoryStore
     from .paths import store_path
 
+    if args.qdrant_url and args.backend != "embedded":
+        raise ConfigurationError("--qdrant-url is a server; --backend qdrant-local is qdrant-client's local mode: "
+                                 "give one")
+    if args.backend == "qdrant-local":  # the server backend's code on local files, as `eval --backend` has it
+        path = store_path(args.path, must_exist=False)
+        return MemoryStore.connect(qdrant_location=f"{path}/qdrant", graph_path=f"{path}/graph", lexical=args.lexical)
     if args.qdrant_url:
         user, password = os.environ.get("NEO4J_USER"), os.environ.get("NEO4J_PASSWORD")
         return MemoryStore.connect(qdrant_url=args.qdrant_url, qdrant_api_key=os.environ.get("QDRANT_API_KEY"),
@@ -159,6 +165,8 @@ def add_command(subparsers: Any) -> None:
     m.add_argument("--rate", type=_positive, default=600, help="tool calls a minute per token (or for stdio)")
     m.add_argument("--max-k", type=_positive, default=50, help="most results one search may ask for")
     m.add_argument("--max-request-bytes", type=_positive, default=1 << 20, help="HTTP: largest request body")
+    m.add_argument("--backend", choices=("embedded", "qdrant-local"), default="embedded",
+                   help="the embedded store, or the server backend's code on qdrant-client's local mode (as eval's)")
     m.add_argument("--qdrant-url", help="a Qdrant server instead of the embedded store (MemoryStore.connect)")
     m.add_argument("--collection", default="fused_memory", help="the Qdrant collection, with --qdrant-url")
     m.add_argument("--neo4j-uri", help="a Bolt graph (Neo4j, FalkorDB), with --qdrant-url")

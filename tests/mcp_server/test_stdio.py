@@ -166,3 +166,15 @@ async def test_the_namespace_is_the_command_lines_whatever_the_arguments_say(tmp
     assert [m["text"] for m in listed.structuredContent["memories"]] == ["Alice's bank is in Lisbon."]
     assert asked.isError and "9931" not in text_of(asked)
     assert write.isError and re.search(r"may not write", text_of(write))
+
+
+async def test_the_server_backend_through_connect_serves_the_same_tools(tmp_path: Path) -> None:
+    """`--backend qdrant-local`: `MemoryStore.connect()` (the code a Qdrant server runs through, on
+    qdrant-client's local mode), as `eval --backend` takes it."""
+    path = tmp_path / "store"
+    async with session(path, "alice", "--backend", "qdrant-local") as client:
+        saved = await client.call_tool("save_memory", {"text": "My badge ID is E-47821", "type": "fact"})
+        found = await client.call_tool("search_memory", {"query": "E-47821"})
+    assert not saved.isError
+    assert [m["id"] for m in found.structuredContent["memories"]] == [saved.structuredContent["memory"]["id"]]
+    assert (path / "qdrant").is_dir() and not (path / "vectors").exists()

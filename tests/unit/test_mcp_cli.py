@@ -22,6 +22,7 @@ from fused_memory.cli.serve import listening_notice, parse_bind
     (["--http", ":8765", "--tokens", "TOKENS"], "--http takes [HOST:]PORT"),
     (["--namespace", " "], "--namespace ' '"),
     (["--neo4j-uri", "bolt://127.0.0.1:7687"], "--neo4j-uri goes with --qdrant-url"),
+    (["--qdrant-url", "http://127.0.0.1:6333", "--backend", "qdrant-local"], "give one"),
 ])
 def test_a_command_line_that_cannot_work_is_refused_naming_the_flag(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], expected: str) -> None:
