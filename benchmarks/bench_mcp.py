@@ -9,7 +9,8 @@ and the in-process ensemble each open their own identical store (an embedded sto
 process's). The two take turns on every query, in alternating order, so load on the host falls on
 both alike; the report gives each side's p50 / p99 and the p50 of the per-query difference (the
 overhead: JSON-RPC over a pipe, argument checks, the answer's formatting, a thread hop), and the
-p50 of a call the server answers without the store (`k` = 0, refused): the protocol's round trip alone.
+p50 of a call the server answers without the store (`k` = 0, refused): the protocol's round trip alone;
+and the tool's own code (`MemoryTools.call`: checks, retrieval, the answer's text) in process.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from mcp.client.stdio import stdio_client
 
 from fused_memory import EnsembleMemory, MemoryStore
 from fused_memory.evaluation.synth import synth_memories, synth_queries
+from fused_memory.mcp_server import Grant, MemoryTools
 
 __all__ = ["main", "measure"]
 
@@ -53,6 +55,7 @@ async def measure(n: int, n_queries: int, k: int) -> dict[str, Any]:
             "-m", "fused_memory.cli", "mcp", "--path", str(served), "--namespace", NAMESPACE, "--rate", "1000000"])
         with MemoryStore.embedded(local) as store:
             ensemble = EnsembleMemory(store)
+            tools, grant = MemoryTools(store, ensemble), Grant((NAMESPACE,), False, "bench")
             async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
                 await client.initialize()
 
@@ -70,6 +73,13 @@ async def measure(n: int, n_queries: int, k: int) -> dict[str, Any]:
                     assert result.isError
                     return elapsed
 
+                async def tool_in_process(query: str) -> float:  # the server's code without the protocol
+                    start = time.perf_counter()
+                    answer = await tools.call("search_memory", {"query": query, "k": k}, grant)
+                    elapsed = (time.perf_counter() - start) * 1000
+                    assert not answer.error, answer.text
+                    return elapsed
+
                 def in_process(query: str) -> float:
                     start = time.perf_counter()
                     ensemble.retrieve(query, namespace=NAMESPACE, k=k)
@@ -78,9 +88,10 @@ async def measure(n: int, n_queries: int, k: int) -> dict[str, Any]:
                 for query in queries[:10]:  # warm both: model sessions, caches, the pipe
                     await over_mcp(query)
                     in_process(query)
-                mcp_ms, local_ms, trip_ms = [], [], []
+                mcp_ms, local_ms, trip_ms, tool_ms = [], [], [], []
                 for i, query in enumerate(queries):
                     trip_ms.append(await round_trip())
+                    tool_ms.append(await tool_in_process(query))
                     if i % 2:
                         local_ms.append(in_process(query))
                         mcp_ms.append(await over_mcp(query))
@@ -94,6 +105,7 @@ async def measure(n: int, n_queries: int, k: int) -> dict[str, Any]:
             "in_process_ms": {"p50": round(statistics.median(local_ms), 2), "p99": round(_pct(local_ms, 0.99), 2)},
             "overhead_p50_ms": round(statistics.median(diff), 2),
             "round_trip_p50_ms": round(statistics.median(trip_ms), 2),
+            "tool_in_process_p50_ms": round(statistics.median(tool_ms), 2),
             "ratio_p50": round(statistics.median(mcp_ms) / statistics.median(local_ms), 2)}
 
 
@@ -111,6 +123,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print(f"  overhead, p50 of the per-query difference: {result['overhead_p50_ms']} ms "
           f"(ratio of p50s {result['ratio_p50']}x)")
     print(f"  a call that reads no memory (the protocol's round trip): p50 {result['round_trip_p50_ms']} ms")
+    print(f"  the tool's code in process (no protocol): p50 {result['tool_in_process_p50_ms']} ms")
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     return result

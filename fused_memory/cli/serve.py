@@ -95,8 +95,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         raise ConfigurationError("--tokens goes with --http (over stdio the namespace is --namespace)")
     if args.http and not args.tokens:
         raise ConfigurationError("--http needs --tokens FILE: every HTTP request must carry a bearer token")
-    if args.http and args.namespace is not None:
-        raise ConfigurationError("--namespace is for stdio; over HTTP each token's namespaces come from --tokens")
+    if args.http and (args.namespace is not None or args.read_only):
+        raise ConfigurationError(f"{'--namespace' if args.namespace is not None else '--read-only'} is for stdio; "
+                                 "over HTTP each token's namespaces and write right come from --tokens")
     bind = parse_bind(args.http) if args.http else None
     tokens = TokenTable.from_file(args.tokens) if args.tokens else None
     namespace = args.namespace or "default"

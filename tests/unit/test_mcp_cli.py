@@ -17,6 +17,7 @@ from fused_memory.cli.serve import listening_notice, parse_bind
     (["--http", "127.0.0.1:8765"], "--http needs --tokens FILE"),
     (["--tokens", "TOKENS"], "--tokens goes with --http"),
     (["--http", "127.0.0.1:8765", "--tokens", "TOKENS", "--namespace", "alice"], "--namespace is for stdio"),
+    (["--http", "127.0.0.1:8765", "--tokens", "TOKENS", "--read-only"], "--read-only is for stdio"),
     (["--http", "port", "--tokens", "TOKENS"], "--http takes [HOST:]PORT"),
     (["--http", "127.0.0.1:99999", "--tokens", "TOKENS"], "--http takes [HOST:]PORT"),
     (["--http", ":8765", "--tokens", "TOKENS"], "--http takes [HOST:]PORT"),
