@@ -17,7 +17,7 @@ from ..errors import ConfigurationError, FusedMemoryError, InvalidMemory
 from ..terminal import terminal_safe
 from .paths import require_fresh_dir, store_path
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "INGEST_FIELDS"]
 
 
 def _parse_now(value: Any, what: str = "--now") -> datetime | None:
@@ -77,6 +77,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
+    from ..agent_writes import refuse_unknown
     from ..evaluation.data import optional_str, read_jsonl
     from ..store.memory_store import MemoryStore
     from ..types import Memory
@@ -92,6 +93,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     def memory(lineno: int, row: dict[str, Any]) -> Memory:
         where = f"{args.file}:{lineno}"
         try:
+            refuse_unknown(row, INGEST_FIELDS, "a line", kind="field")  # "typ" dropped would be a guess
+            metadata = row.get("metadata") or {}
+            if not isinstance(metadata, dict):
+                raise InvalidMemory(f"'metadata' must be an object, got {type(metadata).__name__}")
             entities = row.get("entities") or []
             if not isinstance(entities, list):
                 raise InvalidMemory(f"'entities' must be a list of names, got {type(entities).__name__}")
@@ -102,7 +107,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 type=row.get("type"), predicate=row.get("predicate"),
                 event_at=_parse_now(row.get("event_at"), f"{where}: event_at"),
                 session_id=optional_str(row, "session_id", where), entities=tuple(entities),
-                context=row.get("context"))
+                context=row.get("context"), metadata=metadata)
         except FusedMemoryError as exc:
             raise InvalidMemory(str(exc) if str(exc).startswith(where) else f"{where}: {exc}") from None
         if row.get("id") not in (None, ""):  # an upsert key: a second row would replace the first unseen
@@ -192,11 +197,16 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: The fields a line of `ingest`'s JSONL may hold; any other is refused with file:line.
+INGEST_FIELDS = ("text", "id", "namespace", "conversation_id", "type", "event_at", "session_id", "entities",
+                 "predicate", "context", "metadata")
+
 _INGEST_FIELDS = """\
 fields of a line: "text" (required); "id" (default: derived from namespace and text; a repeated
 id would replace the earlier row and is refused); "namespace" or "conversation_id" (default:
 --namespace); "type" (fact, preference, event, entity; default: classified); "event_at" (ISO 8601;
-no zone is UTC); "session_id"; "entities" (a list of names); "predicate"; "context"."""
+no zone is UTC); "session_id"; "entities" (a list of names); "predicate"; "context"; "metadata" (an
+object of your own fields). Any other field is refused, with its file:line."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -116,9 +116,7 @@ class _StoreTool(AsyncBaseTool):
         names = list(self.schema.model_fields)
         if len(args) > 1 or (args and names[0] in kwargs):
             raise InvalidMemory(f"{self.metadata.get_name()} takes its arguments by name: {', '.join(names)}")
-        unknown = sorted(set(kwargs) - set(names))
-        if unknown:
-            raise InvalidMemory(f"{self.metadata.get_name()} takes {', '.join(names)}; not {', '.join(unknown)}")
+        agent_writes.refuse_unknown(kwargs, names, self.metadata.get_name())
         return {**({names[0]: args[0]} if args else {}), **kwargs}
 
     def _answer(self, content: str, raw: dict[str, Any], memory: Memory | None) -> ToolOutput:
