@@ -283,9 +283,10 @@ def _retrieval_info(retrieval: Retrieval) -> dict[str, Any]:
 def hit_metadata(hit: FusedHit, retrieval: Retrieval) -> dict[str, Any]:
     """JSON-safe metadata for one fused hit, built from `FusedHit.to_json()`.
 
-    The memory's fields come first (type, ISO `event_at` in the zone of the query's `now`: the
-    agent tool showed a Friday-evening dinner asked about from Los Angeles as Saturday in UTC,
-    entities...), the caller's own memory
+    The memory's fields come first (type, ISO `event_at` with the offset it was given, so a June 1
+    move written at +02:00 is not shown as May 31; a time given in UTC in the zone of the query's
+    `now`: the agent tool showed a Friday-evening dinner asked about from Los Angeles as Saturday in
+    UTC; entities...), the caller's own memory
     metadata under `metadata`, then the retrieval facts: score, rank, arms, per-arm contributions
     (the recency list's too, as "recency"), the explain string, what the stage after fusion did
     (collapsed ids, supersedes / superseded_by, rerank_score and rank_before_rerank) and the skipped /
@@ -298,11 +299,11 @@ def hit_metadata(hit: FusedHit, retrieval: Retrieval) -> dict[str, Any]:
     memory = dict(data["memory"])
     memory_id = memory.pop("id")
     memory.pop("text")
-    for key in ("event_at", "created_at"):  # in the zone the query was asked in, as its windows are
-        if memory.get(key):
+    for key in ("event_at", "created_at"):  # with the offset it was given; a UTC time (what code
+        if memory.get(key):                 # writes when it knows no zone) in the query's zone
             when = datetime.fromisoformat(memory[key])
             zone = retrieval.parsed.now.tzinfo if retrieval.parsed is not None else None
-            memory[key] = (when.astimezone(zone) if zone is not None else when).isoformat()
+            memory[key] = (when.astimezone(zone) if zone is not None and not when.utcoffset() else when).isoformat()
     out = {
         "memory_id": memory_id,
         **memory,
