@@ -213,7 +213,8 @@ class CallOptions:
     `check_options` and `check_after` (at construction through `checked`, and by every retrieve).
     `reranker`, `recency` and `collapse` are the stage after fusion's (`EnsembleMemory.retrieve`):
     a reranker (a LangChain document compressor, a LlamaIndex node postprocessor or a
-    `fused_memory.rerank.Reranker`), the recency list's weight, near-duplicate collapse.
+    `fused_memory.rerank.Reranker`), the recency list's weight, near-duplicate collapse, and the
+    floor on the fused score (`min_score`).
     """
 
     namespace: str
@@ -223,25 +224,28 @@ class CallOptions:
     reranker: Any = None
     recency: float | None = None
     collapse: bool | None = None
+    min_score: float | None = None
 
     @classmethod
     def of(cls, namespace: str, k: int, now: datetime | str | None = None,
            types: Sequence[MemoryType | str] | MemoryType | str | None = None, *, reranker: Any = None,
-           recency: float | None = None, collapse: bool | None = None) -> CallOptions:
-        return cls(namespace, k, _parse_now(now), type_list(types), reranker, recency, collapse)
+           recency: float | None = None, collapse: bool | None = None,
+           min_score: float | None = None) -> CallOptions:
+        return cls(namespace, k, _parse_now(now), type_list(types), reranker, recency, collapse, min_score)
 
     def checked(self, arm: str | None = None) -> CallOptions:
         """These options, after the checks the core makes on every call (`check_options`,
         `check_after`) for a retriever of `arm` (None: the ensemble): its defaults are checked where
         they are written, not on its first query."""
         check_options(self.namespace, self.k, self.now, self.types, [arm] if arm else None)
-        check_after(self.reranker, self.recency, self.collapse)
+        check_after(self.reranker, self.recency, self.collapse, self.min_score)
         return self
 
     def override(self, *, namespace: str | None = None, k: int | None = None,
                  now: datetime | str | None = None,
                  types: Sequence[MemoryType | str] | MemoryType | str | None = None, reranker: Any = None,
-                 recency: float | None = None, collapse: bool | None = None) -> CallOptions:
+                 recency: float | None = None, collapse: bool | None = None,
+                 min_score: float | None = None) -> CallOptions:
         """These options with every non-None override applied."""
         changes: dict[str, Any] = {}
         if namespace is not None:
@@ -252,7 +256,8 @@ class CallOptions:
             changes["now"] = _parse_now(now)
         if types is not None:
             changes["types"] = type_list(types)
-        for name, value in (("reranker", reranker), ("recency", recency), ("collapse", collapse)):
+        for name, value in (("reranker", reranker), ("recency", recency), ("collapse", collapse),
+                            ("min_score", min_score)):
             if value is not None:
                 changes[name] = value
         return replace(self, **changes) if changes else self
@@ -262,7 +267,8 @@ class CallOptions:
         is the ensemble restricted to that arm (for one arm, fused order is the arm's order, unless
         the retriever asks for recency, collapse or a reranker itself)."""
         kw: dict[str, Any] = {"namespace": self.namespace, "k": self.k, "now": self.now, "types": self.types,
-                              "reranker": self.reranker, "recency": self.recency, "collapse": self.collapse}
+                              "reranker": self.reranker, "recency": self.recency, "collapse": self.collapse,
+                              "min_score": self.min_score}
         if arm is not None:
             kw["arms"] = [arm]
         return kw

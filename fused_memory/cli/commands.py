@@ -136,7 +136,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     now = _parse_now(args.now)  # before the store opens: a bad --now must not create a store
     with MemoryStore.embedded(store_path(args.path, must_exist=True)) as store:
         ens = EnsembleMemory(store)
-        result = ens.retrieve(args.query, namespace=args.namespace, k=args.k, now=now,
+        result = ens.retrieve(args.query, namespace=args.namespace, k=args.k, now=now, min_score=args.min_score,
                               types=args.types.split(",") if args.types else None)
         ens.close()
         if not result.hits and not store.count(args.namespace):
@@ -188,6 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--k", type=int, default=10, help="results")
     q.add_argument("--now", help="ISO time the query is asked at (default: now)")
     q.add_argument("--types", help="comma-separated memory types to rank first (fact, preference, event, entity)")
+    q.add_argument("--min-score", type=float, default=None, metavar="S",
+                   help="leave out hits whose fused score is below S (default: FusionConfig's, 0)")
     q.add_argument("--explain", action="store_true", help="the plan and each result's per-retriever scores")
     q.add_argument("--json", action="store_true", help="the whole retrieval as JSON")
     q.set_defaults(fn=cmd_query)
