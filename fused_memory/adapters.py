@@ -21,7 +21,7 @@ from typing import Any
 
 from .ensemble import EnsembleMemory, check_after, check_options
 from .ensemble.source import EnsembleSource
-from .errors import BackendUnavailable, ConfigurationError, QueryError
+from .errors import BackendUnavailable, ConfigurationError, MissingDependency, QueryError
 from .results import Contribution, FusedHit, Retrieval
 from .store.memory_store import MemoryStore
 from .types import MemoryType, type_list
@@ -39,6 +39,7 @@ __all__ = [
     "arm_reports",
     "memory_line",
     "hit_metadata",
+    "missing_extra",
     "writable_store",
     "resolve_ensemble",
     "bound_ensemble",
@@ -78,6 +79,18 @@ def memory_line(kind: object, event_at: object, text: str, memory_id: object = N
     tags = [str(kind or "memory"), *([str(event_at)] if event_at else []),
             *([f"id={memory_id}"] if memory_id is not None else [])]
     return f"[{', '.join(tags)}] {_BLANK_LINES.sub(chr(10), text)}"
+
+
+def missing_extra(error: ModuleNotFoundError, extras: Mapping[str, str]) -> Exception:
+    """What an adapter raises when its framework is not installed: `MissingDependency` naming the
+    extra that installs it (`pip install "fused-memory[llama-index]"`), for a missing top-level
+    package `extras` maps (or a dotted one, "llama_index.core"); any other missing module as it was."""
+    name = error.name or ""
+    for package, extra in extras.items():
+        if name == package or name.startswith(package + "."):
+            shown = package.replace(".", "-").replace("_", "-")
+            return MissingDependency(f'{shown} is not installed: pip install "fused-memory[{extra}]"')
+    return error
 
 
 def writable_store(store: object, what: str) -> MemoryStore:
