@@ -154,6 +154,17 @@ def cmd_query(args: argparse.Namespace) -> int:
     return 0
 
 
+class DefaultsShown(argparse.ArgumentDefaultsHelpFormatter):
+    """Each flag's default in its help, once: not where the help already says it ("(default: now)"
+    was followed by "(default: None)"), nor a None that means "not given"."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default is None or "(default" in text:
+            return text
+        return super()._get_help_string(action)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -161,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     with contextlib.suppress(PackageNotFoundError):  # run from a source tree without an install
         p.add_argument("--version", action="version", version=f"%(prog)s {version('fused-memory')}")
     sub = p.add_subparsers(dest="command", required=True)
-    shown = argparse.ArgumentDefaultsHelpFormatter
+    shown = DefaultsShown
 
     d = sub.add_parser("demo", help="ingest a built-in sample and answer queries with explanations",
                        formatter_class=shown)
