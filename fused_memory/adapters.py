@@ -21,7 +21,7 @@ from typing import Any
 
 from .ensemble import EnsembleMemory, check_after, check_options
 from .ensemble.source import EnsembleSource
-from .errors import BackendUnavailable, ConfigurationError, QueryError
+from .errors import BackendUnavailable, ConfigurationError, MissingDependency, QueryError
 from .results import Contribution, FusedHit, Retrieval
 from .store.memory_store import MemoryStore
 from .types import MemoryType, type_list
@@ -39,6 +39,7 @@ __all__ = [
     "arm_reports",
     "memory_line",
     "hit_metadata",
+    "missing_extra",
     "writable_store",
     "resolve_ensemble",
     "bound_ensemble",
@@ -78,6 +79,18 @@ def memory_line(kind: object, event_at: object, text: str, memory_id: object = N
     tags = [str(kind or "memory"), *([str(event_at)] if event_at else []),
             *([f"id={memory_id}"] if memory_id is not None else [])]
     return f"[{', '.join(tags)}] {_BLANK_LINES.sub(chr(10), text)}"
+
+
+def missing_extra(error: ModuleNotFoundError, extras: Mapping[str, str]) -> Exception:
+    """What an adapter raises when its framework is not installed: `MissingDependency` naming the
+    extra that installs it (`pip install "fused-memory[llama-index]"`), for a missing top-level
+    package `extras` maps (or a dotted one, "llama_index.core"); any other missing module as it was."""
+    name = error.name or ""
+    for package, extra in extras.items():
+        if name == package or name.startswith(package + "."):
+            shown = package.replace(".", "-").replace("_", "-")
+            return MissingDependency(f'{shown} is not installed: pip install "fused-memory[{extra}]"')
+    return error
 
 
 def writable_store(store: object, what: str) -> MemoryStore:
@@ -213,7 +226,8 @@ class CallOptions:
     `check_options` and `check_after` (at construction through `checked`, and by every retrieve).
     `reranker`, `recency` and `collapse` are the stage after fusion's (`EnsembleMemory.retrieve`):
     a reranker (a LangChain document compressor, a LlamaIndex node postprocessor or a
-    `fused_memory.rerank.Reranker`), the recency list's weight, near-duplicate collapse.
+    `fused_memory.rerank.Reranker`), the recency list's weight, near-duplicate collapse, and the
+    floor on the fused score (`min_score`).
     """
 
     namespace: str
@@ -223,25 +237,28 @@ class CallOptions:
     reranker: Any = None
     recency: float | None = None
     collapse: bool | None = None
+    min_score: float | None = None
 
     @classmethod
     def of(cls, namespace: str, k: int, now: datetime | str | None = None,
            types: Sequence[MemoryType | str] | MemoryType | str | None = None, *, reranker: Any = None,
-           recency: float | None = None, collapse: bool | None = None) -> CallOptions:
-        return cls(namespace, k, _parse_now(now), type_list(types), reranker, recency, collapse)
+           recency: float | None = None, collapse: bool | None = None,
+           min_score: float | None = None) -> CallOptions:
+        return cls(namespace, k, _parse_now(now), type_list(types), reranker, recency, collapse, min_score)
 
     def checked(self, arm: str | None = None) -> CallOptions:
         """These options, after the checks the core makes on every call (`check_options`,
         `check_after`) for a retriever of `arm` (None: the ensemble): its defaults are checked where
         they are written, not on its first query."""
         check_options(self.namespace, self.k, self.now, self.types, [arm] if arm else None)
-        check_after(self.reranker, self.recency, self.collapse)
+        check_after(self.reranker, self.recency, self.collapse, self.min_score)
         return self
 
     def override(self, *, namespace: str | None = None, k: int | None = None,
                  now: datetime | str | None = None,
                  types: Sequence[MemoryType | str] | MemoryType | str | None = None, reranker: Any = None,
-                 recency: float | None = None, collapse: bool | None = None) -> CallOptions:
+                 recency: float | None = None, collapse: bool | None = None,
+                 min_score: float | None = None) -> CallOptions:
         """These options with every non-None override applied."""
         changes: dict[str, Any] = {}
         if namespace is not None:
@@ -252,7 +269,8 @@ class CallOptions:
             changes["now"] = _parse_now(now)
         if types is not None:
             changes["types"] = type_list(types)
-        for name, value in (("reranker", reranker), ("recency", recency), ("collapse", collapse)):
+        for name, value in (("reranker", reranker), ("recency", recency), ("collapse", collapse),
+                            ("min_score", min_score)):
             if value is not None:
                 changes[name] = value
         return replace(self, **changes) if changes else self
@@ -262,7 +280,8 @@ class CallOptions:
         is the ensemble restricted to that arm (for one arm, fused order is the arm's order, unless
         the retriever asks for recency, collapse or a reranker itself)."""
         kw: dict[str, Any] = {"namespace": self.namespace, "k": self.k, "now": self.now, "types": self.types,
-                              "reranker": self.reranker, "recency": self.recency, "collapse": self.collapse}
+                              "reranker": self.reranker, "recency": self.recency, "collapse": self.collapse,
+                              "min_score": self.min_score}
         if arm is not None:
             kw["arms"] = [arm]
         return kw
@@ -283,9 +302,10 @@ def _retrieval_info(retrieval: Retrieval) -> dict[str, Any]:
 def hit_metadata(hit: FusedHit, retrieval: Retrieval) -> dict[str, Any]:
     """JSON-safe metadata for one fused hit, built from `FusedHit.to_json()`.
 
-    The memory's fields come first (type, ISO `event_at` in the zone of the query's `now`: the
-    agent tool showed a Friday-evening dinner asked about from Los Angeles as Saturday in UTC,
-    entities...), the caller's own memory
+    The memory's fields come first (type, ISO `event_at` with the offset it was given, so a June 1
+    move written at +02:00 is not shown as May 31; a time given in UTC in the zone of the query's
+    `now`: the agent tool showed a Friday-evening dinner asked about from Los Angeles as Saturday in
+    UTC; entities...), the caller's own memory
     metadata under `metadata`, then the retrieval facts: score, rank, arms, per-arm contributions
     (the recency list's too, as "recency"), the explain string, what the stage after fusion did
     (collapsed ids, supersedes / superseded_by, rerank_score and rank_before_rerank) and the skipped /
@@ -298,11 +318,11 @@ def hit_metadata(hit: FusedHit, retrieval: Retrieval) -> dict[str, Any]:
     memory = dict(data["memory"])
     memory_id = memory.pop("id")
     memory.pop("text")
-    for key in ("event_at", "created_at"):  # in the zone the query was asked in, as its windows are
-        if memory.get(key):
+    for key in ("event_at", "created_at"):  # with the offset it was given; a UTC time (what code
+        if memory.get(key):                 # writes when it knows no zone) in the query's zone
             when = datetime.fromisoformat(memory[key])
             zone = retrieval.parsed.now.tzinfo if retrieval.parsed is not None else None
-            memory[key] = (when.astimezone(zone) if zone is not None else when).isoformat()
+            memory[key] = (when.astimezone(zone) if zone is not None and not when.utcoffset() else when).isoformat()
     out = {
         "memory_id": memory_id,
         **memory,

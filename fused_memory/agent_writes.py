@@ -20,12 +20,12 @@ frameworks take as a tool's schema; nothing here imports a framework.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from .adapters import memory_line, writable_store
 from .conversation import DEFAULT_CONTEXT_TURNS, conversation_context
@@ -43,6 +43,7 @@ __all__ = [
     "MemoryWriteInput",
     "MemoryDeleteInput",
     "write_arguments",
+    "refuse_unknown",
     "parse_time",
     "with_session_context",
     "remember",
@@ -54,7 +55,10 @@ __all__ = [
 ]
 
 class MemoryWriteInput(BaseModel):
-    """The arguments of `memory_write_tool`, as the model sees them."""
+    """The arguments of `memory_write_tool`, as the model sees them, and no other: one it guessed,
+    `event_at` for `time`, is refused by `refuse_unknown`, not dropped with the date it carried."""
+
+    model_config = ConfigDict(extra="forbid")
 
     text: str = Field(description="What to remember: one self-contained statement about the user.")
     type: str | None = Field(default=None, description="Optional: fact, preference, event or entity.")
@@ -63,7 +67,9 @@ class MemoryWriteInput(BaseModel):
 
 
 class MemoryDeleteInput(BaseModel):
-    """The argument of `memory_delete_tool`, as the model sees it."""
+    """The argument of `memory_delete_tool`, as the model sees it (and no other)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     memory_id: str = Field(description="The id of the memory to delete, shown as id=... by the memory tools.")
 
@@ -120,6 +126,16 @@ def parse_time(value: object, what: str = "time") -> datetime | None:
         raise InvalidMemory(f"{what} {value!r} has no time zone; write it with one, e.g. "
                             f"{when.isoformat()}+00:00 for UTC")
     return require_storable(when, what, InvalidMemory)
+
+
+def refuse_unknown(given: Iterable[str], accepted: Sequence[str], what: str, kind: str = "argument") -> None:
+    """Refuse the names in `given` that `accepted` does not hold, naming them and what `what` takes,
+    so the caller (a model, a JSONL line's author) can correct the call; a silently dropped
+    `event_at` loses a date. The one check behind the CLI's `ingest` and every tool's arguments."""
+    unknown = [name for name in given if name not in accepted]
+    if unknown:
+        raise InvalidMemory(f"unknown {kind}{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}: "
+                            f"{what} takes {', '.join(accepted)}")
 
 
 def write_arguments(text: object, type: object = None, time: object = None) -> WriteArguments:

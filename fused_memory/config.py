@@ -122,6 +122,11 @@ class FusionConfig:
     #: Final order of the reranked hits: by blend * 1/(k + rerank rank) + (1 - blend) * 1/(k + fused
     #: rank). 1: the reranker's order; 0: the fused order (the reranker's scores only shown).
     rerank_blend: float = 1.0
+    #: A floor on a hit's fused score (`retrieve(min_score=)` per call). 0: every hit that some arm
+    #: scored above 0; a memory every arm scored 0 (the vector arm returns its whole depth, unrelated
+    #: memories included) is never a hit. Fused scores are not calibrated across queries (one arm's
+    #: #1 is 0.14 to 0.18 at the default weights), so a floor is a caller's choice, not a default.
+    min_score: float = 0.0
 
     def __post_init__(self) -> None:
         self._check_after()
@@ -162,6 +167,7 @@ class FusionConfig:
             "recency_band": (0.0, True, 2.0, True),
             "duplicate_cosine": (-1.0, True, 1.0, True), "mmr_lambda": (0.0, True, 1.0, True),
             "rerank_timeout_s": (0.0, False, math.inf, False), "rerank_blend": (0.0, True, 1.0, False),
+            "min_score": (0.0, True, math.inf, False),
         }
         for name, (low, closed, high, optional) in ranges.items():
             value = getattr(self, name)
@@ -200,7 +206,7 @@ class FusionConfig:
         """FUSED_MEMORY_RRF_K, FUSED_MEMORY_DEPTH, FUSED_MEMORY_WIDEN_BELOW, FUSED_MEMORY_POOL_MIN,
         FUSED_MEMORY_WEIGHT_<ARM>, FUSED_MEMORY_TIMEOUT_<ARM> (seconds), FUSED_MEMORY_RECENCY_WEIGHT,
         FUSED_MEMORY_RECENCY_HALF_LIFE_DAYS, FUSED_MEMORY_CURRENT_STATE_RECENCY, FUSED_MEMORY_RERANK_TIMEOUT
-        (seconds)."""
+        (seconds), FUSED_MEMORY_MIN_SCORE."""
         env = os.environ if env is None else env
         kw: dict[str, object] = {}
         try:
@@ -214,7 +220,7 @@ class FusionConfig:
                 kw["pool_min"] = int(env["FUSED_MEMORY_POOL_MIN"])
             for key, name in (("RECENCY_WEIGHT", "recency_weight"), ("RERANK_TIMEOUT", "rerank_timeout_s"),
                               ("RECENCY_HALF_LIFE_DAYS", "recency_half_life_days"),
-                              ("CURRENT_STATE_RECENCY", "current_state_recency")):
+                              ("CURRENT_STATE_RECENCY", "current_state_recency"), ("MIN_SCORE", "min_score")):
                 if f"FUSED_MEMORY_{key}" in env:
                     kw[name] = float(env[f"FUSED_MEMORY_{key}"])
             kw["weights"] = {a: float(env[f"FUSED_MEMORY_WEIGHT_{a.upper()}"])

@@ -137,6 +137,12 @@ class Contribution:
     detail: str | None = None
 
 
+def _path(c: Contribution) -> str:
+    """The graph's path to the memory, for `explain`; "" for the other arms (their details say how
+    a score was adjusted, which the score already shows)."""
+    return f": {c.detail}" if c.arm == "graph" and c.detail else ""
+
+
 @dataclass(frozen=True)
 class FusedHit:
     """A memory in the fused ranking, with every arm's share of its score (the recency list's too,
@@ -162,8 +168,9 @@ class FusedHit:
     rank_before_rerank: int | None = None
 
     def explain(self) -> str:
-        """e.g. `lexical#1(0.93) + dense#4(0.81) k=10 -> 0.1627 | rerank 0.912: #4 -> #1`."""
-        parts = " + ".join(f"{c.arm}#{c.rank}({c.raw_score:.2f})" for c in self.contributions)
+        """e.g. `lexical#1(0.93) + dense#4(0.81) k=10 -> 0.1627 | rerank 0.912: #4 -> #1`; a graph
+        hit names its path, `graph#1(0.85: Sarah Chen <-reports_to- Tom Becker, 1 hop, asked relation)`."""
+        parts = " + ".join(f"{c.arm}#{c.rank}({c.raw_score:.2f}{_path(c)})" for c in self.contributions)
         out = f"{parts or 'none'} k={self.k} -> {self.score:.4f}"
         if self.rerank_score is not None:
             out += f" | rerank {self.rerank_score:.3f}: #{self.rank_before_rerank} -> #{self.rank}"

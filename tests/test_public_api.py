@@ -26,13 +26,13 @@ PUBLIC: dict[str, set[str]] = {
     "fused_memory.adapters": {
         "ARM_RETRIEVERS", "ArmReport", "CallOptions", "DEFAULT_TOOL_DESCRIPTION", "DEFAULT_TOOL_NAME",
         "LLM_HIDDEN_KEYS", "NO_MEMORIES", "RETRIEVAL_KEYS", "answered", "arm_reports", "bound_ensemble",
-        "hit_metadata", "memory_line", "resolve_ensemble", "writable_store",
+        "hit_metadata", "memory_line", "missing_extra", "resolve_ensemble", "writable_store",
     },
     "fused_memory.agent_writes": {
         "WRITE_TOOL_NAME", "WRITE_TOOL_DESCRIPTION", "DELETE_TOOL_NAME", "DELETE_TOOL_DESCRIPTION", "WriteArguments",
         "MemoryWriteInput", "MemoryDeleteInput",
         "write_arguments", "parse_time", "with_session_context", "remember", "aremember", "forget", "aforget",
-        "saved_answer", "forgotten_answer",
+        "saved_answer", "forgotten_answer", "refuse_unknown",
     },
     "fused_memory.backends": {
         "VectorBackend", "LexicalIndex", "GraphStore", "PayloadWriter", "PayloadLister", "VectorReader", "TypeCounter",

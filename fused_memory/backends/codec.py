@@ -22,18 +22,25 @@ def _ts(value: datetime | None) -> float | None:
 
 
 def stored_time(value: Any, iso: Any = None) -> datetime | None:
-    """The stored instant in UTC: from its ISO text when the payload has it (exact to the
-    microsecond at any date; a float of epoch seconds is exact only for years ~1700-2240),
-    else from the epoch seconds (which the range filters use). A time outside what a store can
+    """The stored instant with the offset it was given: from its ISO text when the payload has it
+    (exact to the microsecond at any date, and in the writer's zone: a move "on June 1" written
+    at +02:00 read back in UTC is May 31; a float of epoch seconds is exact only for years
+    ~1700-2240), else, in UTC, from the epoch seconds (which the range filters use, so times
+    still sort and filter by their instant). A time outside what a store can
     hold (written before such times were refused) reads back as the nearer end of the range, so
     one bad value cannot keep a store from opening."""
     if value is None:
         return None
-    dt = _read(lambda: datetime.fromisoformat(iso).astimezone(timezone.utc)) if isinstance(iso, str) else None
+    dt = _read(lambda: _aware(datetime.fromisoformat(iso))) if isinstance(iso, str) else None
     dt = dt or _read(lambda: datetime.fromtimestamp(float(value), tz=timezone.utc))
     if dt is None or not is_storable(dt):
         return FIRST_STORABLE if float(value) < 0 else LAST_STORABLE
     return dt
+
+
+def _aware(value: datetime) -> datetime:
+    """An ISO text without a zone is not what `to_payload` writes; read it as UTC, not as local."""
+    return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
 
 
 def _read(parse: Any) -> datetime | None:
@@ -84,7 +91,8 @@ def _has_float(value: Any) -> bool:
 
 
 def from_payload(p: Mapping[str, Any]) -> Memory:
-    """Rebuild a Memory. Times come back in UTC; the instant is preserved exactly."""
+    """Rebuild a Memory. Times come back with the offset they were written with (UTC for a payload
+    that holds only epoch seconds); the instant is preserved exactly."""
     return Memory(
         id=str(p["memory_id"]), namespace=str(p["namespace"]), text=str(p["text"]),
         predicate=p.get("predicate"),

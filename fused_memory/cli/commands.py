@@ -17,7 +17,7 @@ from ..errors import ConfigurationError, FusedMemoryError, InvalidMemory
 from ..terminal import terminal_safe
 from .paths import require_fresh_dir, store_path
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "INGEST_FIELDS"]
 
 
 def _parse_now(value: Any, what: str = "--now") -> datetime | None:
@@ -77,6 +77,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
+    from ..agent_writes import refuse_unknown
     from ..evaluation.data import optional_str, read_jsonl
     from ..store.memory_store import MemoryStore
     from ..types import Memory
@@ -92,6 +93,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     def memory(lineno: int, row: dict[str, Any]) -> Memory:
         where = f"{args.file}:{lineno}"
         try:
+            refuse_unknown(row, INGEST_FIELDS, "a line", kind="field")  # "typ" dropped would be a guess
+            metadata = row.get("metadata") or {}
+            if not isinstance(metadata, dict):
+                raise InvalidMemory(f"'metadata' must be an object, got {type(metadata).__name__}")
             entities = row.get("entities") or []
             if not isinstance(entities, list):
                 raise InvalidMemory(f"'entities' must be a list of names, got {type(entities).__name__}")
@@ -102,7 +107,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 type=row.get("type"), predicate=row.get("predicate"),
                 event_at=_parse_now(row.get("event_at"), f"{where}: event_at"),
                 session_id=optional_str(row, "session_id", where), entities=tuple(entities),
-                context=row.get("context"))
+                context=row.get("context"), metadata=metadata)
         except FusedMemoryError as exc:
             raise InvalidMemory(str(exc) if str(exc).startswith(where) else f"{where}: {exc}") from None
         if row.get("id") not in (None, ""):  # an upsert key: a second row would replace the first unseen
@@ -131,7 +136,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     now = _parse_now(args.now)  # before the store opens: a bad --now must not create a store
     with MemoryStore.embedded(store_path(args.path, must_exist=True)) as store:
         ens = EnsembleMemory(store)
-        result = ens.retrieve(args.query, namespace=args.namespace, k=args.k, now=now,
+        result = ens.retrieve(args.query, namespace=args.namespace, k=args.k, now=now, min_score=args.min_score,
                               types=args.types.split(",") if args.types else None)
         ens.close()
         if not result.hits and not store.count(args.namespace):
@@ -149,6 +154,17 @@ def cmd_query(args: argparse.Namespace) -> int:
     return 0
 
 
+class DefaultsShown(argparse.ArgumentDefaultsHelpFormatter):
+    """Each flag's default in its help, once: not where the help already says it ("(default: now)"
+    was followed by "(default: None)"), nor a None that means "not given"."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default is None or "(default" in text:
+            return text
+        return super()._get_help_string(action)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -156,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     with contextlib.suppress(PackageNotFoundError):  # run from a source tree without an install
         p.add_argument("--version", action="version", version=f"%(prog)s {version('fused-memory')}")
     sub = p.add_subparsers(dest="command", required=True)
-    shown = argparse.ArgumentDefaultsHelpFormatter
+    shown = DefaultsShown
 
     d = sub.add_parser("demo", help="ingest a built-in sample and answer queries with explanations",
                        formatter_class=shown)
@@ -183,6 +199,8 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--k", type=int, default=10, help="results")
     q.add_argument("--now", help="ISO time the query is asked at (default: now)")
     q.add_argument("--types", help="comma-separated memory types to rank first (fact, preference, event, entity)")
+    q.add_argument("--min-score", type=float, default=None, metavar="S",
+                   help="leave out hits whose fused score is below S (default: FusionConfig's, 0)")
     q.add_argument("--explain", action="store_true", help="the plan and each result's per-retriever scores")
     q.add_argument("--json", action="store_true", help="the whole retrieval as JSON")
     q.set_defaults(fn=cmd_query)
@@ -194,11 +212,16 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: The fields a line of `ingest`'s JSONL may hold; any other is refused with file:line.
+INGEST_FIELDS = ("text", "id", "namespace", "conversation_id", "type", "event_at", "session_id", "entities",
+                 "predicate", "context", "metadata")
+
 _INGEST_FIELDS = """\
 fields of a line: "text" (required); "id" (default: derived from namespace and text; a repeated
 id would replace the earlier row and is refused); "namespace" or "conversation_id" (default:
 --namespace); "type" (fact, preference, event, entity; default: classified); "event_at" (ISO 8601;
-no zone is UTC); "session_id"; "entities" (a list of names); "predicate"; "context"."""
+no zone is UTC); "session_id"; "entities" (a list of names); "predicate"; "context"; "metadata" (an
+object of your own fields). Any other field is refused, with its file:line."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -95,14 +95,21 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     ks = parse_int_list(args.k, "--k")
     arms = parse_arms(args.arms)
-    _check_outputs(args, inputs={"--memories": args.memories, "--queries": args.queries})
+    inputs = _inputs(args)
+    _check_outputs(args, inputs=inputs)
     config = _fusion_config(args)
     if args.store is not None:
         from .paths import require_fresh_dir
 
         require_fresh_dir(args.store, "--store", "eval ingests into a fresh store (memories of an earlier run "
                                                  "would be found again and change the scores)")
-    dataset = load_dataset(args.memories, args.queries)
+    if args.locomo:
+        from ..evaluation.locomo import load_locomo
+
+        wanted = [c.strip() for c in args.conversations.split(",") if c.strip()] if args.conversations else None
+        dataset = load_locomo(args.locomo, wanted)
+    else:
+        dataset = load_dataset(args.memories, args.queries)
     for warning in dataset.warnings:  # not progress: shown with --quiet too
         print(terminal_safe(f"fused-memory: warning: {warning}"), file=sys.stderr)
     systems = default_systems(arms, ablations=not args.no_ablations)
@@ -110,9 +117,24 @@ def cmd_eval(args: argparse.Namespace) -> int:
                       progress=_progress(args, stderr_progress), context_turns=args.context_turns,
                       backend=args.backend, lexical=args.lexical)
     data = report.to_json()
-    data["config"]["memories"] = str(args.memories)
-    data["config"]["queries"] = str(args.queries)
+    for flag, given in inputs.items():
+        data["config"][flag.lstrip("-")] = str(given)
+    if args.conversations:
+        data["config"]["conversations"] = args.conversations
     return _emit(args, lambda: format_eval(report), data, lambda png: plot_eval(report, png))
+
+
+def _inputs(args: argparse.Namespace) -> dict[str, str]:
+    """The dataset's files by flag: --locomo alone, or --memories with --queries."""
+    if args.locomo and (args.memories or args.queries):
+        raise ConfigurationError("give --locomo (the release file) or --memories and --queries, not both")
+    if args.locomo:
+        return {"--locomo": args.locomo}
+    if args.conversations:
+        raise ConfigurationError("--conversations picks conversations of --locomo's file; give --locomo")
+    if not (args.memories and args.queries):
+        raise ConfigurationError("give --memories M.jsonl and --queries Q.jsonl, or --locomo locomo10.json")
+    return {"--memories": args.memories, "--queries": args.queries}
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -175,8 +197,12 @@ def add_commands(subparsers: Any) -> None:
                     "(default embedder), answer every query of Q.jsonl at its 'now', and report Recall@k "
                     "and NDCG@10 of gold_ids per category and overall, for the fused ensemble, each arm "
                     "alone, the ensemble without each arm, and the optimizer off.")
-    e.add_argument("--memories", required=True, metavar="M.jsonl")
-    e.add_argument("--queries", required=True, metavar="Q.jsonl")
+    e.add_argument("--memories", metavar="M.jsonl")
+    e.add_argument("--queries", metavar="Q.jsonl")
+    e.add_argument("--locomo", metavar="locomo10.json", help="the public LoCoMo release file as it is, instead of "
+                                                             "--memories and --queries")
+    e.add_argument("--conversations", metavar="IDS", help="with --locomo: only these conversations, comma-separated "
+                                                          "sample ids (e.g. conv-26,conv-30)")
     e.add_argument("--k", default="5,10", help="recall cut-offs, comma-separated (default 5,10)")
     e.add_argument("--arms", default="all", help="'all' or a comma list of arms to evaluate (default all)")
     e.add_argument("--json", metavar="OUT", help="write the JSON report here ('-' for stdout)")

@@ -71,9 +71,13 @@ class Staged:
             self.failures.append(failure)
         if ms is not None:
             self.job.timings["rerank"] = ms
+        # a hit has something to show for itself: a fused score above 0 (a memory every arm scored 0
+        # is the tail of a vector arm's depth, not an answer) and at least the caller's floor
+        floor = self.job.after.min_score if self.job.after.min_score is not None else config.min_score
+        kept = [c for c in ranked if c.score > 0 and c.score >= floor]
         hits = tuple(FusedHit(c.memory, c.score, rank, c.contributions, config.k, c.collapsed, c.supersedes,
                               c.superseded_by, c.rerank_score, c.rank_before_rerank)
-                     for rank, c in enumerate(ranked[:self.job.k], start=1))
+                     for rank, c in enumerate(kept[:self.job.k], start=1))
         return hits, (self.reranker if ms is not None else None)
 
 

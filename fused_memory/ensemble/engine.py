@@ -151,14 +151,16 @@ class EnsembleMemory:
     def retrieve(self, query: str, *, namespace: str, k: int = 10, now: datetime | None = None,
                  types: Sequence[MemoryType | str] | None = None, arms: Sequence[str] | None = None,
                  embed_text: str | Sequence[str] | None = None, reranker: object = None,
-                 recency: float | None = None, collapse: bool | None = None) -> Retrieval:
+                 recency: float | None = None, collapse: bool | None = None,
+                 min_score: float | None = None) -> Retrieval:
         """The top `k` memories for `query` in `namespace`, each with its explanation. `embed_text`:
         what the vector arms embed instead of the query (a HyDE answer, LlamaIndex's
         `custom_embedding_strs`; several texts are embedded one by one and averaged); BM25, entities
         and time still read `query`. After fusion (`ensemble.after_fusion`): `reranker` for this call
         (else the ensemble's), `recency` the recency list's weight (else the config's: its
-        `current_state_recency` on "now" questions; 0: off), `collapse` near-duplicates (else the config's)."""
-        after = check_after(reranker, recency, collapse)
+        `current_state_recency` on "now" questions; 0: off), `collapse` near-duplicates (else the config's).
+        A hit needs a fused score above 0 and at least `min_score` (else the config's floor)."""
+        after = check_after(reranker, recency, collapse, min_score)
         job = self._prepare(query, namespace, k, now, types, arms, embed_text)
         job.after = after
         outcomes = self._wait(job.tasks)
@@ -175,11 +177,12 @@ class EnsembleMemory:
     async def aretrieve(self, query: str, *, namespace: str, k: int = 10, now: datetime | None = None,
                         types: Sequence[MemoryType | str] | None = None, arms: Sequence[str] | None = None,
                         embed_text: str | Sequence[str] | None = None, reranker: object = None,
-                        recency: float | None = None, collapse: bool | None = None) -> Retrieval:
+                        recency: float | None = None, collapse: bool | None = None,
+                        min_score: float | None = None) -> Retrieval:
         """`retrieve` for asyncio: parsing, arms and hydration run off the event loop (planning and
         fusion on the loop's default executor, so hung arms can never hold them up); the reranker's
         call is awaited as the arms' are."""
-        after = check_after(reranker, recency, collapse)
+        after = check_after(reranker, recency, collapse, min_score)
         loop = asyncio.get_running_loop()
         job = await loop.run_in_executor(
             None, lambda: self._prepare(query, namespace, k, now, types, arms, embed_text))

@@ -61,14 +61,17 @@ def check_types_apply(arms: Sequence[str]) -> None:
 class AfterOptions:
     """A call's say over the stage after fusion; None leaves it to the ensemble and its config:
     `reranker` (the ensemble's own when None), `recency` (the recency list's weight, replacing the
-    configured weight and the optimizer's boost; 0 turns recency off), `collapse` (near-duplicates)."""
+    configured weight and the optimizer's boost; 0 turns recency off), `collapse` (near-duplicates),
+    `min_score` (a floor on the fused score, replacing `FusionConfig.min_score`)."""
 
     reranker: Reranker | None = None
     recency: float | None = None
     collapse: bool | None = None
+    min_score: float | None = None
 
 
-def check_after(reranker: object = None, recency: object = None, collapse: object = None) -> AfterOptions:
+def check_after(reranker: object = None, recency: object = None, collapse: object = None,
+                min_score: object = None) -> AfterOptions:
     """The per-call options of the stage after fusion, checked: a reranker as `as_reranker` takes it
     (a LangChain compressor or a LlamaIndex postprocessor is wrapped), a recency weight a finite
     number >= 0, collapse a bool."""
@@ -85,7 +88,13 @@ def check_after(reranker: object = None, recency: object = None, collapse: objec
         recency = value
     if collapse is not None and not isinstance(collapse, bool):
         raise QueryError(f"collapse must be True, False or None, got {collapse!r}")
-    return AfterOptions(reranker, recency, collapse)
+    if min_score is not None:
+        floor = float(min_score) if isinstance(min_score, numbers.Real) and not isinstance(min_score, bool) \
+            else math.nan
+        if not (math.isfinite(floor) and floor >= 0):
+            raise QueryError(f"min_score must be a finite number >= 0 (a floor on the fused score), got {min_score!r}")
+        min_score = floor
+    return AfterOptions(reranker, recency, collapse, min_score)
 
 def check_rules_off(rules_off: Collection[str]) -> frozenset[str]:
     """`EnsembleMemory(rules_off=...)`: names of optimizer rules (stage 2's `RULE_NAMES`, stage 2b's

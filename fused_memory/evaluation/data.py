@@ -23,6 +23,7 @@ from ..types import Memory
 
 __all__ = [
     "read_jsonl",
+    "checked_dataset",
     "EvalDataError",
     "EvalMemory",
     "EvalQuery",
@@ -226,10 +227,15 @@ def load_dataset(memories: str | Path, queries: str | Path) -> EvalDataset:
     as qrels are: a scored query about a conversation with no memories (0 for every system), and a
     gold id that is not a memory of its query's conversation (a miss for every system). Converters
     differ on whether they drop evidence that points nowhere; the numbers should say it, not hide it."""
-    mems = load_memories(memories)
+    return checked_dataset(load_memories(memories), load_queries(queries), memories, queries)
+
+
+def checked_dataset(mems: tuple[EvalMemory, ...], qs: tuple[EvalQuery, ...], memories: object,
+                    queries: object) -> EvalDataset:
+    """`load_dataset`'s checks of memories and queries against each other, whatever file they came
+    from (`memories` and `queries` name the source in messages)."""
     if not mems:
         raise EvalDataError(f"{memories}: no memories")
-    qs = load_queries(queries)
     if not any(q.gold_ids for q in qs):
         raise EvalDataError(f"{queries}: no query has gold_ids, so there is nothing to score")
     ids: dict[str, set[str]] = {}

@@ -73,13 +73,12 @@ def __getattr__(name: str) -> Any:
     try:
         value = getattr(import_module(f".{module}", __name__), name)
     except ModuleNotFoundError as exc:
-        missing = (exc.name or "").split(".")[0]
-        if missing in _EXTRAS:
-            from fused_memory import MissingDependency
-            package = missing.replace("_", "-")
-            raise MissingDependency(f'{package} is not installed: pip install "fused-memory[{_EXTRAS[missing]}]"'
-                                    ) from exc
-        raise
+        from fused_memory.adapters import missing_extra
+
+        error = missing_extra(exc, _EXTRAS)
+        if error is exc:
+            raise
+        raise error from exc
     globals()[name] = value
     return value
 

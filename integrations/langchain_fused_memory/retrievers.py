@@ -57,7 +57,7 @@ __all__ = [
 #: kwargs LangChain itself may leave in `invoke(**kwargs)`; accepted and ignored.
 _RUNNABLE_KWARGS = frozenset({"verbose"})
 #: Per-call options of the stage after fusion (`CallOptions`), beside k, namespace, now and types.
-_AFTER_KWARGS = ("reranker", "recency", "collapse")
+_AFTER_KWARGS = ("reranker", "recency", "collapse", "min_score")
 
 
 def to_documents(retrieval: Retrieval) -> list[Document]:
@@ -95,7 +95,7 @@ class _ArmFailed(RuntimeError):
 class FusedMemoryRetriever(BaseRetriever):
     """Shared shell of the six retrievers: which arm (`arm`, None = fused ensemble), the store or
     ensemble, and defaults that every call may override (`k`, `namespace`, `now`, `types`, and after
-    fusion `reranker`, `recency`, `collapse`)."""
+    fusion `reranker`, `recency`, `collapse`, `min_score`)."""
 
     arm: ClassVar[str | None] = None
 
@@ -128,6 +128,9 @@ class FusedMemoryRetriever(BaseRetriever):
     collapse: bool | None = None
     """Near-duplicates collapse into one document, the newest (metadata `collapsed` lists the others);
     None: the ensemble's `FusionConfig.collapse`."""
+    min_score: float | None = None
+    """A floor on the fused score (`score` in the metadata); None: the ensemble's
+    `FusionConfig.min_score`. A memory no arm scored above 0 is never returned."""
 
     # a misspelled field (namesapce=...) must fail, not search the "default" namespace
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
@@ -159,7 +162,7 @@ class FusedMemoryRetriever(BaseRetriever):
 
     def _defaults(self) -> CallOptions:
         return CallOptions.of(self.namespace, self.k, self.now, self.types, reranker=self.reranker,
-                              recency=self.recency, collapse=self.collapse)
+                              recency=self.recency, collapse=self.collapse, min_score=self.min_score)
 
     def _options(self, k: int | None, namespace: str | None, now: datetime | str | None,
                  types: Sequence[MemoryType | str] | MemoryType | str | None,
@@ -168,7 +171,7 @@ class FusedMemoryRetriever(BaseRetriever):
         unknown = set(extra) - _RUNNABLE_KWARGS
         if unknown:
             raise TypeError(f"{type(self).__name__} got unexpected keyword argument(s) {sorted(unknown)}; "
-                            "per-call overrides are k, namespace, now, types, reranker, recency, collapse")
+                            "per-call overrides are k, namespace, now, types, reranker, recency, collapse, min_score")
         return self._defaults().override(k=k, namespace=namespace, now=now, types=types, **after)
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,

@@ -28,7 +28,7 @@ indexed with that conversation's earlier memories as context, as `conversation_c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.callbacks import Callbacks  # noqa: TC002 - StructuredTool reads the annotations
@@ -36,7 +36,7 @@ from langchain_core.documents import Document  # noqa: TC002
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import StructuredTool, ToolException
 from langchain_core.tools.retriever import RetrieverInput
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from fused_memory import ConfigurationError, InvalidMemory, Memory, QueryError, adapters, agent_writes
 from fused_memory.adapters import DEFAULT_TOOL_DESCRIPTION, DEFAULT_TOOL_NAME, NO_MEMORIES
@@ -119,20 +119,35 @@ def _write_answer(memory: Memory) -> tuple[str, dict[str, Any]]:
     return agent_writes.saved_answer(memory), memory.to_json()
 
 
-def _schema_errors(error: Exception) -> str:
-    """Which argument did not fit the schema, as pydantic says it ("type: Input should be a valid string")."""
+def _schema_errors(error: Exception, name: str, schema: type[BaseModel]) -> str:
+    """Which argument did not fit the schema, as pydantic says it ("type: Input should be a valid
+    string"); an argument the schema does not have, as `agent_writes.refuse_unknown` says it for
+    both frameworks ("unknown argument 'event_at': save_memory takes text, type, time")."""
     if not isinstance(error, ValidationError):
         return ""
-    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in error.errors()) + ". "
+    said = []
+    unknown = [str(e["loc"][0]) for e in error.errors() if e["type"] == "extra_forbidden" and e["loc"]]
+    try:
+        agent_writes.refuse_unknown(unknown, tuple(schema.model_fields), name)
+    except InvalidMemory as exc:
+        said.append(str(exc))
+    said += [f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in error.errors()
+             if e["type"] != "extra_forbidden"]
+    return "; ".join(said) + ". "
 
 
-def _bad_write(error: Exception) -> str:
-    return (_schema_errors(error) + "Call this tool with text (a non-empty statement to remember) and optionally "
-            "type (fact, preference, event or entity) and time (ISO 8601 with a zone).")
+def _bad_write(name: str) -> Callable[[Exception], str]:
+    def said(error: Exception) -> str:
+        return (_schema_errors(error, name, MemoryWriteInput) + "Call this tool with text (a non-empty statement to "
+                "remember) and optionally type (fact, preference, event or entity) and time (ISO 8601 with a zone).")
+    return said
 
 
-def _bad_delete(error: Exception) -> str:
-    return _schema_errors(error) + "Call this tool with memory_id: the id of one memory (shown as id=...)."
+def _bad_delete(name: str) -> Callable[[Exception], str]:
+    def said(error: Exception) -> str:
+        return (_schema_errors(error, name, MemoryDeleteInput)
+                + "Call this tool with memory_id: the id of one memory (shown as id=...).")
+    return said
 
 
 def memory_write_tool(retriever: FusedMemoryRetriever, name: str = WRITE_TOOL_NAME,
@@ -162,7 +177,7 @@ def memory_write_tool(retriever: FusedMemoryRetriever, name: str = WRITE_TOOL_NA
 
     return StructuredTool(name=name, description=description, func=save, coroutine=asave,
                           args_schema=MemoryWriteInput, response_format="content_and_artifact",
-                          handle_tool_error=True, handle_validation_error=_bad_write)
+                          handle_tool_error=True, handle_validation_error=_bad_write(name))
 
 
 def memory_delete_tool(retriever: FusedMemoryRetriever, name: str = DELETE_TOOL_NAME,
@@ -187,4 +202,4 @@ def memory_delete_tool(retriever: FusedMemoryRetriever, name: str = DELETE_TOOL_
 
     return StructuredTool(name=name, description=description, func=delete, coroutine=adelete,
                           args_schema=MemoryDeleteInput, response_format="content_and_artifact",
-                          handle_tool_error=True, handle_validation_error=_bad_delete)
+                          handle_tool_error=True, handle_validation_error=_bad_delete(name))

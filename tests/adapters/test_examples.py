@@ -84,7 +84,7 @@ def test_langgraph_tools_agent_finds_in_thread_2_what_thread_1_saved() -> None:
     saves = _tool_messages(result["thread_1"])
     assert [m.name for m in saves] == ["save_memory", "save_memory"] and all(m.status == "success" for m in saves)
     assert saves[0].content.startswith("Saved to memory: [event, 2024-03-01T09:00:00+01:00, id=")
-    assert result["answer"] == "From your memory: [event, 2024-03-01T08:00:00+00:00] I moved to Munich in March."
+    assert result["answer"] == "From your memory: [event, 2024-03-01T09:00:00+01:00] I moved to Munich in March."
     by_text = {m.text: m for m in result["stored"]}
     window = by_text["I prefer window seats on trains."]
     assert window.session_id == "1" and window.context == "I moved to Munich in March."  # thread 1 is its session
@@ -95,8 +95,7 @@ def test_langgraph_tools_agent_finds_in_thread_2_what_thread_1_saved() -> None:
 def test_llamaindex_memory_block_carries_a_fact_to_the_next_conversation() -> None:
     result = _load("llamaindex_memory_block").main()
     assert result["answer"] == "From memory: [fact] My manager there is Priya Nair, she is great so far."
-    assert {(m.session_id, m.metadata["role"]) for m in result["stored"]} == {("monday", "user"),
-                                                                               ("monday", "assistant")}
+    assert {(m.session_id, m.metadata["role"]) for m in result["stored"]} == {("monday", "user")}  # not the replies
     assert result["shown"].startswith("<memory>\n<fused_memory>\n[fact] My manager there is Priya Nair")
 
 

@@ -119,3 +119,15 @@ def test_langgraph_loads_only_with_the_store() -> None:
         print(langchain_fused_memory.FusedMemoryStore.__module__)
     """)
     assert out.split("\n")[:2] == ["[]", "langchain_fused_memory.langgraph_store"]
+
+
+def test_llamaindex_adapter_without_its_extra_names_the_extra() -> None:
+    """As the LangChain adapter does: it ended in a raw `No module named 'llama_index.core'`."""
+    out = _run("""
+        from fused_memory import MissingDependency
+        try:
+            from llama_index.retrievers.fused_memory import EnsembleMemoryRetriever
+        except MissingDependency as exc:
+            print(exc)
+    """, blocked=("llama_index.core",))
+    assert out.strip() == 'llama-index-core is not installed: pip install "fused-memory[llama-index]"'

@@ -83,7 +83,7 @@ def test_two_conversations(store_factory: Any) -> None:
 
     asyncio.run(run())
     stored = store.memories("alice")
-    assert {m.session_id for m in stored} == {"s1"} and {m.metadata["role"] for m in stored} == {"user", "assistant"}
+    assert {m.session_id for m in stored} == {"s1"} and {m.metadata["role"] for m in stored} == {"user"}
     assert {m.text for m in stored} >= set(FIRST[:2])  # the third turn is still in the window
     assert not any("nothing found" in m.text for m in stored)  # tool results are not memories
     [manager] = [m for m in stored if m.text == FIRST[1]]
@@ -125,3 +125,21 @@ def test_what_is_written_and_what_is_not(store_factory: Any) -> None:
 def test_bad_settings_are_refused_when_built(store_factory: Any, kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):  # pydantic's ValidationError, carrying the core's QueryError
         FusedMemoryBlock(store=store_factory(), **kwargs)
+
+
+def test_the_block_stores_what_the_user_said_and_an_assistant_turn_as_what_it_is(store_factory: Any) -> None:
+    """The model saw `[fact] Got it, I will remember that.` in its memory block: the assistant's
+    filler was stored and shown as a fact about the user."""
+    turn = [ChatMessage(role=MessageRole.USER, content="My manager is Priya Nair"),
+            ChatMessage(role=MessageRole.ASSISTANT, content="Got it, I will remember that.")]
+    ask = [ChatMessage(role=MessageRole.USER, content="who is my manager, remember?")]
+    store: MemoryStore = store_factory()
+    block = FusedMemoryBlock(store=store, namespace="alice")
+    asyncio.run(block.aput(turn, session_id="s1"))
+    assert [m.text for m in store.memories("alice")] == ["My manager is Priya Nair"]
+    kept: MemoryStore = store_factory("kept")
+    both = FusedMemoryBlock(store=kept, namespace="alice", roles=("user", "assistant"))
+    asyncio.run(both.aput(turn, session_id="s1"))
+    shown = asyncio.run(both.aget(ask))
+    assert "[assistant said] Got it, I will remember that." in shown.splitlines(), shown
+    assert "] My manager is Priya Nair" in shown and "[fact] Got it" not in shown

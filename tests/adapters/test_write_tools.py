@@ -78,7 +78,8 @@ def test_langchain_bad_arguments_are_the_answer(store_factory: Any, args: dict[s
 
 @pytest.mark.parametrize(("args", "named"), [({}, "text: Field required"), ({"text": 5}, "text: Input should be"),
                                              ({"text": "x", "type": ["fact"]}, "type: Input should be"),
-                                             ({"txt": "x"}, "text: Field required")])
+                                             ({"txt": "x"}, "unknown argument 'txt': save_memory takes text, type, "
+                                                            "time; text: Field required")])
 def test_langchain_arguments_off_the_schema_are_the_answer(store_factory: Any, args: dict[str, Any],
                                                            named: str) -> None:
     store = store_factory()
@@ -124,7 +125,7 @@ def test_llamaindex_save_search_and_delete(store_factory: Any) -> None:
     assert li_delete(retriever).call(saved.raw_output["id"]).is_error  # positional, and no longer there
 
 
-@pytest.mark.parametrize(("args", "named"), [*BAD_WRITES, ({"txt": "x"}, "save_memory"), ({}, "text")])
+@pytest.mark.parametrize(("args", "named"), [*BAD_WRITES, ({"txt": "x"}, "unknown"), ({}, "text")])
 def test_llamaindex_bad_arguments_are_the_answer(store_factory: Any, args: dict[str, Any], named: str) -> None:
     store = store_factory()
     tool = li_write(LIRetriever(store, namespace="alice"))

@@ -45,10 +45,10 @@ def test_an_asked_relation_reroots_the_walk(make: Factory) -> None:
     assert asked == approx({"t1": 0.9, "l1": 0.8, "s1": 0.6, "k1": 0.6 * 0.9, "x1": 0.6 * (0.6 * 0.9 * 0.9)})
     assert list(asked) == ["t1", "l1", "s1", "k1", "x1"]
     got = details(g, [("sarah", 1.0)], asked=WHO_REPORTS_TO_SARAH)
-    assert got["t1"] == "Sarah <-reports_to- Tom -> memory (hop 0, asked relation)"
-    assert got["k1"] == "Sarah <-reports_to- Tom -works_on-> Kestrel -> memory (hop 1, asked relation)"
-    assert got["s1"] == "Sarah -> memory (hop 0, one hop behind the asked relation)"  # as scored (x 0.6)
-    assert got["x1"] == "Sarah -mentors-> Xavier -> memory (hop 1, one hop behind the asked relation)"
+    assert got["t1"] == "Sarah <-reports_to- Tom, 1 hop, asked relation"
+    assert got["k1"] == "Sarah <-reports_to- Tom -works_on-> Kestrel, 2 hops, asked relation"
+    assert got["s1"] == "names Sarah, one hop behind the asked relation"  # as scored (x 0.6)
+    assert got["x1"] == "Sarah -mentors-> Xavier, 1 hop, one hop behind the asked relation"
 
 
 def test_the_direction_asked_is_the_direction_followed(make: Factory) -> None:

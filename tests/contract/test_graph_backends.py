@@ -38,11 +38,11 @@ def test_hop_scores_follow_the_formula(make: Factory) -> None:
     assert scores(g, [("alpha", 1.0)], multi_hop_factor=0.8) == approx(
         {"m0": 1.0, "m1": 0.8 * h1, "m2": 0.8 * h2, "m3": 0.8 * h3})
     assert details(g, [("alpha", 1.0)])["m3"] == \
-        "Alpha -manages-> Bravo -works_with-> Charlie -joined-> Delta -> memory (hop 3)"
+        "Alpha -manages-> Bravo -works_with-> Charlie -joined-> Delta, 3 hops"
     # relations are followed in both directions
     assert scores(g, [("delta", 1.0)]) == approx({"m3": 1.0, "m2": 0.6 * 0.7, "m1": 0.35 * 0.7 * 0.72,
                                                   "m0": 0.15 * 0.7 * 0.72 * 0.9})
-    assert details(g, [("delta", 1.0)])["m2"] == "Delta <-joined- Charlie -> memory (hop 1)"
+    assert details(g, [("delta", 1.0)])["m2"] == "Delta <-joined- Charlie, 1 hop"
 
 
 def test_expired_lifecycle_edges_are_damped(make: Factory) -> None:
@@ -64,7 +64,7 @@ def test_a_memory_keeps_its_best_path(make: Factory) -> None:
     g.relate(NS, Relation("Alpha", "r1", "Bravo", "structural", 1.0))
     g.relate(NS, Relation("Bravo", "r2", "Echo", "structural", 1.0))
     assert scores(g, [("alpha", 1.0)]) == approx({"e": 0.35})  # 2 hops at 0.35 beat 1 hop at 0.6 * 0.5
-    assert details(g, [("alpha", 1.0)])["e"] == "Alpha -r1-> Bravo -r2-> Echo -> memory (hop 2)"
+    assert details(g, [("alpha", 1.0)])["e"] == "Alpha -r1-> Bravo -r2-> Echo, 2 hops"
     g.relate(NS, Relation("Alpha", "weak", "Echo", "structural", 0.95))  # upsert the same relation
     assert scores(g, [("alpha", 1.0)]) == approx({"e": 0.6 * 0.95})
     g.relate(NS, Relation("Alpha", "third", "Echo", "structural", 1 / 3))  # FalkorDB prints 6 digits
@@ -152,7 +152,7 @@ def test_alias_merging(make: Factory) -> None:
     assert scores(g, [("sarah chen", 1.0)], hops=0) == {"m1": 1.0, "m2": 1.0, "m6": 1.0}
     g.relate(NS, Relation("Kay", "leads", "Kestrel", "structural", 1.0))  # an alias is a valid endpoint
     link(g, NS, ("k", ["Kestrel"]))
-    assert details(g, [("sarah chen", 1.0)])["k"] == "Sarah Chen -leads-> Kestrel -> memory (hop 1)"
+    assert details(g, [("sarah chen", 1.0)])["k"] == "Sarah Chen -leads-> Kestrel, 1 hop"
 
 
 def test_a_name_with_a_digit_is_no_persons(make: Factory) -> None:
@@ -211,7 +211,7 @@ def test_hub_damping(make: Factory) -> None:
     hits = g.traverse(NS, [("tom", 1.0)], 2, 5, NOW)
     assert [h.memory_id for h in hits] == ["t0", "t1", "k1", "u00", "u01"]
     assert [h.score for h in hits] == pytest.approx([1.0, 1.0, 0.27, 0.027, 0.027])
-    assert hits[3].detail == "Tom -co_mentioned- User -> memory (hop 1)"
+    assert hits[3].detail == "Tom -co_mentioned- User, 1 hop"
 
 
 def test_hub_fan_out_is_capped_to_the_most_recent(make: Factory, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -298,7 +298,7 @@ def test_hostile_strings_are_data(make: Factory) -> None:
         (ent,) = g.resolve(NS, s)
         assert ent.name == s and ent.id == normalize_entity_id(s)
         assert [(h.memory_id, h.score) for h in g.traverse(NS, [(s, 1.0)], 0, 5, NOW)] == [(mid, 1.0)]
-        assert details(g, [("anchor", 1.0)])[mid] == f"Anchor <-{s}- {s} -> memory (hop 1)"
+        assert details(g, [("anchor", 1.0)])[mid] == f"Anchor <-{s}- {s}, 1 hop"
         g.add_alias(NS, s, s + " alias")
         assert g.resolve(NS, s + " alias") == g.resolve(NS, s)
     assert (dict(g.stats("sentinel")), scores(g, [("keeper", 1.0)], ns="sentinel")) == sentinel

@@ -107,12 +107,12 @@ def test_co_mentions_with_a_deleted_name_go_with_it(make: Factory) -> None:
     g = make()
     link(g, NS, ("both", [M("Zelda Quist", "PERSON"), M("Acme", "ORG")]), ("zq", [M("Zelda Quist", "PERSON")]),
          ("acme", [M("Acme", "ORG")]))
-    assert details(g, [("acme", 1.0)])["zq"] == "Acme -co_mentioned- Zelda Quist -> memory (hop 1)"
+    assert details(g, [("acme", 1.0)])["zq"] == "Acme -co_mentioned- Zelda Quist, 1 hop"
     assert g.stats(NS)["co_mentions"] == 1
     g.unlink(NS, ["both", "zq"])
     assert g.stats(NS)["co_mentions"] == 0
     hits = g.traverse(NS, [("acme", 1.0)], 3, 50, NOW)
-    assert [(h.memory_id, h.detail) for h in hits] == [("acme", "Acme -> memory (hop 0)")]
+    assert [(h.memory_id, h.detail) for h in hits] == [("acme", "names Acme")]
     assert ids(g) == {"acme": 1} and not holds(make, g, "zelda")
     if make.backend == "cypher":  # type: ignore[attr-defined]
         with g._work() as w:  # type: ignore[attr-defined]

@@ -41,8 +41,8 @@ def test_both_reports_are_in_the_top_five(store: MemoryStore) -> None:
     try:
         r = ens.retrieve("who reports to Sarah?", namespace=DEMO_NAMESPACE, k=5, now=DEMO_NOW)
         graph = {h.memory.text: c.detail for h in r.hits for c in h.contributions if c.arm == "graph"}
-        assert graph.get(LENA) == "Sarah Chen <-reports_to- Lena Fischer -> memory (hop 0, asked relation)", graph
-        tom = "Sarah Chen <-reports_to- Tom Becker -> memory (hop 0, asked relation)"
+        assert graph.get(LENA) == "Sarah Chen <-reports_to- Lena Fischer, 1 hop, asked relation", graph
+        tom = "Sarah Chen <-reports_to- Tom Becker, 1 hop, asked relation"
         assert tom in graph.values(), graph  # one of Tom's, reached as an answer, not as Sarah's hop-1 neighbour
         assert r.plan.weights["graph"] == ASKED_RELATION_WEIGHT
         assert r.plan.asked_relations == (("sarah chen", "reports_to", False),)
@@ -78,3 +78,24 @@ def test_with_the_optimizer_off_the_graph_arm_still_reroots(store: MemoryStore) 
         assert texts[1] == LENA and TOM in texts[:5] and all("Sarah" not in t for t in texts[:5]), texts
     finally:
         ens.close()
+
+
+def test_a_graph_hit_names_its_path_in_every_explanation(store: MemoryStore, capsys: pytest.CaptureFixture) -> None:
+    """The demo's #1 for "who reports to Sarah?" read as a keyword false positive ("Tom reported a
+    memory leak...": `graph#1(0.85)`) while the graph had found it through Tom's reports_to edge."""
+    from fused_memory.cli import main
+    from langchain_fused_memory import EnsembleMemoryRetriever
+
+    ens = EnsembleMemory(store)
+    try:
+        r = ens.retrieve("who reports to Sarah?", namespace=DEMO_NAMESPACE, k=5, now=DEMO_NOW)
+    finally:
+        ens.close()
+    toms = [h for h in r.hits if any(c.arm == "graph" and "Tom Becker" in (c.detail or "") for c in h.contributions)]
+    assert toms and all(": Sarah Chen <-reports_to- Tom Becker, 1 hop, asked relation)" in h.explain() for h in toms)
+    assert "<-reports_to- Tom Becker, 1 hop, asked relation)" in r.explain()
+    docs = EnsembleMemoryRetriever(store=store, namespace=DEMO_NAMESPACE, k=5, now=DEMO_NOW).invoke(
+        "who reports to Sarah?")
+    assert any("Sarah Chen <-reports_to- Tom Becker, 1 hop" in d.metadata["explain"] for d in docs)
+    assert main(["demo", "--k", "3", "who reports to Sarah?"]) == 0
+    assert "<-reports_to- " in capsys.readouterr().out

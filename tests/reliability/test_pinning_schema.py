@@ -214,3 +214,28 @@ def test_memories_written_before_the_answers_tag_are_tagged_on_open(tmp_path: Pa
         assert temporal_ids(s) == ["dated"]
     finally:
         s.close()
+
+
+def test_a_store_open_in_another_process_says_which_path_and_what_to_do(written: Path) -> None:
+    """It said the engine's words ("Can't init WAL: Kind(WouldBlock)") about an inner shard path."""
+    import subprocess
+    import sys
+
+    holder = subprocess.Popen([sys.executable, "-c", f"""
+import sys, time
+from fused_memory.embeddings import HashingEmbedder
+from fused_memory.store.memory_store import MemoryStore
+store = MemoryStore.embedded({str(written)!r}, embedder=HashingEmbedder(dim=64), ner=False).open()
+print("open", flush=True)
+sys.stdin.read()
+"""], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+        with pytest.raises(BackendError) as refused:
+            embedded(written, dim=64).open()
+        said = str(refused.value)
+        assert said.startswith(f"the store at {written} is already open (by another process, or another MemoryStore")
+        assert "close it there" in said and "MemoryStore.connect" in said and "WouldBlock" not in said
+    finally:
+        holder.communicate("", timeout=60)
+    _reopens_fine(written)

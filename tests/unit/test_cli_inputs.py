@@ -5,6 +5,7 @@ nothing created or changed on disk."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,15 @@ def test_eval_flags_set_the_stage_after_fusion() -> None:
     assert (off.recency_weight, off.current_state_recency, off.supersede, off.collapse, off.mmr_lambda) == (
         0.0, 0.0, False, False, None)
     assert _fusion_config(parse([*base, "--no-collapse"])).collapse is False
+
+
+def test_help_shows_each_default_once_and_never_none(capsys: pytest.CaptureFixture) -> None:
+    """`query --help` printed `(default: now) (default: None)`."""
+    for command in ("query", "ingest", "demo", "eval"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        shown = " ".join(capsys.readouterr().out.split())
+        assert "(default: None)" not in shown and not re.search(r"\(default: [^)]*\) \(default:", shown), shown
+    with pytest.raises(SystemExit):
+        main(["query", "--help"])
+    assert " ".join(capsys.readouterr().out.split()).count("(default: now)") == 1

@@ -157,16 +157,21 @@ _State = tuple
 
 
 def _detail(st: _State, hop: int, info: Mapping[str, GroupInfo], demoted: Collection[str] = ()) -> str:
-    """"Sarah Chen <-reports_to- Tom Becker -> memory (hop 0, asked relation)": the walk from its
-    seed; a walk with more steps than hops began with a re-rooting step (`_reroot`); one from a seed
-    `_reroot` put one hop behind its answers says so, as its score does."""
+    """The walk from its seed, as every explanation shows it: "Sarah Chen <-reports_to- Tom Becker,
+    1 hop, asked relation" (a memory reached through Tom's edge to Sarah reads as a keyword false
+    positive without it); "names Sarah Chen" for a memory of the seed itself. Hops count the edges
+    walked; a walk with more steps than its hop level began with a re-rooting step (`_reroot`); one
+    from a seed `_reroot` put one hop behind its answers says so, as its score does."""
     steps: list[str] = []
     while st[2] is not None:
         steps.append(f"{render_step(st[2])} {info[st[2].dst].name}")
         st = st[1]
     mark = ", asked relation" if len(steps) > hop else ", one hop behind the asked relation" \
         if st[3][1] in demoted else ""
-    return f"{' '.join([info[st[3][1]].name, *reversed(steps)])} -> memory (hop {hop}{mark})"
+    seed = info[st[3][1]].name
+    if not steps:
+        return f"names {seed}{mark}"
+    return f"{' '.join([seed, *reversed(steps)])}, {len(steps)} hop{'s' if len(steps) > 1 else ''}{mark}"
 
 
 def traverse_source(src: TraversalSource, seeds: Sequence[tuple[str, float]], max_hops: int, limit: int,

@@ -49,11 +49,12 @@ Persistence: updates go through the shard's WAL, so they survive a crash without
 with os._exit after an upsert). `EdgeShard.load` needs no config, but we pass ours: the engine
 then checks the vector size (a mismatch becomes `EmbeddingMismatch`) and stores the current
 policy. A second open of the same path fails on the WAL lock ("Can't init WAL: WouldBlock"),
-reported as a `BackendError` saying the shard is already open.
+reported as a `BackendError` naming the store and what to do (`already_open`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -120,6 +121,15 @@ def _classify(exc: Exception) -> FusedMemoryError:
     if "WouldBlock" in msg:
         return BackendError(f"the shard is already open (in this or another process): {msg}")
     return BackendError(msg)
+
+
+def already_open(store: Path) -> BackendError:
+    """A second owner of an embedded store, in the user's words: which path, and what to do (the
+    engine says "Can't init WAL: Kind(WouldBlock)" about a shard inside it)."""
+    return BackendError(f"the store at {store} is already open (by another process, or another MemoryStore in "
+                        "this one): an embedded store has one owner at a time. close it there (store.close(), or "
+                        "end that process) and retry, or let several processes share one Qdrant server "
+                        "(MemoryStore.connect)")
 
 
 def _kb(points: int, dim: int) -> int:
@@ -189,6 +199,17 @@ class QdrantEdgeBackend:
                                                prevent_unoptimized=False),
         )
 
+    @contextlib.contextmanager
+    def _refused_if_open(self) -> Iterator[None]:
+        """The engine's "already open" (a WAL lock held elsewhere) as `already_open`, naming the
+        store (the directory holding `vectors/`), not the shard inside it."""
+        try:
+            yield
+        except BackendError as exc:
+            if "WouldBlock" not in str(exc):
+                raise
+            raise already_open(self.path.parent if self.path.name == "vectors" else self.path) from exc.__cause__
+
     def open(self, dim: int) -> None:
         """Create the shard, or load it (checking its dimension), and make sure the indexes exist."""
         if not isinstance(dim, int) or dim <= 0:
@@ -198,7 +219,8 @@ class QdrantEdgeBackend:
                 if dim != self._dim:
                     raise EmbeddingMismatch(f"backend is open with {self._dim}-d vectors, not {dim}-d")
                 return
-            with engine_errors(f"cannot open qdrant-edge shard at {self.shard_path}", _classify):
+            with self._refused_if_open(), engine_errors(f"cannot open qdrant-edge shard at {self.shard_path}",
+                                                        _classify):
                 self.path.mkdir(parents=True, exist_ok=True)
                 existing = self.shard_path.is_dir() and any(self.shard_path.iterdir())
                 present = existing and edge_sparse.shard_has_sparse(self.shard_path)

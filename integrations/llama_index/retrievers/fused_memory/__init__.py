@@ -11,6 +11,16 @@ distribution), so this merges with llama-index-core's `llama_index`.
 
 from __future__ import annotations
 
+try:
+    import llama_index.core  # noqa: F401 - the extra this package needs, named if it is missing
+except ModuleNotFoundError as _exc:
+    from fused_memory.adapters import missing_extra
+
+    _error = missing_extra(_exc, {"llama_index.core": "llama-index"})
+    if _error is _exc:
+        raise
+    raise _error from _exc
+
 from .memory_block import FusedMemoryBlock
 from .retrievers import (
                          BM25MemoryRetriever,

@@ -14,8 +14,10 @@ retrieves once per question and keeps the answer until the namespace changes (it
 memories; a memory rewritten in place by another path shows from the next question).
 
 Writing (`_aput`): LlamaIndex hands a block the chat turns it flushes out of the short-term window
-(whole turns, with their `session_id`). The user's and the assistant's messages with text are
-stored, each with its session and role, indexed with the turns before it as context (the session's
+(whole turns, with their `session_id`). The user's messages with text are stored (`roles`; the
+assistant's replies too if asked, shown back as `[assistant said] ...`, never as facts: "Got it, I
+will remember that." is not something the user said), each with its session and role, indexed with
+the turns before it as context (the session's
 earlier turns are read back from the store, `fused_memory.agent_writes.with_session_context`), so
 the next conversation finds them by the question they answered. Tool calls and tool results are not
 stored: they are how an answer was found, not what was said.
@@ -41,9 +43,17 @@ from fused_memory.agent_writes import with_session_context
 
 __all__ = ["FusedMemoryBlock"]
 
+ASSISTANT_ROLE = MessageRole.ASSISTANT.value
+
 
 def _text(message: ChatMessage) -> str:
     return (message.content or "").strip()
+
+
+def _kind(memory: Memory) -> object:
+    """How the block labels a memory: an assistant's turn as what it is (its classified type would
+    show "Got it, I will remember that." as a fact about the user)."""
+    return f"{ASSISTANT_ROLE} said" if memory.metadata.get("role") == ASSISTANT_ROLE else memory.type
 
 
 class FusedMemoryBlock(BaseMemoryBlock[str]):
@@ -56,8 +66,9 @@ class FusedMemoryBlock(BaseMemoryBlock[str]):
     ensemble: EnsembleMemory | None = Field(default=None, description="The ensemble to search with; built if absent.")
     namespace: str = Field(default="default", description="Whose memories are read and written.")
     k: int = Field(default=5, description="Memories put into the context per message.")
-    roles: tuple[str, ...] = Field(default=("user", "assistant"), description="Roles whose flushed messages are "
-                                                                             "stored.")
+    roles: tuple[str, ...] = Field(default=("user",), description="Roles whose flushed messages are stored: what "
+                                   "the user said; add 'assistant' to keep the replies too (shown as what the "
+                                   "assistant said, never as facts about the user).")
     context_turns: int | None = Field(default=None, description="Earlier turns indexed with each turn (None: "
                                                                 "conversation_context's default, 2).")
 
@@ -84,7 +95,7 @@ class FusedMemoryBlock(BaseMemoryBlock[str]):
         if key not in self._answers:
             assert self.ensemble is not None
             retrieval = answered(await self.ensemble.aretrieve(question, namespace=self.namespace, k=self.k))
-            lines = [memory_line(h.memory.type, h.memory.event_at.isoformat() if h.memory.event_at else None,
+            lines = [memory_line(_kind(h.memory), h.memory.event_at.isoformat() if h.memory.event_at else None,
                                  h.memory.text) for h in retrieval.hits]
             self._answers = {key: "\n".join(lines)}  # only the latest question is asked again
         return self._answers[key]

@@ -107,7 +107,7 @@ EMBED_CHARS = 3000
 class FusedMemoryRetriever(BaseRetriever):
     """Shared shell of the six retrievers: which arm (`arm`, None = fused ensemble), the store or
     ensemble, and the call options (`namespace`, `k`, `now`, `types`, `reranker`, `recency`,
-    `collapse`), plain attributes a caller may change between calls. `types` is a hard pre-filter
+    `collapse`, `min_score`), plain attributes a caller may change between calls. `types` is a hard pre-filter
     for dense and lexical, widened to all types when it leaves fewer than `FusionConfig.widen_below`
     results (the nodes' metadata then lists the arm under `widened_arms`).
 
@@ -117,26 +117,27 @@ class FusedMemoryRetriever(BaseRetriever):
     hangs or answers garbage, the fused order stands and `failed_arms` names "rerank"); None: the
     ensemble's own, if any. `recency`: the recency list's weight (0: off; None: the ensemble's,
     set for "now" / "currently" / "still" questions). `collapse`: near-duplicates into one node, the newest (None: the
-    ensemble's). As a node postprocessor after the retriever, a reranker would lose the fused
-    explanation and fault isolation; given here it keeps both."""
+    ensemble's). `min_score`: a floor on the fused score (None: the ensemble's
+    `FusionConfig.min_score`). As a node postprocessor after the retriever, a reranker would lose
+    the fused explanation and fault isolation; given here it keeps both."""
 
     arm: ClassVar[str | None] = None
 
     def __init__(self, store: MemoryStore | EnsembleMemory | None = None, *, ensemble: EnsembleMemory | None = None,
                  namespace: str = "default", k: int = 10, now: datetime | str | None = None,
                  types: Sequence[MemoryType | str] | MemoryType | str | None = None, reranker: Any = None,
-                 recency: float | None = None, collapse: bool | None = None,
+                 recency: float | None = None, collapse: bool | None = None, min_score: float | None = None,
                  callback_manager: CallbackManager | None = None, verbose: bool = False) -> None:
         super().__init__(callback_manager=callback_manager, verbose=verbose)
         self.store, self.ensemble = resolve_ensemble(store, ensemble, self.arm)
         defaults = CallOptions.of(namespace, k, now, types, reranker=reranker, recency=recency,
-                                  collapse=collapse).checked(self.arm)
+                                  collapse=collapse, min_score=min_score).checked(self.arm)
         self.namespace, self.k, self.now, self.types = defaults.namespace, defaults.k, defaults.now, defaults.types
-        self.reranker, self.recency, self.collapse = reranker, recency, collapse
+        self.reranker, self.recency, self.collapse, self.min_score = reranker, recency, collapse, min_score
 
     def _options(self) -> CallOptions:
         return CallOptions.of(self.namespace, self.k, self.now, self.types, reranker=self.reranker,
-                              recency=self.recency, collapse=self.collapse)
+                              recency=self.recency, collapse=self.collapse, min_score=self.min_score)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         ensemble = bound_ensemble(self.store, self.ensemble)  # `store` may have been reassigned

@@ -21,7 +21,7 @@ import asyncio
 from typing import Any
 
 from llama_index.core.base.base_retriever import BaseRetriever
-from llama_index.core.schema import MetadataMode
+from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 from llama_index.core.tools import RetrieverTool, ToolMetadata, ToolOutput
 from llama_index.core.tools.types import AsyncBaseTool
 from pydantic import BaseModel
@@ -47,15 +47,32 @@ class MemoryTool(RetrieverTool):
     """A `RetrieverTool` that searches exactly the question. LlamaIndex's folds every argument into
     one text ("input is badge ID, k is 3"), so an empty or missing question still searched (for the
     words "input is") instead of meeting the query checks; other arguments are dropped, as the
-    LangChain tool drops them. `show_ids`: each line also shows the memory's id."""
+    LangChain tool drops them. A question the core refuses (empty, too long) is the tool's answer
+    (`is_error`), word for word what LangChain's tool answers. `show_ids`: each line also shows the
+    memory's id."""
 
     show_ids: bool = False
 
     def call(self, *args: Any, **kwargs: Any) -> ToolOutput:
-        return _as_memories(super().call(self._question(args, kwargs)), self.show_ids)
+        try:
+            question = self._question(args, kwargs)
+            nodes = self._apply_node_postprocessors(self._retriever.retrieve(question), QueryBundle(question))
+        except QueryError as exc:  # the model's mistake: its answer, as LangChain's tool gives it
+            return self._refused(exc, args, kwargs)
+        return _as_memories(self.metadata.get_name(), question, nodes, self.show_ids)
 
     async def acall(self, *args: Any, **kwargs: Any) -> ToolOutput:
-        return _as_memories(await super().acall(self._question(args, kwargs)), self.show_ids)
+        try:
+            question = self._question(args, kwargs)
+            nodes = await self._async_apply_node_postprocessors(await self._retriever.aretrieve(question),
+                                                                QueryBundle(question))
+        except QueryError as exc:
+            return self._refused(exc, args, kwargs)
+        return _as_memories(self.metadata.get_name(), question, nodes, self.show_ids)
+
+    def _refused(self, error: QueryError, args: tuple[Any, ...], kwargs: dict[str, Any]) -> ToolOutput:
+        return ToolOutput(content=str(error), tool_name=self.metadata.get_name(),
+                          raw_input={"args": args, "kwargs": kwargs}, raw_output=None, is_error=True)
 
     def _question(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
         """`input=...` (the tool's schema), else the one positional argument, else the one text
@@ -74,13 +91,14 @@ class MemoryTool(RetrieverTool):
         return question
 
 
-def _as_memories(out: ToolOutput, show_ids: bool = False) -> ToolOutput:
-    nodes = out.raw_output or []
+def _as_memories(tool_name: str, question: str, nodes: list[NodeWithScore], show_ids: bool = False) -> ToolOutput:
+    """The nodes as the model reads them. The question is searched as it was asked: `RetrieverTool`
+    searched it with two newlines appended, so its length check counted two more characters."""
     content = "\n\n".join(memory_line(n.node.metadata.get("type"), n.node.metadata.get("event_at"),
                                        n.node.get_content(MetadataMode.NONE), n.node.node_id if show_ids else None)
                            for n in nodes)
-    return ToolOutput(content=content or NO_MEMORIES, tool_name=out.tool_name, raw_input=out.raw_input,
-                      raw_output=out.raw_output)
+    return ToolOutput(content=content or NO_MEMORIES, tool_name=tool_name, raw_input={"input": question},
+                      raw_output=nodes)
 
 
 def memory_tool(retriever: BaseRetriever, name: str = DEFAULT_TOOL_NAME,
@@ -116,9 +134,7 @@ class _StoreTool(AsyncBaseTool):
         names = list(self.schema.model_fields)
         if len(args) > 1 or (args and names[0] in kwargs):
             raise InvalidMemory(f"{self.metadata.get_name()} takes its arguments by name: {', '.join(names)}")
-        unknown = sorted(set(kwargs) - set(names))
-        if unknown:
-            raise InvalidMemory(f"{self.metadata.get_name()} takes {', '.join(names)}; not {', '.join(unknown)}")
+        agent_writes.refuse_unknown(kwargs, names, self.metadata.get_name())
         return {**({names[0]: args[0]} if args else {}), **kwargs}
 
     def _answer(self, content: str, raw: dict[str, Any], memory: Memory | None) -> ToolOutput:
