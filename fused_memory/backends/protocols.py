@@ -46,6 +46,12 @@ class VectorFilter:
     entities: tuple[str, ...] | None = None
     #: Only memories of this conversation (payload `session_id`), compared exactly.
     session_id: str | None = None
+    #: Only memories not expired at this time (epoch seconds): payload `expires_at` absent or later.
+    alive_at: float | None = None
+    #: Only memories that take part in ranking (no payload `unindexed`): what every arm searches.
+    indexed_only: bool = False
+    #: Only memories expired at this time (epoch seconds): what a sweep deletes.
+    expired_at: float | None = None
 
 
 @dataclass(frozen=True)

@@ -84,6 +84,7 @@ from .common import (
     encode_meta,
     engine_errors,
     filter_conditions,
+    split_conditions,
     in_requested_order,
     paginate,
     point_id,
@@ -144,7 +145,8 @@ def _edge_condition(c: Condition) -> Any:
 
 
 def _edge_filter(conds: Sequence[Condition]) -> Any:
-    return qe.Filter(must=[_edge_condition(c) for c in conds])
+    must, must_not = split_conditions(conds)
+    return qe.Filter(must=[_edge_condition(c) for c in must], must_not=[_edge_condition(c) for c in must_not] or None)
 
 
 class QdrantEdgeBackend:

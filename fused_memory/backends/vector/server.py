@@ -44,6 +44,7 @@ from .common import (
     encode_meta,
     engine_errors,
     filter_conditions,
+    split_conditions,
     in_requested_order,
     paginate,
     point_id,
@@ -100,7 +101,9 @@ def _client_condition(c: Condition) -> models.FieldCondition:
 
 
 def _client_filter(conds: Sequence[Condition]) -> models.Filter:
-    return models.Filter(must=[_client_condition(c) for c in conds])
+    must, must_not = split_conditions(conds)
+    return models.Filter(must=[_client_condition(c) for c in must],
+                         must_not=[_client_condition(c) for c in must_not] or None)
 
 
 class QdrantClientBackend:
