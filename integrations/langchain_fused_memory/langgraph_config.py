@@ -6,7 +6,8 @@ LangGraph's `IndexConfig` as its stores take it: `embed` (a LangChain `Embedding
 texts to vectors, sync or async, or a "provider:model" string that LangChain's `init_embeddings`
 resolves), `dims` (checked against what `embed` returns, at the first write or search) and `fields`
 (the value paths that are the text; `text_fields`, `SqliteStore`'s name for it, is the same thing).
-`distance_type` may only say "cosine", the one distance fused-memory searches by; `ann_index_config`
+`distance_type` may be "cosine", "l2" or "inner_product": on the unit vectors fused-memory stores they
+rank alike, and the search is by cosine (scores are fused scores either way); `ann_index_config`
 (pgvector's) names nothing here and is accepted as LangGraph's Postgres store takes it.
 
 `embed` replaces the `MemoryStore`'s embedder before the store is opened (a `MemoryStore` embeds with
@@ -39,6 +40,9 @@ from .langgraph_items import index_fields
 __all__ = ["IndexSettings", "TTLSettings", "index_settings", "ttl_settings", "use_embedder", "check_dims"]
 
 _INDEX_KEYS = {"embed", "dims", "fields", "text_fields", "distance_type", "ann_index_config", "__tokenized_fields"}
+#: The distances LangGraph's stores offer that order unit vectors alike: fused-memory normalizes every
+#: embedding and searches by cosine, which ranks unit vectors as L2 distance and inner product do.
+_DISTANCES = {"cosine", "l2", "inner_product"}
 _TTL_KEYS = {"default_ttl", "refresh_on_read", "sweep_interval_minutes"}
 
 
@@ -120,8 +124,8 @@ def index_settings(index: object) -> IndexSettings:
         raise ConfigurationError(f"index takes LangGraph's keys ({', '.join(sorted(_INDEX_KEYS - {'__tokenized_fields'}))}), "
                                  f"not {unknown}")
     distance = index.get("distance_type", "cosine")
-    if distance != "cosine":
-        raise ConfigurationError(f"index['distance_type'] must be 'cosine' (fused-memory searches by cosine), got {distance!r}")
+    if distance not in _DISTANCES:
+        raise ConfigurationError(f"index['distance_type'] must be one of {sorted(_DISTANCES)}, got {distance!r}")
     fields = index.get("fields", index.get("text_fields"))
     if isinstance(fields, str):
         fields = [fields]

@@ -34,8 +34,9 @@ as `{"content": text, "type": ..., "event_at": ..., "entities": [...], "session_
 
 Filters
 -------
-`filter` is matched on the value as LangGraph's `InMemoryStore` matches it: keys at the top level,
-a nested object matches the keys it names, a list matches element by element, and the operators
+`filter` is matched on the value as LangGraph's `InMemoryStore` matches it: keys at the top level
+(or, as LangGraph's SQL stores read them, a dotted path "user.level" when no top-level key has that
+name), a nested object matches the keys it names, a list matches element by element, and the operators
 $eq, $ne, $gt, $gte, $lt, $lte. One difference: a comparison on a field an item lacks (or that is
 not a number) leaves that item out, where `InMemoryStore` fails the whole search with a TypeError.
 """
@@ -327,4 +328,17 @@ def check_filter(flt: object, path: str = "filter") -> None:
 
 def matches(value: Mapping[str, Any], flt: Mapping[str, Any] | None) -> bool:
     """Whether an item's value passes a search's `filter` (see the module docstring)."""
-    return not flt or all(_compare(value.get(k), v) for k, v in flt.items())
+    return not flt or all(_compare(_at(value, k), v) for k, v in flt.items())
+
+
+def _at(value: Mapping[str, Any], key: str) -> Any:
+    """The value under a filter key: the top-level key, else a dotted path ("user.access-level"),
+    as LangGraph's SQL stores read a key (a key that exists at the top level wins)."""
+    if key in value or "." not in key:
+        return value.get(key)
+    found: Any = value
+    for part in key.split("."):
+        if not isinstance(found, Mapping) or part not in found:
+            return None
+        found = found[part]
+    return found

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import uuid
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -18,85 +18,33 @@ from langgraph.store.base import (
     PutOp,
     SearchOp,
 )
-from psycopg import AsyncConnection
+from langchain_fused_memory import FusedMemoryStore as AsyncPostgresStore  # the store under test
 
-from langgraph.checkpoint.postgres import _ainternal
-from langgraph.store.postgres import AsyncPostgresStore
-from tests.conftest import (
-    DEFAULT_URI,
-    VECTOR_TYPES,
-    CharacterEmbeddings,
-)
+from ._fused import afused_store_context
+from .embed_test_utils import CharacterEmbeddings
+
+VECTOR_TYPES = ["vector", "halfvec"]  # from LangGraph's libs/checkpoint-postgres/tests/conftest.py
+
+
+@pytest.fixture
+def fake_embeddings() -> CharacterEmbeddings:  # from LangGraph's libs/checkpoint-postgres/tests/conftest.py
+    return CharacterEmbeddings(dims=500)
 
 TTL_SECONDS = 6
 TTL_MINUTES = TTL_SECONDS / 60
 
 
-@pytest.fixture(scope="function", params=["default", "pipe", "pool"])
+@pytest.fixture(scope="function", params=["default"])  # "pipe" and "pool" are psycopg connection modes
 async def store(request) -> AsyncIterator[AsyncPostgresStore]:
-    database = f"test_{uuid.uuid4().hex[:16]}"
-    uri_parts = DEFAULT_URI.split("/")
-    uri_base = "/".join(uri_parts[:-1])
-    query_params = ""
-    if "?" in uri_parts[-1]:
-        db_name, query_params = uri_parts[-1].split("?", 1)
-        query_params = "?" + query_params
-
-    conn_string = f"{uri_base}/{database}{query_params}"
-    admin_conn_string = DEFAULT_URI
     ttl_config = {
         "default_ttl": TTL_MINUTES,
         "refresh_on_read": True,
         "sweep_interval_minutes": TTL_MINUTES / 2,
     }
-    async with await AsyncConnection.connect(
-        admin_conn_string, autocommit=True
-    ) as conn:
-        await conn.execute(f"CREATE DATABASE {database}")
-    try:
-        async with AsyncPostgresStore.from_conn_string(
-            conn_string, ttl=ttl_config
-        ) as store:
-            store.MIGRATIONS = [
-                (
-                    mig.replace("ttl_minutes INT;", "ttl_minutes FLOAT;")
-                    if isinstance(mig, str)
-                    else mig
-                )
-                for mig in store.MIGRATIONS
-            ]
-            await store.setup()
-            async with store._cursor() as cur:
-                # drop the migration index
-                await cur.execute("DROP TABLE IF EXISTS store_migrations")
-            await store.setup()  # Will fail if migrations aren't idempotent
-
-        if request.param == "pipe":
-            async with AsyncPostgresStore.from_conn_string(
-                conn_string, pipeline=True, ttl=ttl_config
-            ) as store:
-                await store.start_ttl_sweeper()
-                yield store
-                await store.stop_ttl_sweeper()
-        elif request.param == "pool":
-            async with AsyncPostgresStore.from_conn_string(
-                conn_string, pool_config={"min_size": 1, "max_size": 10}, ttl=ttl_config
-            ) as store:
-                await store.start_ttl_sweeper()
-                yield store
-                await store.stop_ttl_sweeper()
-        else:  # default
-            async with AsyncPostgresStore.from_conn_string(
-                conn_string, ttl=ttl_config
-            ) as store:
-                await store.start_ttl_sweeper()
-                yield store
-                await store.stop_ttl_sweeper()
-    finally:
-        async with await AsyncConnection.connect(
-            admin_conn_string, autocommit=True
-        ) as conn:
-            await conn.execute(f"DROP DATABASE {database}")
+    async with afused_store_context(ttl=ttl_config) as store:
+        await store.astart_ttl_sweeper()
+        yield store
+        await store.astop_ttl_sweeper()
 
 
 async def test_no_running_loop(store: AsyncPostgresStore) -> None:
@@ -347,57 +295,8 @@ async def test_batch_list_namespaces_ops(store: AsyncPostgresStore) -> None:
     assert ("test", "namespace2") in results[0]
 
 
-@asynccontextmanager
-async def _create_pool_store() -> AsyncIterator[AsyncPostgresStore]:
-    database = f"test_{uuid.uuid4().hex[:16]}"
-    uri_parts = DEFAULT_URI.split("/")
-    uri_base = "/".join(uri_parts[:-1])
-    query_params = ""
-    if "?" in uri_parts[-1]:
-        _, query_params = uri_parts[-1].split("?", 1)
-        query_params = "?" + query_params
-
-    conn_string = f"{uri_base}/{database}{query_params}"
-    admin_conn_string = DEFAULT_URI
-    async with await AsyncConnection.connect(
-        admin_conn_string, autocommit=True
-    ) as conn:
-        await conn.execute(f"CREATE DATABASE {database}")
-    try:
-        async with AsyncPostgresStore.from_conn_string(
-            conn_string, pool_config={"min_size": 1, "max_size": 1}
-        ) as store:
-            await store.setup()
-            yield store
-    finally:
-        async with await AsyncConnection.connect(
-            admin_conn_string, autocommit=True
-        ) as conn:
-            await conn.execute(f"DROP DATABASE {database}")
 
 
-async def test_abatch_uses_single_pool_checkout(monkeypatch) -> None:
-    async with _create_pool_store() as store:
-        await store.aput(("test",), "key1", {"data": "value1"})
-
-        original_get_connection = _ainternal.get_connection
-        checkout_count = 0
-
-        @asynccontextmanager
-        async def counting_get_connection(conn):
-            nonlocal checkout_count
-            checkout_count += 1
-            async with original_get_connection(conn) as checked_out_conn:
-                yield checked_out_conn
-
-        monkeypatch.setattr(_ainternal, "get_connection", counting_get_connection)
-
-        results = await store.abatch([GetOp(namespace=("test",), key="key1")])
-
-        assert len(results) == 1
-        assert results[0] is not None
-        assert results[0].value == {"data": "value1"}
-        assert checkout_count == 1
 
 
 @asynccontextmanager
@@ -409,17 +308,6 @@ async def _create_vector_store(
 ) -> AsyncIterator[AsyncPostgresStore]:
     """Create a store with vector search enabled."""
 
-    database = f"test_{uuid.uuid4().hex[:16]}"
-    uri_parts = DEFAULT_URI.split("/")
-    uri_base = "/".join(uri_parts[:-1])
-    query_params = ""
-    if "?" in uri_parts[-1]:
-        db_name, query_params = uri_parts[-1].split("?", 1)
-        query_params = "?" + query_params
-
-    conn_string = f"{uri_base}/{database}{query_params}"
-    admin_conn_string = DEFAULT_URI
-
     index_config = {
         "dims": fake_embeddings.dims,
         "embed": fake_embeddings,
@@ -430,22 +318,10 @@ async def _create_vector_store(
         "fields": text_fields,
     }
 
-    async with await AsyncConnection.connect(
-        admin_conn_string, autocommit=True
-    ) as conn:
-        await conn.execute(f"CREATE DATABASE {database}")
-    try:
-        async with AsyncPostgresStore.from_conn_string(
-            conn_string,
-            index=index_config,
-        ) as store:
-            await store.setup()
-            yield store
-    finally:
-        async with await AsyncConnection.connect(
-            admin_conn_string, autocommit=True
-        ) as conn:
-            await conn.execute(f"DROP DATABASE {database}")
+    async with afused_store_context(
+        index=index_config,
+    ) as store:
+        yield store
 
 
 @pytest.fixture(
@@ -719,7 +595,7 @@ async def test_search_sorting(
 async def test_store_ttl(store):
     # Assumes a TTL of 1 minute = 60 seconds
     ns = ("foo",)
-    await store.start_ttl_sweeper()
+    await store.astart_ttl_sweeper()
     await store.aput(
         ns,
         key="item1",
@@ -745,36 +621,27 @@ async def _aexpire_now(
     store: AsyncPostgresStore, ns: tuple[str, ...], key: str
 ) -> None:
     """Backdate a row's expires_at into the past without deleting it (unswept)."""
-    async with store._cursor() as cur:
-        await cur.execute(
-            "UPDATE store SET expires_at = NOW() - INTERVAL '1 minute' "
-            "WHERE prefix = %s AND key = %s",
-            (".".join(ns), key),
-        )
+    store.store.set_expiry(".".join(ns), [key], datetime.now(timezone.utc) - timedelta(minutes=1))
+
+
+def _payload(store: AsyncPostgresStore, ns: tuple[str, ...], key: str) -> dict | None:
+    """The stored payload, expired or not (what the SQL helpers read from the table)."""
+    found = store.store.vectors.get(".".join(ns), [key])
+    return dict(found[0]) if found else None
 
 
 async def _arow_exists(
     store: AsyncPostgresStore, ns: tuple[str, ...], key: str
 ) -> bool:
-    async with store._cursor() as cur:
-        await cur.execute(
-            "SELECT COUNT(*) AS n FROM store WHERE prefix = %s AND key = %s",
-            (".".join(ns), key),
-        )
-        return (await cur.fetchone())["n"] == 1
+    return _payload(store, ns, key) is not None
 
 
 async def _astored_expires_at(store: AsyncPostgresStore, ns: tuple[str, ...], key: str):
-    async with store._cursor() as cur:
-        await cur.execute(
-            "SELECT expires_at FROM store WHERE prefix = %s AND key = %s",
-            (".".join(ns), key),
-        )
-        return (await cur.fetchone())["expires_at"]
+    return _payload(store, ns, key)["expires_at"]
 
 
 async def test_omit_expired_filters_read_paths(store: AsyncPostgresStore) -> None:
-    await store.stop_ttl_sweeper()  # deterministic: no background deletion
+    await store.astop_ttl_sweeper()  # deterministic: no background deletion
     store.ttl_config["omit_expired"] = True
 
     expired_ns = ("omit", "expired")
@@ -804,7 +671,7 @@ async def test_omit_expired_filters_read_paths(store: AsyncPostgresStore) -> Non
 async def test_omit_expired_disabled_preserves_expired_rows(
     store: AsyncPostgresStore, omit
 ) -> None:
-    await store.stop_ttl_sweeper()
+    await store.astop_ttl_sweeper()
     if omit is not None:
         store.ttl_config["omit_expired"] = omit
 
@@ -820,7 +687,7 @@ async def test_omit_expired_disabled_preserves_expired_rows(
 async def test_omit_expired_refresh_ttl_only_refreshes_live_rows(
     store: AsyncPostgresStore,
 ) -> None:
-    await store.stop_ttl_sweeper()
+    await store.astop_ttl_sweeper()
     store.ttl_config["omit_expired"] = True
 
     ns = ("refresh",)
@@ -846,7 +713,7 @@ async def test_omit_expired_refresh_ttl_only_refreshes_live_rows(
 
 
 async def test_omit_expired_search_pagination(store: AsyncPostgresStore) -> None:
-    await store.stop_ttl_sweeper()
+    await store.astop_ttl_sweeper()
     store.ttl_config["omit_expired"] = True
 
     ns = ("page",)
@@ -859,13 +726,11 @@ async def test_omit_expired_search_pagination(store: AsyncPostgresStore) -> None
     # updated_at DESC orders these a, expired, b, c, so the expired row sits inside
     # the first limit=2 window. Correct (pre-LIMIT) filtering yields live pages
     # [a, b] then [c]; post-LIMIT filtering would underfill page 1 to just [a].
-    async with store._cursor() as cur:
-        for key, secs in seconds_ago.items():
-            await cur.execute(
-                "UPDATE store SET updated_at = NOW() - (%s * INTERVAL '1 second') "
-                "WHERE prefix = %s AND key = %s",
-                (secs, ".".join(ns), key),
-            )
+    for key, secs in seconds_ago.items():
+        at = datetime.now(timezone.utc) - timedelta(seconds=secs)
+        store.store.vectors.set_payload(
+            ".".join(ns), [key], {"created_at": at.timestamp(), "created_at_iso": at.isoformat()}
+        )
 
     page1 = await store.asearch(ns, limit=2, offset=0)
     page2 = await store.asearch(ns, limit=2, offset=2)

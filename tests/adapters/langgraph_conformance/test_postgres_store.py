@@ -1,11 +1,10 @@
 # type: ignore
 from __future__ import annotations
 
-import re
 import time
 from contextlib import contextmanager
+from datetime import datetime, timedelta, timezone
 from typing import Any
-from uuid import uuid4
 
 import pytest
 from langchain_core.embeddings import Embeddings
@@ -17,83 +16,34 @@ from langgraph.store.base import (
     PutOp,
     SearchOp,
 )
-from psycopg import Connection
+from langchain_fused_memory import FusedMemoryStore as PostgresStore  # the store under test
 
-from langgraph.store.postgres import PostgresStore
-from langgraph.store.postgres.base import (
-    _escape_like_literal,
-    _namespace_match_pattern,
-)
-from tests.conftest import (
-    DEFAULT_URI,
-    VECTOR_TYPES,
-    CharacterEmbeddings,
-)
+from ._fused import fused_store_context
+from .embed_test_utils import CharacterEmbeddings
+
+VECTOR_TYPES = ["vector", "halfvec"]  # from LangGraph's libs/checkpoint-postgres/tests/conftest.py
+
+
+@pytest.fixture
+def fake_embeddings() -> CharacterEmbeddings:  # from LangGraph's libs/checkpoint-postgres/tests/conftest.py
+    return CharacterEmbeddings(dims=500)
 
 TTL_SECONDS = 6
 TTL_MINUTES = TTL_SECONDS / 60
 
 
-@pytest.fixture(scope="function", params=["default", "pipe", "pool"])
+@pytest.fixture(scope="function", params=["default"])  # "pipe" and "pool" are psycopg connection modes
 def store(request) -> PostgresStore:
-    database = f"test_{uuid4().hex[:16]}"
-    uri_parts = DEFAULT_URI.split("/")
-    uri_base = "/".join(uri_parts[:-1])
-    query_params = ""
-    if "?" in uri_parts[-1]:
-        _, query_params = uri_parts[-1].split("?", 1)
-        query_params = "?" + query_params
-
-    conn_string = f"{uri_base}/{database}{query_params}"
-    admin_conn_string = DEFAULT_URI
     ttl_config = {
         "default_ttl": TTL_MINUTES,
         "refresh_on_read": True,
         "sweep_interval_minutes": TTL_MINUTES / 2,
     }
-    with Connection.connect(admin_conn_string, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {database}")
-    try:
-        with PostgresStore.from_conn_string(conn_string, ttl=ttl_config) as store:
-            store.MIGRATIONS = [
-                (
-                    mig.replace("ttl_minutes INT;", "ttl_minutes FLOAT;")
-                    if isinstance(mig, str)
-                    else mig
-                )
-                for mig in store.MIGRATIONS
-            ]
-            store.setup()
+    with fused_store_context(ttl=ttl_config) as store:
+        store.start_ttl_sweeper()
+        yield store
 
-        if request.param == "pipe":
-            with PostgresStore.from_conn_string(
-                conn_string,
-                pipeline=True,
-                ttl=ttl_config,
-            ) as store:
-                store.start_ttl_sweeper()
-                yield store
-
-                store.stop_ttl_sweeper()
-        elif request.param == "pool":
-            with PostgresStore.from_conn_string(
-                conn_string,
-                pool_config={"min_size": 1, "max_size": 10},
-                ttl=ttl_config,
-            ) as store:
-                store.start_ttl_sweeper()
-                yield store
-
-                store.stop_ttl_sweeper()
-        else:  # default
-            with PostgresStore.from_conn_string(conn_string, ttl=ttl_config) as store:
-                store.start_ttl_sweeper()
-                yield store
-
-                store.stop_ttl_sweeper()
-    finally:
-        with Connection.connect(admin_conn_string, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE {database}")
+        store.stop_ttl_sweeper()
 
 
 def test_batch_order(store: PostgresStore) -> None:
@@ -330,27 +280,8 @@ def test_list_namespaces(store) -> None:
         store.delete(namespace, "dummy")
 
 
-def test_escape_like_literal() -> None:
-    assert _escape_like_literal("users.alice") == "users.alice"
-    assert _escape_like_literal("user_1") == r"user\_1"
-    assert _escape_like_literal("100%") == r"100\%"
-    assert _escape_like_literal("a\\b") == "a\\\\b"
-    assert _escape_like_literal("") == ""
 
 
-def test_namespace_match_pattern() -> None:
-    assert _namespace_match_pattern(("foo",), "prefix") == r"^foo(\.|\Z)"
-    assert _namespace_match_pattern(("uid", "users"), "prefix") == r"^uid\.users(\.|\Z)"
-    assert (
-        _namespace_match_pattern(("uid", "*", "alice"), "prefix")
-        == r"^uid\.[^.]+\.alice(\.|\Z)"
-    )
-    assert _namespace_match_pattern(("alice",), "suffix") == r"(^|\.)alice\Z"
-
-    # Regex metacharacters in a label are quoted, not interpreted.
-    pattern = _namespace_match_pattern(("a.b+c",), "prefix")
-    assert re.match(pattern, "a.b+c.child")
-    assert not re.match(pattern, "axbbbc")
 
 
 def test_search_namespace_segment_boundary(store) -> None:
@@ -509,17 +440,6 @@ def _create_vector_store(
     enable_ttl: bool = True,
 ) -> PostgresStore:
     """Create a store with vector search enabled."""
-    database = f"test_{uuid4().hex[:16]}"
-    uri_parts = DEFAULT_URI.split("/")
-    uri_base = "/".join(uri_parts[:-1])
-    query_params = ""
-    if "?" in uri_parts[-1]:
-        db_name, query_params = uri_parts[-1].split("?", 1)
-        query_params = "?" + query_params
-
-    conn_string = f"{uri_base}/{database}{query_params}"
-    admin_conn_string = DEFAULT_URI
-
     index_config = {
         "dims": fake_embeddings.dims,
         "embed": fake_embeddings,
@@ -530,23 +450,11 @@ def _create_vector_store(
         "fields": text_fields,
     }
 
-    with Connection.connect(admin_conn_string, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {database}")
-    try:
-        with PostgresStore.from_conn_string(
-            conn_string,
-            index=index_config,
-            ttl={"default_ttl": 2, "refresh_on_read": True} if enable_ttl else None,
-        ) as store:
-            store.setup()
-            with store._cursor() as cur:
-                # drop the migration index
-                cur.execute("DROP TABLE IF EXISTS store_migrations")
-            store.setup()  # Will fail if migrations aren't idempotent
-            yield store
-    finally:
-        with Connection.connect(admin_conn_string, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE {database}")
+    with fused_store_context(
+        index=index_config,
+        ttl={"default_ttl": 2, "refresh_on_read": True} if enable_ttl else None,
+    ) as store:
+        yield store
 
 
 _vector_params = [
@@ -957,11 +865,6 @@ def test_scores(
         assert results[0].score == pytest.approx(similarities[0], abs=1e-3)
 
 
-def test_nonnull_migrations() -> None:
-    _leading_comment_remover = re.compile(r"^/\*.*?\*/")
-    for migration in PostgresStore.MIGRATIONS:
-        statement = _leading_comment_remover.sub("", migration).split()[0]
-        assert statement.strip()
 
 
 def test_store_ttl(store):
@@ -990,30 +893,21 @@ def test_store_ttl(store):
 
 def _expire_now(store: PostgresStore, ns: tuple[str, ...], key: str) -> None:
     """Backdate a row's expires_at into the past without deleting it (unswept)."""
-    with store._cursor() as cur:
-        cur.execute(
-            "UPDATE store SET expires_at = NOW() - INTERVAL '1 minute' "
-            "WHERE prefix = %s AND key = %s",
-            (".".join(ns), key),
-        )
+    store.store.set_expiry(".".join(ns), [key], datetime.now(timezone.utc) - timedelta(minutes=1))
+
+
+def _payload(store: PostgresStore, ns: tuple[str, ...], key: str) -> dict | None:
+    """The stored payload, expired or not (what the SQL helpers read from the table)."""
+    found = store.store.vectors.get(".".join(ns), [key])
+    return dict(found[0]) if found else None
 
 
 def _row_exists(store: PostgresStore, ns: tuple[str, ...], key: str) -> bool:
-    with store._cursor() as cur:
-        cur.execute(
-            "SELECT COUNT(*) AS n FROM store WHERE prefix = %s AND key = %s",
-            (".".join(ns), key),
-        )
-        return cur.fetchone()["n"] == 1
+    return _payload(store, ns, key) is not None
 
 
 def _stored_expires_at(store: PostgresStore, ns: tuple[str, ...], key: str):
-    with store._cursor() as cur:
-        cur.execute(
-            "SELECT expires_at FROM store WHERE prefix = %s AND key = %s",
-            (".".join(ns), key),
-        )
-        return cur.fetchone()["expires_at"]
+    return _payload(store, ns, key)["expires_at"]
 
 
 def test_omit_expired_filters_read_paths(store: PostgresStore) -> None:
@@ -1101,13 +995,11 @@ def test_omit_expired_search_pagination(store: PostgresStore) -> None:
     # updated_at DESC orders these a, expired, b, c, so the expired row sits inside
     # the first limit=2 window. Correct (pre-LIMIT) filtering yields live pages
     # [a, b] then [c]; post-LIMIT filtering would underfill page 1 to just [a].
-    with store._cursor() as cur:
-        for key, secs in seconds_ago.items():
-            cur.execute(
-                "UPDATE store SET updated_at = NOW() - (%s * INTERVAL '1 second') "
-                "WHERE prefix = %s AND key = %s",
-                (secs, ".".join(ns), key),
-            )
+    for key, secs in seconds_ago.items():
+        at = datetime.now(timezone.utc) - timedelta(seconds=secs)
+        store.store.vectors.set_payload(
+            ".".join(ns), [key], {"created_at": at.timestamp(), "created_at_iso": at.isoformat()}
+        )
 
     page1 = store.search(ns, limit=2, offset=0)
     page2 = store.search(ns, limit=2, offset=2)

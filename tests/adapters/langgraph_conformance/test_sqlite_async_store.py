@@ -15,9 +15,11 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from langgraph.store.sqlite import AsyncSqliteStore
-from langgraph.store.sqlite.base import SqliteIndexConfig
-from tests.test_store import CharacterEmbeddings
+from langchain_fused_memory import FusedMemoryStore as AsyncSqliteStore  # the store under test
+from langgraph.store.base import IndexConfig as SqliteIndexConfig
+
+from ._fused import afused_store_context
+from .test_sqlite_store import CharacterEmbeddings
 
 
 @pytest.fixture(scope="function", params=["memory", "file"])
@@ -25,16 +27,14 @@ async def store(request: pytest.FixtureRequest) -> AsyncIterator[AsyncSqliteStor
     """Create an AsyncSqliteStore for testing."""
     if request.param == "memory":
         # In-memory store
-        async with AsyncSqliteStore.from_conn_string(":memory:") as store:
-            await store.setup()
+        async with afused_store_context(":memory:") as store:
             yield store
     else:
         # Temporary file store
         temp_file = tempfile.NamedTemporaryFile(delete=False)
         temp_file.close()
         try:
-            async with AsyncSqliteStore.from_conn_string(temp_file.name) as store:
-                await store.setup()
+            async with afused_store_context(temp_file.name) as store:
                 yield store
         finally:
             os.unlink(temp_file.name)
@@ -59,10 +59,9 @@ async def create_vector_store(
         "text_fields": text_fields,
     }
 
-    async with AsyncSqliteStore.from_conn_string(
+    async with afused_store_context(
         conn_string, index=index_config
     ) as store:
-        await store.setup()
         yield store
 
 

@@ -9,8 +9,7 @@ from collections.abc import Generator
 import pytest
 from langgraph.store.base import TTLConfig
 
-from langgraph.store.sqlite import SqliteStore
-from langgraph.store.sqlite.aio import AsyncSqliteStore
+from ._fused import afused_store_context, fused_store_context
 
 
 @pytest.fixture
@@ -27,10 +26,9 @@ def test_ttl_basic(temp_db_file: str) -> None:
     ttl_seconds = 1
     ttl_minutes = ttl_seconds / 60
 
-    with SqliteStore.from_conn_string(
+    with fused_store_context(
         temp_db_file, ttl={"default_ttl": ttl_minutes}
     ) as store:
-        store.setup()
 
         store.put(("test",), "item1", {"value": "test"})
 
@@ -52,10 +50,9 @@ def test_ttl_refresh(temp_db_file: str) -> None:
     ttl_seconds = 1
     ttl_minutes = ttl_seconds / 60
 
-    with SqliteStore.from_conn_string(
+    with fused_store_context(
         temp_db_file, ttl={"default_ttl": ttl_minutes, "refresh_on_read": True}
     ) as store:
-        store.setup()
 
         # Store an item with TTL
         store.put(("test",), "item1", {"value": "test"})
@@ -98,11 +95,10 @@ def test_ttl_sweeper(temp_db_file: str) -> None:
         "default_ttl": ttl_minutes,
         "sweep_interval_minutes": ttl_minutes / 2,
     }
-    with SqliteStore.from_conn_string(
+    with fused_store_context(
         temp_db_file,
         ttl=ttl_config,
     ) as store:
-        store.setup()
 
         # Start the TTL sweeper
         store.start_ttl_sweeper()
@@ -128,8 +124,7 @@ def test_ttl_sweeper(temp_db_file: str) -> None:
 @pytest.mark.flaky(retries=3)
 def test_ttl_custom_value(temp_db_file: str) -> None:
     """Test TTL with custom value per item."""
-    with SqliteStore.from_conn_string(temp_db_file) as store:
-        store.setup()
+    with fused_store_context(temp_db_file) as store:
 
         # Store items with different TTLs
         store.put(("test",), "item1", {"value": "short"}, ttl=1 / 60)  # 1 second
@@ -157,11 +152,10 @@ def test_ttl_custom_value(temp_db_file: str) -> None:
 @pytest.mark.flaky(retries=3)
 def test_ttl_override_default(temp_db_file: str) -> None:
     """Test overriding default TTL at the item level."""
-    with SqliteStore.from_conn_string(
+    with fused_store_context(
         temp_db_file,
         ttl={"default_ttl": 5 / 60},  # 5 seconds default
     ) as store:
-        store.setup()
 
         # Store an item with shorter than default TTL
         store.put(("test",), "item1", {"value": "override"}, ttl=1 / 60)  # 1 second
@@ -203,10 +197,9 @@ def test_search_with_ttl(temp_db_file: str) -> None:
     ttl_seconds = 1
     ttl_minutes = ttl_seconds / 60
 
-    with SqliteStore.from_conn_string(
+    with fused_store_context(
         temp_db_file, ttl={"default_ttl": ttl_minutes}
     ) as store:
-        store.setup()
 
         # Store items
         store.put(("test",), "item1", {"value": "apple"})
@@ -232,10 +225,9 @@ async def test_async_ttl_basic(temp_db_file: str) -> None:
     ttl_seconds = 1
     ttl_minutes = ttl_seconds / 60
 
-    async with AsyncSqliteStore.from_conn_string(
+    async with afused_store_context(
         temp_db_file, ttl={"default_ttl": ttl_minutes}
     ) as store:
-        await store.setup()
 
         # Store an item with TTL
         await store.aput(("test",), "item1", {"value": "test"})
@@ -249,7 +241,7 @@ async def test_async_ttl_basic(temp_db_file: str) -> None:
         await asyncio.sleep(ttl_seconds + 1.0)
 
         # Manual sweep needed without the sweeper thread
-        await store.sweep_ttl()
+        await store.asweep_ttl()
 
         # Item should be gone now
         item = await store.aget(("test",), "item1")
@@ -263,10 +255,9 @@ async def test_async_ttl_refresh(temp_db_file: str) -> None:
     ttl_seconds = 1
     ttl_minutes = ttl_seconds / 60
 
-    async with AsyncSqliteStore.from_conn_string(
+    async with afused_store_context(
         temp_db_file, ttl={"default_ttl": ttl_minutes, "refresh_on_read": True}
     ) as store:
-        await store.setup()
 
         # Store an item with TTL
         await store.aput(("test",), "item1", {"value": "test"})
@@ -290,7 +281,7 @@ async def test_async_ttl_refresh(temp_db_file: str) -> None:
         await asyncio.sleep(ttl_seconds + 1.0)
 
         # Manual sweep
-        await store.sweep_ttl()
+        await store.asweep_ttl()
 
         # Item should be gone now
         item = await store.aget(("test",), "item1")
@@ -308,14 +299,13 @@ async def test_async_ttl_sweeper(temp_db_file: str) -> None:
         "sweep_interval_minutes": ttl_minutes / 2,
     }
 
-    async with AsyncSqliteStore.from_conn_string(
+    async with afused_store_context(
         temp_db_file,
         ttl=ttl_config,
     ) as store:
-        await store.setup()
 
         # Start the TTL sweeper
-        await store.start_ttl_sweeper()
+        await store.astart_ttl_sweeper()
 
         # Store an item with TTL
         await store.aput(("test",), "item1", {"value": "test"})
@@ -332,7 +322,7 @@ async def test_async_ttl_sweeper(temp_db_file: str) -> None:
         assert item is None
 
         # Stop the sweeper
-        await store.stop_ttl_sweeper()
+        await store.astop_ttl_sweeper()
 
 
 @pytest.mark.asyncio
@@ -342,10 +332,9 @@ async def test_async_search_with_ttl(temp_db_file: str) -> None:
     ttl_seconds = 1
     ttl_minutes = ttl_seconds / 60
 
-    async with AsyncSqliteStore.from_conn_string(
+    async with afused_store_context(
         temp_db_file, ttl={"default_ttl": ttl_minutes}
     ) as store:
-        await store.setup()
 
         # Store items
         await store.aput(("test",), "item1", {"value": "apple"})
@@ -358,7 +347,7 @@ async def test_async_search_with_ttl(temp_db_file: str) -> None:
 
         # Wait for TTL to expire
         await asyncio.sleep(ttl_seconds + 1)
-        await store.sweep_ttl()
+        await store.asweep_ttl()
 
         # Search after expiration
         results = await store.asearch(("test",), filter={"value": "apple"})
@@ -372,10 +361,9 @@ async def test_async_asearch_refresh_ttl(temp_db_file: str) -> None:
     ttl_seconds = 4.0  # Increased TTL for less sensitivity to timing
     ttl_minutes = ttl_seconds / 60.0
 
-    async with AsyncSqliteStore.from_conn_string(
+    async with afused_store_context(
         temp_db_file, ttl={"default_ttl": ttl_minutes, "refresh_on_read": True}
     ) as store:
-        await store.setup()
 
         namespace = ("docs", "user1")
         # t=0: items put, expire at t=4.0s
@@ -400,7 +388,7 @@ async def test_async_asearch_refresh_ttl(temp_db_file: str) -> None:
         # - item1 (refreshed by asearch) should expire at t=7.0s. Should be ALIVE.
         # - item2 (original TTL) should have expired at t=4.0s. Should be GONE after sweep.
 
-        await store.sweep_ttl()
+        await store.asweep_ttl()
 
         # Check item1 (should exist due to asearch refresh)
         item1_check1 = await store.aget(namespace, "item1", refresh_ttl=False)
@@ -420,7 +408,7 @@ async def test_async_asearch_refresh_ttl(temp_db_file: str) -> None:
         # At this point:
         # - item1 (refreshed by asearch, expired at t=7.0s) should be GONE after sweep.
 
-        await store.sweep_ttl()
+        await store.asweep_ttl()
 
         # Check item1 again (should be gone now)
         item1_final_check = await store.aget(namespace, "item1", refresh_ttl=False)
