@@ -47,10 +47,10 @@ import numpy as np
 
 from ..backends.codec import from_payload, stored_time, to_payload
 from ..backends.graph.values import check_relation
-from ..backends.vector.common import EXPIRES_AT
 from ..backends.protocols import (
     GraphStore,
     LexicalIndex,
+    LiveNamespaces,
     OrderedScan,
     PayloadLister,
     PayloadWriter,
@@ -62,6 +62,7 @@ from ..backends.protocols import (
     VectorReader,
     VectorRecord,
 )
+from ..backends.vector.common import EXPIRES_AT
 from ..config import StoreConfig
 from ..errors import BackendError, ConfigurationError, InvalidMemory, StoreClosed
 from ..handles import SharedHandle
@@ -205,6 +206,12 @@ class MemoryStore(SharedHandle):
     def _ensure_open(self) -> None:
         if not self._open:
             self._open_now(reopen=False)
+
+    def ensure_open(self) -> MemoryStore:
+        """Open now, as the first use would (`StoreClosed` after `close()`, unlike `open()`): for a
+        caller whose clock must not include the open, e.g. a TTL that counts from the write."""
+        self._ensure_open()
+        return self
 
     @contextmanager
     def _live(self) -> Iterator[None]:
@@ -403,7 +410,9 @@ class MemoryStore(SharedHandle):
         how many. The engine finds them (payload index on `expires_at`), namespace by namespace."""
         now = time.time()
         gone = 0
-        for namespace in self.namespaces():
+        with self._live():
+            every = self.vectors.namespaces()  # the expired-only ones too
+        for namespace in every:
             with self._live():
                 flt = VectorFilter(namespace, expired_at=now)
                 if isinstance(self.vectors, PayloadLister):
@@ -416,7 +425,8 @@ class MemoryStore(SharedHandle):
         return gone
 
     def set_expiry(self, namespace: str, memory_ids: Sequence[str], expires_at: datetime | None) -> None:
-        """Move these memories' expiry (a LangGraph TTL refreshed on read); vectors and indexes untouched."""
+        """Move these memories' expiry (a LangGraph TTL refreshed on read); vectors and indexes untouched.
+        Ids no longer stored (deleted meanwhile) are skipped."""
         check_namespace(namespace)
         ids = keyed_ids(memory_ids, namespace)
         if expires_at is not None:
@@ -425,8 +435,10 @@ class MemoryStore(SharedHandle):
             return
         if not isinstance(self.vectors, PayloadWriter):
             raise BackendError(f"the vector backend {type(self.vectors).__name__} cannot update payloads")
-        with self._write_lock, self._live():
-            self.vectors.set_payload(namespace, ids, {EXPIRES_AT: expires_at.timestamp() if expires_at else None})
+        with self._write_lock, self._live():  # under the lock no delete can race; a gone memory is skipped
+            held = [str(p["memory_id"]) for p in self.vectors.get(namespace, ids)]
+            if held:
+                self.vectors.set_payload(namespace, held, {EXPIRES_AT: expires_at.timestamp() if expires_at else None})
 
     def _bump(self, namespace: str) -> None:
         self._versions[namespace] = self._versions.get(namespace, 0) + 1
@@ -487,7 +499,11 @@ class MemoryStore(SharedHandle):
         return filter_share(self.type_counts(namespace), types)
 
     def namespaces(self) -> list[str]:
+        """The namespaces holding a memory; one whose memories have all expired is not listed when
+        the backend can tell (`LiveNamespaces`, both Qdrant backends)."""
         with self._live():
+            if isinstance(self.vectors, LiveNamespaces):
+                return self.vectors.live_namespaces(time.time())
             return self.vectors.namespaces()
 
     def embed_query(self, text: str | Sequence[str]) -> tuple[float, ...]:

@@ -18,8 +18,10 @@ refused at once.
 `ttl`
 -----
 LangGraph's `TTLConfig`: `default_ttl` (minutes, for puts that give none), `refresh_on_read`
-(whether `get` / `search` push the expiry back by default) and `sweep_interval_minutes` (how often
-the sweeper started by `start_ttl_sweeper` deletes what expired).
+(whether `get` / `search` push the expiry back) and `sweep_interval_minutes` (how often the sweeper
+started by `start_ttl_sweeper` deletes what expired). As in LangGraph's `SqliteStore`, a read
+refreshes only when it asks to (`refresh_ttl`, which `BaseStore` defaults from the config) and the
+config turns `refresh_on_read` on; a config without it never refreshes.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ class TTLSettings:
     """What the store's `ttl` config says (LangGraph's `TTLConfig`), checked."""
 
     default_ttl: float | None = None
-    refresh_on_read: bool = True
+    refresh_on_read: bool = False
     sweep_interval_minutes: float | None = None
 
 
@@ -121,8 +123,8 @@ def index_settings(index: object) -> IndexSettings:
                                  f"({{'dims': 1536, 'embed': embeddings, 'fields': ['text']}}), got {index!r}")
     unknown = sorted(set(index) - _INDEX_KEYS)
     if unknown:
-        raise ConfigurationError(f"index takes LangGraph's keys ({', '.join(sorted(_INDEX_KEYS - {'__tokenized_fields'}))}), "
-                                 f"not {unknown}")
+        named = ", ".join(sorted(_INDEX_KEYS - {"__tokenized_fields"}))
+        raise ConfigurationError(f"index takes LangGraph's keys ({named}), not {unknown}")
     distance = index.get("distance_type", "cosine")
     if distance not in _DISTANCES:
         raise ConfigurationError(f"index['distance_type'] must be one of {sorted(_DISTANCES)}, got {distance!r}")
@@ -177,7 +179,7 @@ def ttl_settings(ttl: object) -> TTLSettings | None:
     unknown = sorted(set(ttl) - _TTL_KEYS)
     if unknown:
         raise ConfigurationError(f"ttl takes {sorted(_TTL_KEYS)}, not {unknown}")
-    refresh = ttl.get("refresh_on_read", True)
+    refresh = ttl.get("refresh_on_read", False)
     if not isinstance(refresh, bool):
         raise ConfigurationError(f"ttl['refresh_on_read'] must be True or False, got {refresh!r}")
     sweep = _minutes(ttl.get("sweep_interval_minutes"), "ttl['sweep_interval_minutes']")

@@ -37,8 +37,8 @@ What the operations do
 * TTL as `BaseStore` defines it: a put's `ttl` (minutes; the `ttl` config's `default_ttl` when the
   put gives none) sets the memory's `expires_at`, which the vector engine filters on every read, so
   an expired item is gone for `get`, `search` and listing at once; `sweep_ttl()` (or the sweeper
-  thread, `start_ttl_sweeper()`) deletes it. A read with `refresh_ttl` (the config's
-  `refresh_on_read` by default) pushes the expiry of what it returned back by the item's own TTL.
+  thread, `start_ttl_sweeper()`) deletes it. With the config's `refresh_on_read` on, a read with
+  `refresh_ttl` (its default) pushes the expiry of what it returned back by the item's own TTL.
 * Namespaces may be given as tuples, lists or any other sequence of strings, as LangGraph accepts.
 
 What it does not do
@@ -74,13 +74,13 @@ from fused_memory.adapters import answered, resolve_ensemble, writable_store
 from fused_memory.validation import utcnow
 
 from .langgraph_config import IndexSettings, TTLSettings, check_dims, index_settings, ttl_settings, use_embedder
-
 from .langgraph_items import (
     check_filter,
     check_labels,
+    expiring,
     is_indexed,
-    item_ttl,
     item_memory,
+    item_ttl,
     item_value,
     matches,
     namespace_key,
@@ -108,7 +108,8 @@ class _Writes:
     ops: dict[tuple[str, str], Memory | None] = field(default_factory=dict)
 
     def apply(self, store: MemoryStore) -> None:
-        memories = [m for m in self.ops.values() if m is not None]
+        now = utcnow()  # a TTL counts from the write (the store is open by now: see `batch`)
+        memories = [expiring(m, now) for m in self.ops.values() if m is not None]
         if memories:
             store.add(memories)
         gone: dict[str, list[str]] = {}
@@ -172,7 +173,7 @@ class FusedMemoryStore(BaseStore):
         self.fields = self._index.fields
         self.index_config = dict(index) if index is not None else None
         #: The LangChain `Embeddings` of the index config, as LangGraph's stores expose it (None without `embed`).
-        self.embeddings = getattr(self._index.embedder, "model", None) if index and index.get("embed") is not None else None
+        self.embeddings = getattr(self._index.embedder, "model", None) if self._index.embedder is not None else None
         self.ttl_config = dict(ttl) if ttl is not None else None  # type: ignore[assignment]
         self._dims_checked = self._index.dims is None
         self._sweeper: threading.Thread | None = None
@@ -184,6 +185,7 @@ class FusedMemoryStore(BaseStore):
         ops = [_checked_namespaces(op) if isinstance(op, (GetOp, PutOp, SearchOp, ListNamespacesOp)) else op
                for op in ops]
         writes = self._checked(ops)
+        self.store.ensure_open()  # opened before any clock starts: a TTL counts from the write, not the open
         if not self._dims_checked:
             check_dims(self.store, self._index)
             self._dims_checked = True
@@ -232,7 +234,10 @@ class FusedMemoryStore(BaseStore):
         return writes
 
     def _refresh(self, ops: Sequence[Op], results: Sequence[Result], ttls: Mapping[tuple[str, str], float]) -> None:
-        """Push back the expiry of what a read with `refresh_ttl` returned, by each item's own TTL."""
+        """Push back the expiry of what a read with `refresh_ttl` returned, by each item's own TTL,
+        when the `ttl` config has `refresh_on_read` on (`langgraph_config`)."""
+        if self._ttl is None or not self._ttl.refresh_on_read:
+            return
         due: dict[tuple[str, float], set[str]] = {}
         for op, result in zip(ops, results, strict=True):
             if not isinstance(op, (GetOp, SearchOp)) or not op.refresh_ttl or not result:

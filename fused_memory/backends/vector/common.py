@@ -22,7 +22,8 @@ from ..protocols import SparseVector, VectorFilter, VectorQuery, VectorRecord
 __all__ = [
     "POINT_ID_NAMESPACE", "SCROLL_PAGE", "META_POINT_ID",
     "IndexSpec", "PAYLOAD_INDEXES",
-    "MatchOne", "MatchAnyOf", "Between", "Not", "Condition", "EXPIRES_AT", "NEVER_BEFORE", "split_conditions", "filter_conditions", "can_match",
+    "MatchOne", "MatchAnyOf", "Between", "Not", "alive", "Condition", "EXPIRES_AT", "NEVER_BEFORE",
+    "split_conditions", "filter_conditions", "can_match",
     "PreparedPoint", "point_id", "dense_of", "prepare_points", "check_query", "in_requested_order", "unique", "plain",
     "check_sparse", "clamp_score", "paginate", "chunks", "encode_meta", "engine_errors", "WRITE_CHUNK",
 ]
@@ -100,6 +101,11 @@ class Not:
 Condition = MatchOne | MatchAnyOf | Between | Not
 
 
+def alive(at: float) -> Not:
+    """Not expired at `at`: an expiry at or before it is gone; a memory without one never expires."""
+    return Not(Between(EXPIRES_AT, NEVER_BEFORE, float(at)))
+
+
 def split_conditions(conds: Sequence[Condition]) -> tuple[list[Condition], list[MatchOne | Between]]:
     """(the `must` conditions, the `must_not` ones) as both engines take them."""
     return [c for c in conds if not isinstance(c, Not)], [c.inner for c in conds if isinstance(c, Not)]
@@ -127,8 +133,8 @@ def filter_conditions(f: VectorFilter) -> tuple[Condition, ...]:
         conds.append(MatchAnyOf("entities", unique(f.entities)))  # a list too: any shared element
     if f.session_id is not None:
         conds.append(MatchOne("session_id", f.session_id))
-    if f.alive_at is not None:  # an expiry at or before `alive_at` is gone; no expiry never is
-        conds.append(Not(Between(EXPIRES_AT, NEVER_BEFORE, float(f.alive_at))))
+    if f.alive_at is not None:
+        conds.append(alive(f.alive_at))
     if f.expired_at is not None:
         conds.append(Between(EXPIRES_AT, NEVER_BEFORE, float(f.expired_at)))
     if f.indexed_only:

@@ -76,6 +76,7 @@ from .common import (
     IndexSpec,
     MatchAnyOf,
     MatchOne,
+    alive,
     can_match,
     check_query,
     chunks,
@@ -84,11 +85,11 @@ from .common import (
     encode_meta,
     engine_errors,
     filter_conditions,
-    split_conditions,
     in_requested_order,
     paginate,
     point_id,
     prepare_points,
+    split_conditions,
 )
 
 __all__ = ["QdrantEdgeBackend", "IndexStatus", "DEFAULT_INDEX_AFTER"]
@@ -404,6 +405,15 @@ class QdrantEdgeBackend:
             shard = self._require()
             limit = max(1, shard.info().points_count)
             hits = shard.facet(qe.FacetRequest("namespace", limit=limit, exact=True)).hits
+        return sorted(str(h.value) for h in hits if h.count > 0)
+
+    def live_namespaces(self, alive_at: float) -> list[str]:
+        """`LiveNamespaces`: the facet of the memories not expired at `alive_at`."""
+        flt = qe.Filter(must_not=[_edge_condition(alive(alive_at).inner)])
+        with self._lock, engine_errors("namespaces", _classify):
+            shard = self._require()
+            limit = max(1, shard.info().points_count)
+            hits = shard.facet(qe.FacetRequest("namespace", limit=limit, exact=True, filter=flt)).hits
         return sorted(str(h.value) for h in hits if h.count > 0)
 
     # ------------------------------------------------------------------ meta

@@ -57,3 +57,21 @@ def close_all() -> None:
         store.stop_ttl_sweeper()
         store.store.close()
         shutil.rmtree(path, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- the inherent differences (xfail, strict)
+#: LangGraph's score is the cosine similarity of the query and the item; ours is the fused score.
+FUSED_SCORE = ("SearchItem.score is the fused (score-weighted RRF) score of the arms that found the item, "
+               "not the cosine similarity LangGraph's stores return")
+#: LangGraph embeds each index field on its own and ranks an item by its best field.
+ONE_VECTOR_PER_ITEM = ("one vector per item (its index fields' text joined, and BM25 over the same text), where "
+                       "LangGraph embeds every field on its own and scores an item by its best field")
+#: LangGraph's async stores refuse their sync methods in the event loop's thread.
+ONE_STORE_SYNC_AND_ASYNC = ("one store serves sync and async: its sync methods work in an event loop's thread, "
+                            "which LangGraph's async-only stores refuse with InvalidStateError")
+#: SQLite's guard against SQL injection through filter keys.
+NO_SQL = ("SqliteStore refuses filter keys that could inject SQL; there is no SQL here: a key is matched as text, "
+          "as InMemoryStore matches it")
+#: Postgres keeps expired rows visible until swept unless `omit_expired` is set.
+EXPIRED_IS_GONE = ("an expired item is invisible to every read at once (the engine filters on its expiry); "
+                   "PostgresStore shows it until the sweep unless its ttl config sets omit_expired")

@@ -1,3 +1,8 @@
+# LangGraph's own store tests, run against FusedMemoryStore (see _fused.py, and README.md's LangGraph section).
+# Ported from the langgraph-checkpoint 4.3.2 sdist on PyPI, tests/embed_test_utils.py (LangGraph's test embeddings), unchanged.
+# Copyright (c) 2024 LangChain, Inc. Licensed under the MIT License; its full text is in LICENSE-LANGGRAPH here.
+# Changes from the original, and nothing else (every assertion is LangGraph's):
+#   - none.
 """Embedding utilities for testing."""
 
 import math

@@ -1,3 +1,14 @@
+# LangGraph's own store tests, run against FusedMemoryStore (see _fused.py, and README.md's LangGraph section).
+# Ported from the langgraph-checkpoint 4.3.2 sdist on PyPI, tests/test_store.py (LangGraph's InMemoryStore tests).
+# Copyright (c) 2024 LangChain, Inc. Licensed under the MIT License; its full text is in LICENSE-LANGGRAPH here.
+# Changes from the original, and nothing else (every assertion is LangGraph's):
+#   - `InMemoryStore(...)` -> `fused_store(...)` (also inside MockAsyncBatchedStore), `mocker.spy(InMemoryStore, ...)`
+#     -> `mocker.spy(FusedMemoryStore, ...)`, `tests.embed_test_utils` -> `.embed_test_utils`.
+#   - Left out, as they build no store (they test LangGraph's own helpers and mock stores): test_dedupe_ops_maps_
+#     repeated_reads_and_puts_to_one_op, test_get_text_at_path(_with_non_dict_mapping), test_async_batch_store,
+#     test_async_batch_store_handles_cancellation, test_validate_op_namespace_rejects_invalid_labels,
+#     test_validate_op_namespace_allows_empty_prefix_and_wildcards.
+#   - `@pytest.mark.xfail(strict=True, reason=...)` on the tests an inherent difference fails (reasons: _fused.py).
 import asyncio
 import json
 from collections import UserDict
@@ -25,7 +36,7 @@ from langgraph.store.base import (
 from langgraph.store.base.batch import AsyncBatchedBaseStore, _dedupe_ops
 from langchain_fused_memory import FusedMemoryStore
 
-from ._fused import fused_store
+from ._fused import ONE_VECTOR_PER_ITEM, fused_store
 from .embed_test_utils import CharacterEmbeddings
 
 
@@ -901,6 +912,7 @@ async def test_async_vector_search_pagination(
     assert len(all_results) == 5
 
 
+@pytest.mark.xfail(strict=True, reason=ONE_VECTOR_PER_ITEM)  # fused-memory: an inherent difference
 async def test_embed_with_path(fake_embeddings: CharacterEmbeddings) -> None:
     # Test store-level field configuration
     store = fused_store(

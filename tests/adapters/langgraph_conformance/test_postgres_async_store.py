@@ -1,3 +1,15 @@
+# LangGraph's own store tests, run against FusedMemoryStore (see _fused.py, and README.md's LangGraph section).
+# Ported from github.com/langchain-ai/langgraph at f09cfe8ff, libs/checkpoint-postgres/tests/test_async_store.py.
+# Copyright (c) 2024 LangChain, Inc. Licensed under the MIT License; its full text is in LICENSE-LANGGRAPH here.
+# Changes from the original, and nothing else (every assertion is LangGraph's):
+#   - `AsyncPostgresStore.from_conn_string(...)` -> `afused_store_context(...)`; database creation, migrations and
+#     `store.setup()` removed; the `store` fixture keeps LangGraph's ttl config and sweeper (`astart_ttl_sweeper` /
+#     `astop_ttl_sweeper`, the async twins here) but only its "default" param; `fake_embeddings` and VECTOR_TYPES
+#     copied from libs/checkpoint-postgres/tests/conftest.py.
+#   - The SQL helpers _aexpire_now / _arow_exists / _astored_expires_at and the `updated_at` backdating read and
+#     write the stored payload instead of the SQL row.
+#   - Left out, as psycopg pool plumbing: test_abatch_uses_single_pool_checkout (and its _create_pool_store).
+#   - `@pytest.mark.xfail(strict=True, reason=...)` on the tests an inherent difference fails (reasons: _fused.py).
 # type: ignore
 from __future__ import annotations
 
@@ -20,7 +32,7 @@ from langgraph.store.base import (
 )
 from langchain_fused_memory import FusedMemoryStore as AsyncPostgresStore  # the store under test
 
-from ._fused import afused_store_context
+from ._fused import EXPIRED_IS_GONE, ONE_STORE_SYNC_AND_ASYNC, ONE_VECTOR_PER_ITEM, afused_store_context
 from .embed_test_utils import CharacterEmbeddings
 
 VECTOR_TYPES = ["vector", "halfvec"]  # from LangGraph's libs/checkpoint-postgres/tests/conftest.py
@@ -47,6 +59,7 @@ async def store(request) -> AsyncIterator[AsyncPostgresStore]:
         await store.astop_ttl_sweeper()
 
 
+@pytest.mark.xfail(strict=True, reason=ONE_STORE_SYNC_AND_ASYNC)  # fused-memory: an inherent difference
 async def test_no_running_loop(store: AsyncPostgresStore) -> None:
     with pytest.raises(asyncio.InvalidStateError):
         store.put(("foo", "bar"), "baz", {"val": "baz"})
@@ -496,6 +509,7 @@ async def test_vector_search_edge_cases(vector_store: AsyncPostgresStore) -> Non
     assert results[0].score < perfect_score
 
 
+@pytest.mark.xfail(strict=True, reason=ONE_VECTOR_PER_ITEM)  # fused-memory: an inherent difference
 @pytest.mark.parametrize(
     "vector_type,distance_type",
     [
@@ -667,6 +681,7 @@ async def test_omit_expired_filters_read_paths(store: AsyncPostgresStore) -> Non
     assert control_ns in namespaces
 
 
+@pytest.mark.xfail(strict=True, reason=EXPIRED_IS_GONE)  # fused-memory: an inherent difference
 @pytest.mark.parametrize("omit", [None, False], ids=["default", "explicit-false"])
 async def test_omit_expired_disabled_preserves_expired_rows(
     store: AsyncPostgresStore, omit

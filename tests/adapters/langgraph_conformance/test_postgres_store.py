@@ -1,3 +1,15 @@
+# LangGraph's own store tests, run against FusedMemoryStore (see _fused.py, and README.md's LangGraph section).
+# Ported from github.com/langchain-ai/langgraph at f09cfe8ff, libs/checkpoint-postgres/tests/test_store.py.
+# Copyright (c) 2024 LangChain, Inc. Licensed under the MIT License; its full text is in LICENSE-LANGGRAPH here.
+# Changes from the original, and nothing else (every assertion is LangGraph's):
+#   - `PostgresStore.from_conn_string(...)` -> `fused_store_context(...)`; the database creation, migrations and
+#     `store.setup()` removed; the `store` fixture keeps LangGraph's ttl config and sweeper but only its "default"
+#     param ("pipe" and "pool" are psycopg connection modes); `fake_embeddings` and VECTOR_TYPES copied from
+#     libs/checkpoint-postgres/tests/conftest.py.
+#   - The SQL helpers _expire_now / _row_exists / _stored_expires_at and the `updated_at` backdating in
+#     test_omit_expired_search_pagination read and write the stored payload instead of the SQL row.
+#   - Left out, as Postgres plumbing: test_nonnull_migrations, test_escape_like_literal, test_namespace_match_pattern.
+#   - `@pytest.mark.xfail(strict=True, reason=...)` on the tests an inherent difference fails (reasons: _fused.py).
 # type: ignore
 from __future__ import annotations
 
@@ -18,7 +30,7 @@ from langgraph.store.base import (
 )
 from langchain_fused_memory import FusedMemoryStore as PostgresStore  # the store under test
 
-from ._fused import fused_store_context
+from ._fused import EXPIRED_IS_GONE, FUSED_SCORE, ONE_VECTOR_PER_ITEM, fused_store_context
 from .embed_test_utils import CharacterEmbeddings
 
 VECTOR_TYPES = ["vector", "halfvec"]  # from LangGraph's libs/checkpoint-postgres/tests/conftest.py
@@ -627,6 +639,7 @@ def test_vector_search_edge_cases(vector_store: PostgresStore) -> None:
     assert len(results) == 1
 
 
+@pytest.mark.xfail(strict=True, reason=ONE_VECTOR_PER_ITEM)  # fused-memory: an inherent difference
 @pytest.mark.parametrize(
     "vector_type,distance_type",
     [
@@ -699,6 +712,7 @@ def test_embed_with_path_sync(
         assert results[1].score < ascore
 
 
+@pytest.mark.xfail(strict=True, reason=ONE_VECTOR_PER_ITEM)  # fused-memory: an inherent difference
 @pytest.mark.parametrize(
     "vector_type,distance_type",
     [
@@ -824,6 +838,7 @@ def _neg_l2_distance(X: list[float], Y: list[list[float]]) -> list[float]:
     return similarities
 
 
+@pytest.mark.xfail(strict=True, reason=FUSED_SCORE)  # fused-memory: an inherent difference
 @pytest.mark.parametrize(
     "vector_type,distance_type",
     [
@@ -937,6 +952,7 @@ def test_omit_expired_filters_read_paths(store: PostgresStore) -> None:
     assert control_ns in namespaces
 
 
+@pytest.mark.xfail(strict=True, reason=EXPIRED_IS_GONE)  # fused-memory: an inherent difference
 @pytest.mark.parametrize("omit", [None, False], ids=["default", "explicit-false"])
 def test_omit_expired_disabled_preserves_expired_rows(
     store: PostgresStore, omit

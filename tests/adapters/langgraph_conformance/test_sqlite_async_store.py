@@ -1,3 +1,10 @@
+# LangGraph's own store tests, run against FusedMemoryStore (see _fused.py, and README.md's LangGraph section).
+# Ported from github.com/langchain-ai/langgraph at f09cfe8ff, libs/checkpoint-sqlite/tests/test_async_store.py.
+# Copyright (c) 2024 LangChain, Inc. Licensed under the MIT License; its full text is in LICENSE-LANGGRAPH here.
+# Changes from the original, and nothing else (every assertion is LangGraph's):
+#   - `AsyncSqliteStore.from_conn_string(...)` -> `afused_store_context(...)`; `await store.setup()` removed;
+#     `SqliteIndexConfig` is LangGraph's `IndexConfig`; `tests.test_store` -> `.test_sqlite_store`.
+#   - `@pytest.mark.xfail(strict=True, reason=...)` on the tests an inherent difference fails (reasons: _fused.py).
 import asyncio
 import os
 import tempfile
@@ -18,7 +25,7 @@ from langgraph.store.base import (
 from langchain_fused_memory import FusedMemoryStore as AsyncSqliteStore  # the store under test
 from langgraph.store.base import IndexConfig as SqliteIndexConfig
 
-from ._fused import afused_store_context
+from ._fused import ONE_STORE_SYNC_AND_ASYNC, ONE_VECTOR_PER_ITEM, afused_store_context
 from .test_sqlite_store import CharacterEmbeddings
 
 
@@ -78,6 +85,7 @@ def conn_string(request: pytest.FixtureRequest) -> Generator[str, None, None]:
             os.unlink(temp_file.name)
 
 
+@pytest.mark.xfail(strict=True, reason=ONE_STORE_SYNC_AND_ASYNC)  # fused-memory: an inherent difference
 async def test_no_running_loop(store: AsyncSqliteStore) -> None:
     """Test that sync methods raise proper errors in the main thread."""
     with pytest.raises(asyncio.InvalidStateError):
@@ -447,6 +455,7 @@ async def test_vector_search_edge_cases(fake_embeddings: CharacterEmbeddings) ->
         assert len(results) == 1
 
 
+@pytest.mark.xfail(strict=True, reason=ONE_VECTOR_PER_ITEM)  # fused-memory: an inherent difference
 async def test_embed_with_path(
     fake_embeddings: CharacterEmbeddings,
 ) -> None:

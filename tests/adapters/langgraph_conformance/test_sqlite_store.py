@@ -1,3 +1,13 @@
+# LangGraph's own store tests, run against FusedMemoryStore (see _fused.py, and README.md's LangGraph section).
+# Ported from github.com/langchain-ai/langgraph at f09cfe8ff, libs/checkpoint-sqlite/tests/test_store.py.
+# Copyright (c) 2024 LangChain, Inc. Licensed under the MIT License; its full text is in LICENSE-LANGGRAPH here.
+# Changes from the original, and nothing else (every assertion is LangGraph's):
+#   - `SqliteStore.from_conn_string(...)` -> `fused_store_context(...)`; `store.setup()` (SQLite migrations) removed;
+#     `SqliteIndexConfig` is LangGraph's `IndexConfig` (langgraph-checkpoint-sqlite is not a dependency).
+#   - test_vector_store_initialization: its last block (a `sqlite_master` query for the vector tables) removed.
+#   - Left out, as SQLite plumbing: test_nonnull_migrations, test_escape_glob_literal, test_namespace_match_pattern,
+#     test_list_namespaces_prefix_uses_indexable_condition (SQL text the SQLite store generates).
+#   - `@pytest.mark.xfail(strict=True, reason=...)` on the tests an inherent difference fails (reasons: _fused.py).
 import math
 import os
 import random
@@ -24,7 +34,7 @@ from langgraph.store.base import (
 from langchain_fused_memory import FusedMemoryStore as SqliteStore  # the store under test
 from langgraph.store.base import IndexConfig as SqliteIndexConfig
 
-from ._fused import fused_store_context
+from ._fused import FUSED_SCORE, NO_SQL, ONE_VECTOR_PER_ITEM, fused_store_context
 
 
 # Local embeddings implementation for testing vector search
@@ -633,6 +643,7 @@ def test_vector_search_edge_cases(
         assert len(results) == 1
 
 
+@pytest.mark.xfail(strict=True, reason=ONE_VECTOR_PER_ITEM)  # fused-memory: an inherent difference
 @pytest.mark.parametrize("distance_type", VECTOR_TYPES)
 def test_embed_with_path(
     fake_embeddings: CharacterEmbeddings,
@@ -767,6 +778,7 @@ def _cosine_similarity(X: list[float], Y: list[list[float]]) -> list[float]:
     return similarities
 
 
+@pytest.mark.xfail(strict=True, reason=FUSED_SCORE)  # fused-memory: an inherent difference
 @pytest.mark.parametrize("query", ["aaa", "bbb", "ccc", "abcd", "poisson"])
 @pytest.mark.parametrize("conn_type", ["memory", "file"])
 def test_scores(
@@ -1023,6 +1035,7 @@ def test_search_items(
             store.delete(ns, key)
 
 
+@pytest.mark.xfail(strict=True, reason=NO_SQL)  # fused-memory: an inherent difference
 def test_sql_injection_vulnerability(store: SqliteStore) -> None:
     """Test that SQL injection via malicious filter keys is prevented."""
     # Add public and private documents

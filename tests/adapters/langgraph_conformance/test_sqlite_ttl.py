@@ -1,3 +1,13 @@
+# LangGraph's own store tests, run against FusedMemoryStore (see _fused.py, and README.md's LangGraph section).
+# Ported from github.com/langchain-ai/langgraph at f09cfe8ff, libs/checkpoint-sqlite/tests/test_ttl.py.
+# Copyright (c) 2024 LangChain, Inc. Licensed under the MIT License; its full text is in LICENSE-LANGGRAPH here.
+# Changes from the original, and nothing else (every assertion is LangGraph's):
+#   - `SqliteStore` / `AsyncSqliteStore.from_conn_string(...)` -> `fused_store_context` / `afused_store_context`;
+#     `store.setup()` removed. In the async tests, `await store.sweep_ttl()` / `start_ttl_sweeper()` /
+#     `stop_ttl_sweeper()` -> `asweep_ttl()` / `astart_ttl_sweeper()` / `astop_ttl_sweeper()`: one store serves
+#     sync and async here, so the async twins carry BaseStore's "a" prefix. (`flaky` marks: pytest-retry is not
+#     installed, so they do not retry.)
+#   - `@pytest.mark.xfail(strict=True, reason=...)` on the tests an inherent difference fails (reasons: _fused.py).
 """Test SQLite store Time-To-Live (TTL) functionality."""
 
 import asyncio
