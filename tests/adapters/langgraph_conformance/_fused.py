@@ -19,10 +19,9 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
-from langchain_fused_memory import FusedMemoryStore
-
 from fused_memory.embeddings import HashingEmbedder
 from fused_memory.store.memory_store import MemoryStore
+from langchain_fused_memory import FusedMemoryStore
 
 __all__ = ["fused_store", "fused_store_context", "afused_store_context", "close_all"]
 
