@@ -243,6 +243,8 @@ class FusedMemoryStore(BaseStore):
             if not isinstance(op, (GetOp, SearchOp)) or not op.refresh_ttl or not result:
                 continue
             for item in (result if isinstance(result, list) else [result]):
+                if not isinstance(item, Item):
+                    continue
                 namespace = namespace_key(item.namespace)
                 minutes = ttls.get((namespace, item.key))
                 if minutes is not None:
