@@ -41,7 +41,8 @@ from langchain_fused_memory import FusedMemoryStore
 items, batch, ttl = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "ttl"
 with tempfile.TemporaryDirectory() as path:
     memory = MemoryStore.embedded(path, embedder=HashingEmbedder(dim=256), ner=False)
-    store = FusedMemoryStore(memory, ttl={"default_ttl": 60, "refresh_on_read": True}) if ttl else FusedMemoryStore(memory)
+    config = {"default_ttl": 60, "refresh_on_read": True} if ttl else None
+    store = FusedMemoryStore(memory, ttl=config) if ttl else FusedMemoryStore(memory)
     store.put(("warm",), "up", {"content": "opens the store before the clock starts"})
     texts = [f"user {i % 37} noted item {i}: the meeting about project {i % 11} moved to room {i % 7}"
              for i in range(items)]
