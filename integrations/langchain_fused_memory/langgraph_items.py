@@ -65,7 +65,6 @@ __all__ = [
     "item_value",
     "is_indexed",
     "item_ttl",
-    "expiring",
     "matches",
     "check_filter",
     "namespace_matches",
@@ -197,12 +196,6 @@ def _ttl_minutes(ttl: object) -> float | None:
     return float(ttl)
 
 
-def expiring(memory: Memory, now: datetime) -> Memory:
-    """The memory with its `expires_at`, counted from `now` (the write) by the TTL it was put with."""
-    minutes = item_ttl(memory)
-    return memory if minutes is None else memory.with_(expires_at=now + timedelta(minutes=minutes))
-
-
 def item_ttl(memory: Memory) -> float | None:
     """The TTL (minutes) an item was put with, which a read's refresh applies again."""
     item = _item(memory)
@@ -211,9 +204,10 @@ def item_ttl(memory: Memory) -> float | None:
 
 
 def item_memory(namespace: str, key: object, value: object, index: object = None,
-                fields: Sequence[str] | None = None, *, ttl: object = None) -> Memory:
+                fields: Sequence[str] | None = None, *, ttl: object = None, now: datetime | None = None) -> Memory:
     """The memory a put stores. Every check happens here, before anything is written. An item put
-    with `index=False` (or whose index fields hold no text) is stored unindexed (`Memory.indexed`)."""
+    with `index=False` (or whose index fields hold no text) is stored unindexed (`Memory.indexed`);
+    one with a `ttl` (minutes) expires that long after `now` (the batch's write)."""
     minutes = _ttl_minutes(ttl)
     if not isinstance(key, str) or not key:
         raise InvalidMemory(f"key must be a non-empty string, got {key!r}")
@@ -228,8 +222,9 @@ def item_memory(namespace: str, key: object, value: object, index: object = None
         whole = json.dumps(value, ensure_ascii=False) if not text else ""
         item = {"value": dict(value), **({} if indexed else {"indexed": False}),
                 **({} if minutes is None else {"ttl": minutes})}
+        expires = None if minutes is None else (now or datetime.now(timezone.utc)) + timedelta(minutes=minutes)
         return Memory(text=text or whole, namespace=namespace, id=key, metadata={ITEM_KEY: item}, indexed=indexed,
-                      **_fields(value))
+                      expires_at=expires, **_fields(value))
     except (TypeError, ValueError) as exc:
         if isinstance(exc, FusedMemoryError):
             raise InvalidMemory(str(exc).replace(f"metadata.{ITEM_KEY}.value", "value")) from None

@@ -77,7 +77,6 @@ from .langgraph_config import IndexSettings, TTLSettings, check_dims, index_sett
 from .langgraph_items import (
     check_filter,
     check_labels,
-    expiring,
     is_indexed,
     item_memory,
     item_ttl,
@@ -108,8 +107,7 @@ class _Writes:
     ops: dict[tuple[str, str], Memory | None] = field(default_factory=dict)
 
     def apply(self, store: MemoryStore) -> None:
-        now = utcnow()  # a TTL counts from the write (the store is open by now: see `batch`)
-        memories = [expiring(m, now) for m in self.ops.values() if m is not None]
+        memories = [m for m in self.ops.values() if m is not None]
         if memories:
             store.add(memories)
         gone: dict[str, list[str]] = {}
@@ -184,8 +182,8 @@ class FusedMemoryStore(BaseStore):
         """Run the ops in order (reads see the store before this batch's writes), then the writes."""
         ops = [_checked_namespaces(op) if isinstance(op, (GetOp, PutOp, SearchOp, ListNamespacesOp)) else op
                for op in ops]
+        self.store.ensure_open()  # opened before the TTL clock starts: a TTL counts from the write, not the open
         writes = self._checked(ops)
-        self.store.ensure_open()  # opened before any clock starts: a TTL counts from the write, not the open
         if not self._dims_checked:
             check_dims(self.store, self._index)
             self._dims_checked = True
@@ -206,6 +204,7 @@ class FusedMemoryStore(BaseStore):
     def _checked(self, ops: Sequence[Op]) -> _Writes:
         """Check every op before anything runs; build the memories the puts store."""
         writes = _Writes()
+        now = utcnow()
         for op in ops:
             if not isinstance(op, (GetOp, SearchOp, PutOp, ListNamespacesOp)):
                 raise ValueError(f"unknown operation {type(op).__name__}: give GetOp, SearchOp, PutOp or "
@@ -213,7 +212,7 @@ class FusedMemoryStore(BaseStore):
             if isinstance(op, PutOp):
                 namespace = namespace_key(op.namespace)
                 memory = None if op.value is None else item_memory(namespace, op.key, op.value, op.index, self.fields,
-                                                                   ttl=op.ttl)
+                                                                   ttl=op.ttl, now=now)
                 writes.ops.pop((namespace, str(op.key)), None)
                 writes.ops[(namespace, str(op.key))] = memory
             elif isinstance(op, GetOp) and op.namespace:
