@@ -19,7 +19,15 @@ from hypothesis import strategies as st
 from langgraph.store.base import InvalidNamespaceError, PutOp, SearchItem
 from langgraph.store.memory import InMemoryStore
 
-from fused_memory import ConfigurationError, EmbeddingMismatch, InvalidMemory, Memory, MemoryStore, MemoryType
+from fused_memory import (
+    ConfigurationError,
+    EmbeddingMismatch,
+    InvalidMemory,
+    Memory,
+    MemoryStore,
+    MemoryType,
+    MissingDependency,
+)
 from fused_memory.embeddings import HashingEmbedder
 from langchain_fused_memory import FusedMemoryStore
 
@@ -129,6 +137,8 @@ def test_a_provider_string_resolves_through_init_embeddings_or_says_what_is_miss
         FusedMemoryStore(store_factory(), index={"dims": 1536, "embed": "openai:text-embedding-3-small"})
     with pytest.raises(ConfigurationError, match="nosuchprovider"):
         FusedMemoryStore(store_factory("b"), index={"dims": 8, "embed": "nosuchprovider:model"})
+    with pytest.raises(MissingDependency, match="pip install langchain-cohere"):  # not among our dependencies
+        FusedMemoryStore(store_factory("c"), index={"dims": 1024, "embed": "cohere:embed-english-v3.0"})
 
 
 # ---------------------------------------------------------------- search
