@@ -32,10 +32,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from fused_memory import ConfigurationError, EmbeddingMismatch, MemoryStore
-from fused_memory.embeddings.adapters import LangChainEmbedder
-from fused_memory.embeddings.base import is_embedder
-from fused_memory.errors import MissingDependency
+from fused_memory import ConfigurationError, EmbeddingMismatch, MemoryStore, MissingDependency
+from fused_memory.embeddings import LangChainEmbedder, is_embedder
 
 from .langgraph_items import index_fields
 

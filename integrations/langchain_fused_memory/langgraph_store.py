@@ -54,7 +54,7 @@ import contextvars
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from langgraph.store.base import (
@@ -71,7 +71,6 @@ from langgraph.store.base import (
 
 from fused_memory import EnsembleMemory, FusedHit, Memory, MemoryStore
 from fused_memory.adapters import answered, resolve_ensemble, writable_store
-from fused_memory.validation import utcnow
 
 from .langgraph_config import IndexSettings, TTLSettings, check_dims, index_settings, ttl_settings, use_embedder
 from .langgraph_items import (
@@ -204,7 +203,7 @@ class FusedMemoryStore(BaseStore):
     def _checked(self, ops: Sequence[Op]) -> _Writes:
         """Check every op before anything runs; build the memories the puts store."""
         writes = _Writes()
-        now = utcnow()
+        now = datetime.now(timezone.utc)
         for op in ops:
             if not isinstance(op, (GetOp, SearchOp, PutOp, ListNamespacesOp)):
                 raise ValueError(f"unknown operation {type(op).__name__}: give GetOp, SearchOp, PutOp or "
@@ -248,7 +247,7 @@ class FusedMemoryStore(BaseStore):
                 minutes = ttls.get((namespace, item.key))
                 if minutes is not None:
                     due.setdefault((namespace, minutes), set()).add(item.key)
-        now = utcnow()
+        now = datetime.now(timezone.utc)
         for (namespace, minutes), keys in due.items():
             self.store.set_expiry(namespace, sorted(keys), now + timedelta(minutes=minutes))
 
