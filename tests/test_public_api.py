@@ -36,7 +36,8 @@ PUBLIC: dict[str, set[str]] = {
     },
     "fused_memory.backends": {
         "VectorBackend", "LexicalIndex", "GraphStore", "PayloadWriter", "PayloadLister", "LiveNamespaces",
-        "VectorReader", "TypeCounter", "RebuiltOnOpen", "Reconcilable", "VectorFilter", "VectorQuery", "VectorRecord", "ScoredPayload", "LexicalDoc",
+        "VectorReader", "TypeCounter", "RebuiltOnOpen", "Reconcilable", "VectorFilter", "VectorQuery", "VectorRecord",
+        "ScoredPayload", "LexicalDoc",
         "SparseSearch", "FacetCounter", "SparseVector", "SparseQuery", "SparseAnswer", "OrderedScan",
     },
     "fused_memory.demo": {"DEMO_NAMESPACE", "DEMO_NOW", "DEMO_QUERIES", "DEMO_RELATIONS", "demo_memories"},
