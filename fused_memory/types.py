@@ -80,6 +80,12 @@ class Memory:
     session_id: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
     context: str | None = None
+    #: When the memory stops existing for every read (a LangGraph item's TTL); None: never. Expired
+    #: memories are filtered by the vector engine at once and removed by `MemoryStore.sweep_expired`.
+    expires_at: datetime | None = None
+    #: False keeps the memory out of every ranking: not embedded (a placeholder vector), not in the
+    #: lexical index or the graph, filtered out of every arm's search; still listed and got by id.
+    indexed: bool = True
 
     MAX_TEXT = 100_000
 
@@ -102,7 +108,9 @@ class Memory:
             if not isinstance(self.predicate, str):
                 raise InvalidMemory("predicate must be a string")
             require_clean(self.predicate, "predicate")
-        for name in ("event_at", "created_at"):
+        if not isinstance(self.indexed, bool):
+            raise InvalidMemory(f"indexed must be True or False, got {self.indexed!r}")
+        for name in ("event_at", "created_at", "expires_at"):
             value = getattr(self, name)
             if value is not None:
                 require_storable(value, f"Memory.{name}", InvalidMemory)

@@ -35,8 +35,9 @@ PUBLIC: dict[str, set[str]] = {
         "saved_answer", "forgotten_answer", "refuse_unknown",
     },
     "fused_memory.backends": {
-        "VectorBackend", "LexicalIndex", "GraphStore", "PayloadWriter", "PayloadLister", "VectorReader", "TypeCounter",
-        "RebuiltOnOpen", "Reconcilable", "VectorFilter", "VectorQuery", "VectorRecord", "ScoredPayload", "LexicalDoc",
+        "VectorBackend", "LexicalIndex", "GraphStore", "PayloadWriter", "PayloadLister", "LiveNamespaces",
+        "VectorReader", "TypeCounter", "RebuiltOnOpen", "Reconcilable", "VectorFilter", "VectorQuery", "VectorRecord",
+        "ScoredPayload", "LexicalDoc",
         "SparseSearch", "FacetCounter", "SparseVector", "SparseQuery", "SparseAnswer", "OrderedScan",
     },
     "fused_memory.demo": {"DEMO_NAMESPACE", "DEMO_NOW", "DEMO_QUERIES", "DEMO_RELATIONS", "demo_memories"},

@@ -21,6 +21,7 @@ from .protocols import (
                         GraphStore,
                         LexicalDoc,
                         LexicalIndex,
+                        LiveNamespaces,
                         OrderedScan,
                         PayloadLister,
                         PayloadWriter,
@@ -39,7 +40,7 @@ from .protocols import (
                         VectorRecord,
 )
 
-__all__ = ["VectorBackend", "LexicalIndex", "GraphStore", "PayloadWriter", "PayloadLister", "VectorReader",
-           "TypeCounter", "RebuiltOnOpen", "Reconcilable", "OrderedScan", "VectorFilter", "VectorQuery",
+__all__ = ["VectorBackend", "LexicalIndex", "GraphStore", "PayloadWriter", "PayloadLister", "LiveNamespaces",
+           "VectorReader", "TypeCounter", "RebuiltOnOpen", "Reconcilable", "OrderedScan", "VectorFilter", "VectorQuery",
            "VectorRecord", "ScoredPayload", "LexicalDoc", "SparseSearch", "FacetCounter", "SparseVector",
            "SparseQuery", "SparseAnswer"]

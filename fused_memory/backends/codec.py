@@ -11,10 +11,14 @@ from typing import Any
 from ..types import EntityMention, Memory, MemoryType
 from ..validation import FIRST_STORABLE, LAST_STORABLE, is_storable, thaw
 
-__all__ = ["LAYOUT_VERSION", "to_payload", "from_payload", "payload_mentions", "stored_time"]
+__all__ = ["LAYOUT_VERSION", "UNRANKED", "to_payload", "from_payload", "payload_mentions", "stored_time"]
 
 #: Bumped when the payload shape changes; a store of another layout is refused on open.
 LAYOUT_VERSION = 1
+
+
+#: The payload key and value of a memory kept out of ranking (`Memory.indexed` False); absent otherwise.
+UNRANKED = ("index", "off")
 
 
 def _ts(value: datetime | None) -> float | None:
@@ -74,6 +78,8 @@ def to_payload(m: Memory, entity_kinds: Sequence[str | None] | None = None,
         "context": m.context,
         "answers": list(answers),
         "metadata": thaw(m.metadata),
+        **({"expires_at": _ts(m.expires_at)} if m.expires_at is not None else {}),
+        **({} if m.indexed else {UNRANKED[0]: UNRANKED[1]}),
         **({"metadata_json": json.dumps(thaw(m.metadata), separators=(",", ":"))} if _has_float(m.metadata) else {}),
     }
 
@@ -101,6 +107,7 @@ def from_payload(p: Mapping[str, Any]) -> Memory:
         created_at=stored_time(p.get("created_at"), p.get("created_at_iso")),
         entities=tuple(p.get("entities") or ()), session_id=_session(p.get("session_id")),
         metadata=_metadata(p), context=p.get("context"),
+        expires_at=stored_time(p.get("expires_at")), indexed=p.get(UNRANKED[0]) != UNRANKED[1],
     )
 
 

@@ -24,6 +24,7 @@ from ..types import Entity, EntityMention, MemoryType, Relation, TimeWindow
 
 __all__ = [
     "VectorFilter", "VectorQuery", "VectorRecord", "ScoredPayload", "VectorBackend", "PayloadWriter", "PayloadLister",
+    "LiveNamespaces",
     "VectorReader", "SparseVector", "SparseQuery", "SparseAnswer", "SparseSearch", "FacetCounter", "OrderedScan",
     "LexicalDoc", "LexicalIndex", "TypeCounter", "RebuiltOnOpen", "Reconcilable",
     "GraphStore",
@@ -46,6 +47,12 @@ class VectorFilter:
     entities: tuple[str, ...] | None = None
     #: Only memories of this conversation (payload `session_id`), compared exactly.
     session_id: str | None = None
+    #: Only memories not expired at this time (epoch seconds): payload `expires_at` absent or later.
+    alive_at: float | None = None
+    #: Only memories that take part in ranking (no payload `unindexed`): what every arm searches.
+    indexed_only: bool = False
+    #: Only memories expired at this time (epoch seconds): what a sweep deletes.
+    expired_at: float | None = None
 
 
 @dataclass(frozen=True)
@@ -112,6 +119,16 @@ class PayloadWriter(Protocol):
     before; a backend without it keeps serving them as before (see `recovery.backfill`)."""
 
     def set_payload(self, namespace: str, memory_ids: Sequence[str], payload: Mapping[str, Any]) -> None: ...
+
+
+@runtime_checkable
+class LiveNamespaces(Protocol):
+    """Optional beside `VectorBackend`: the namespaces holding at least one memory not expired at
+    `alive_at` (epoch seconds), sorted, counted by the engine. A namespace whose memories have all
+    expired is gone for `MemoryStore.namespaces` at once; a backend without it lists every namespace
+    until the sweep (`MemoryStore.sweep_expired`) deletes what expired."""
+
+    def live_namespaces(self, alive_at: float) -> list[str]: ...
 
 
 @runtime_checkable

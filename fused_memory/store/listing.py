@@ -31,10 +31,16 @@ from ..validation import name_or_int, require_clean
 __all__ = ["list_memories"]
 
 
-def _payloads(vectors: VectorBackend, namespace: str, session_id: str | None) -> Iterator[Mapping[str, Any]]:
+def _payloads(vectors: VectorBackend, namespace: str, session_id: str | None,
+              alive_at: float | None) -> Iterator[Mapping[str, Any]]:
     if isinstance(vectors, PayloadLister):
-        return vectors.scroll_where(VectorFilter(namespace, session_id=session_id))
-    return (p for p in vectors.scroll(namespace) if session_id is None or p.get("session_id") == session_id)
+        return vectors.scroll_where(VectorFilter(namespace, session_id=session_id, alive_at=alive_at))
+    return (p for p in vectors.scroll(namespace) if (session_id is None or p.get("session_id") == session_id)
+            and (alive_at is None or not _gone(p.get("expires_at"), alive_at)))
+
+
+def _gone(expires_at: Any, now: float) -> bool:
+    return isinstance(expires_at, (int, float)) and expires_at <= now
 
 
 def _count(value: object, what: str) -> int:
@@ -44,7 +50,7 @@ def _count(value: object, what: str) -> int:
 
 
 def list_memories(vectors: VectorBackend, namespace: str, session_id: object = None, limit: int | None = None,
-                  offset: int = 0) -> list[Memory]:
+                  offset: int = 0, *, alive_at: float | None = None) -> list[Memory]:
     """Every memory of `namespace` (of one conversation, given `session_id`), newest first, or the
     page `[offset:offset + limit]` of that list. A session id is read as `Memory.session_id` reads it
     (an integer is its text). The payloads are sorted before they are decoded, so a page decodes
@@ -52,7 +58,7 @@ def list_memories(vectors: VectorBackend, namespace: str, session_id: object = N
     if session_id is not None:
         session_id = require_clean(name_or_int(session_id, "session_id", QueryError), "session_id", QueryError)
     end = None if limit is None else _count(offset, "offset") + _count(limit, "limit")
-    payloads = list(_payloads(vectors, namespace, session_id))
+    payloads = list(_payloads(vectors, namespace, session_id, alive_at))
     payloads.sort(key=lambda p: str(p.get("memory_id")))
     payloads.sort(key=_written, reverse=True)
     return [from_payload(p) for p in payloads[_count(offset, "offset"):end]]

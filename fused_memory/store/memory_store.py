@@ -31,9 +31,11 @@ What `add` guarantees
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import sys
 import threading
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -48,7 +50,10 @@ from ..backends.graph.values import check_relation
 from ..backends.protocols import (
     GraphStore,
     LexicalIndex,
+    LiveNamespaces,
     OrderedScan,
+    PayloadLister,
+    PayloadWriter,
     ScoredPayload,
     TypeCounter,
     VectorBackend,
@@ -57,6 +62,7 @@ from ..backends.protocols import (
     VectorReader,
     VectorRecord,
 )
+from ..backends.vector.common import EXPIRES_AT
 from ..config import StoreConfig
 from ..errors import BackendError, ConfigurationError, InvalidMemory, StoreClosed
 from ..handles import SharedHandle
@@ -79,6 +85,36 @@ if TYPE_CHECKING:
     from ..retrievers.base import Retriever
 
 __all__ = ["MemoryStore"]
+
+
+def _expired(payload: Mapping[str, Any], now: float) -> bool:
+    at = payload.get(EXPIRES_AT)
+    return isinstance(at, (int, float)) and at <= now
+
+
+def _ranked(flt: VectorFilter, now: float) -> VectorFilter:
+    """What a search may see: memories that take part in ranking and have not expired."""
+    return dataclasses.replace(flt, alive_at=now, indexed_only=True)
+
+
+def _with_unindexed(batch: Sequence[Memory], mentions: list[Any], vectors: np.ndarray, dim: int
+                    ) -> tuple[list[Any], np.ndarray]:
+    """Mentions and vectors for the whole batch from those of its indexed memories: an unindexed
+    one has no mentions and a placeholder unit vector (the engine needs one; no search sees it)."""
+    if len(mentions) == len(batch):
+        return mentions, vectors
+    out = np.zeros((len(batch), dim), dtype=np.float32)
+    out[:, 0] = 1.0
+    found = iter(zip(mentions, vectors, strict=True))
+    all_mentions: list[Any] = []
+    for i, m in enumerate(batch):
+        if m.indexed:
+            ms, v = next(found)
+            out[i] = v
+            all_mentions.append(ms)
+        else:
+            all_mentions.append(())
+    return all_mentions, out
 
 _PROGRESS_MIN = 500  # batches smaller than this never show a progress bar
 
@@ -171,6 +207,12 @@ class MemoryStore(SharedHandle):
         if not self._open:
             self._open_now(reopen=False)
 
+    def ensure_open(self) -> MemoryStore:
+        """Open now, as the first use would (`StoreClosed` after `close()`, unlike `open()`): for a
+        caller whose clock must not include the open, e.g. a TTL that counts from the write."""
+        self._ensure_open()
+        return self
+
     @contextmanager
     def _live(self) -> Iterator[None]:
         """A step that a concurrent close() may cut short (a backend released under a read, the NER
@@ -255,16 +297,18 @@ class MemoryStore(SharedHandle):
 
     def _add_chunk(self, batch: list[Memory]) -> list[Memory]:
         now = utcnow()
+        ranked = [m for m in batch if m.indexed]  # `indexed=False`: no embedding, NER, BM25 or graph
         with self._live():  # the embedded text is the memory's own: no need to wait for NER
-            mentions, vectors = extract_beside(self.extractor, batch, lambda: self.embed_memories(batch),
-                                               self._ner_pool() if self.extractor.enabled else None)
+            found, embedded = extract_beside(self.extractor, ranked, lambda: self.embed_memories(ranked),
+                                             self._ner_pool() if self.extractor.enabled and ranked else None)
+        mentions, vectors = _with_unindexed(batch, found, embedded, self.embedder.dim)
         prepared: list[Memory] = []
         for m, ms in zip(batch, mentions, strict=True):
             mtype, _rule = classify_type(m)
             prepared.append(m.with_(type=mtype, created_at=m.created_at or now,
                                     entities=tuple(x.name for x in ms)))
         records = [VectorRecord(m.id, m.namespace, tuple(v.tolist()),  # and the sparse vector: one write
-                                to_payload(m, [x.kind for x in ms], answer_tags(m.text)), sparse)
+                                to_payload(m, [x.kind for x in ms], answer_tags(m.text) if m.indexed else ()), sparse)
                    for m, v, ms, sparse in zip(prepared, vectors, mentions,
                                                sparse_vectors(self.vectors, self.lexical, prepared), strict=True)]
         with self._write_lock:
@@ -272,11 +316,20 @@ class MemoryStore(SharedHandle):
             before = snapshot(self.vectors, prepared)
             try:
                 self.vectors.upsert(records)
-                self.lexical.add([lexical_doc(m) for m in prepared])
+                self.lexical.add([lexical_doc(m) for m in prepared if m.indexed])
+                unranked: dict[str, list[str]] = {}
+                for m in prepared:
+                    if not m.indexed:  # an item put again with index=False leaves every ranking
+                        unranked.setdefault(m.namespace, []).append(m.id)
+                for ns, ids in unranked.items():
+                    self.lexical.delete(ns, ids)
+                    if self.graph is not None:
+                        self.graph.unlink(ns, ids)
                 if self.graph is not None:
                     by_ns: dict[str, list[tuple[str, Any, Any]]] = {}
                     for m, ms in zip(prepared, mentions, strict=True):
-                        by_ns.setdefault(m.namespace, []).append((m.id, ms, m.type))
+                        if m.indexed:
+                            by_ns.setdefault(m.namespace, []).append((m.id, ms, m.type))
                     for ns, items in by_ns.items():
                         self.graph.link(ns, items)
             except BaseException as exc:
@@ -352,6 +405,41 @@ class MemoryStore(SharedHandle):
             self._meta["upgraded"] = merged_upgrades(stored.get("upgraded"), self._meta.get("upgraded"))
             self.vectors.write_meta(self._meta)
 
+    def sweep_expired(self) -> int:
+        """Delete every memory whose `expires_at` has passed (reads stopped seeing it then); returns
+        how many. The engine finds them (payload index on `expires_at`), namespace by namespace."""
+        now = time.time()
+        gone = 0
+        with self._live():
+            every = self.vectors.namespaces()  # the expired-only ones too
+        for namespace in every:
+            with self._live():
+                flt = VectorFilter(namespace, expired_at=now)
+                if isinstance(self.vectors, PayloadLister):
+                    ids = [str(p["memory_id"]) for p in self.vectors.scroll_where(flt)]
+                else:
+                    ids = [str(p["memory_id"]) for p in self.vectors.scroll(namespace) if _expired(p, now)]
+            if ids:
+                self.delete(namespace, ids)
+                gone += len(ids)
+        return gone
+
+    def set_expiry(self, namespace: str, memory_ids: Sequence[str], expires_at: datetime | None) -> None:
+        """Move these memories' expiry (a LangGraph TTL refreshed on read); vectors and indexes untouched.
+        Ids no longer stored (deleted meanwhile) are skipped."""
+        check_namespace(namespace)
+        ids = keyed_ids(memory_ids, namespace)
+        if expires_at is not None:
+            require_storable(expires_at, "expires_at", InvalidMemory)
+        if not ids:
+            return
+        if not isinstance(self.vectors, PayloadWriter):
+            raise BackendError(f"the vector backend {type(self.vectors).__name__} cannot update payloads")
+        with self._write_lock, self._live():  # under the lock no delete can race; a gone memory is skipped
+            held = [str(p["memory_id"]) for p in self.vectors.get(namespace, ids)]
+            if held:
+                self.vectors.set_payload(namespace, held, {EXPIRES_AT: expires_at.timestamp() if expires_at else None})
+
     def _bump(self, namespace: str) -> None:
         self._versions[namespace] = self._versions.get(namespace, 0) + 1
 
@@ -367,7 +455,8 @@ class MemoryStore(SharedHandle):
         check_namespace(namespace)
         ids = keyed_ids(memory_ids, namespace)
         with self._live():
-            return [from_payload(p) for p in self.vectors.get(namespace, ids)]
+            now = time.time()
+            return [from_payload(p) for p in self.vectors.get(namespace, ids) if not _expired(p, now)]
 
     def memories(self, namespace: str, *, session_id: str | None = None, limit: int | None = None,
                  offset: int = 0) -> list[Memory]:
@@ -375,7 +464,7 @@ class MemoryStore(SharedHandle):
         `offset` take one page of that order (`listing`)."""
         check_namespace(namespace)
         with self._live():
-            return list_memories(self.vectors, namespace, session_id, limit, offset)
+            return list_memories(self.vectors, namespace, session_id, limit, offset, alive_at=time.time())
 
     def stored_vectors(self, namespace: str, memory_ids: Sequence[str]) -> dict[str, np.ndarray] | None:
         """The vectors stored for these memories (the ones the dense arm searched), by id; None when
@@ -410,7 +499,11 @@ class MemoryStore(SharedHandle):
         return filter_share(self.type_counts(namespace), types)
 
     def namespaces(self) -> list[str]:
+        """The namespaces holding a memory; one whose memories have all expired is not listed when
+        the backend can tell (`LiveNamespaces`, both Qdrant backends)."""
         with self._live():
+            if isinstance(self.vectors, LiveNamespaces):
+                return self.vectors.live_namespaces(time.time())
             return self.vectors.namespaces()
 
     def embed_query(self, text: str | Sequence[str]) -> tuple[float, ...]:
@@ -427,7 +520,8 @@ class MemoryStore(SharedHandle):
         with self._live():
             for ns in {q.filter.namespace for q in queries}:
                 self._upgrades.ensure(self, ns)  # older memories up to date, once (`store.upgrade`)
-            return self.vectors.query_batch(queries)
+            now = time.time()  # expired and unindexed memories are left out by the engine
+            return self.vectors.query_batch([dataclasses.replace(q, filter=_ranked(q.filter, now)) for q in queries])
 
     def scan_ordered(self, flt: VectorFilter, key: str, limit: int,
                      descending: bool = True) -> list[Mapping[str, Any]]:
@@ -436,7 +530,7 @@ class MemoryStore(SharedHandle):
         if not isinstance(self.vectors, OrderedScan):
             raise BackendError(f"the vector backend {type(self.vectors).__name__} cannot scan in payload order")
         with self._live():
-            return self.vectors.scan_ordered(flt, key, limit, descending)
+            return self.vectors.scan_ordered(_ranked(flt, time.time()), key, limit, descending)
 
     def lexical_search(self, namespace: str, text: str, k: int,
                        types: frozenset[MemoryType] | None = None) -> list[tuple[str, float]]:

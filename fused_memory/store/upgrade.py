@@ -41,7 +41,10 @@ from .meta import write_merged
 if TYPE_CHECKING:
     from .memory_store import MemoryStore
 
-__all__ = ["ANSWERS", "SPARSE", "wanted", "pending", "sparse_vectors", "backfill", "backfill_sparse",
+#: The sparse vector of a memory kept out of ranking (`Memory.indexed` False): no term finds it.
+NO_TERMS = SparseVector((), ())
+
+__all__ = ["NO_TERMS", "ANSWERS", "SPARSE", "wanted", "pending", "sparse_vectors", "backfill", "backfill_sparse",
            "NamespaceUpgrades"]
 
 _log = logging.getLogger("fused_memory.store.memory_store")
@@ -72,7 +75,7 @@ def sparse_vectors(vectors: VectorBackend, lexical: LexicalIndex, memories: Sequ
     if not _sparse_on(vectors):
         return [None] * len(memories)
     encoder = lexical.encoder if isinstance(lexical, EngineLexicalIndex) else SparseBM25()
-    return [encoder.encode(lexical_doc(m)) for m in memories]
+    return [encoder.encode(lexical_doc(m)) if m.indexed else NO_TERMS for m in memories]
 
 
 def backfill(vectors: VectorBackend, untagged: dict[tuple[str, tuple[str, ...]], list[str]]) -> bool:

@@ -34,8 +34,9 @@ as `{"content": text, "type": ..., "event_at": ..., "entities": [...], "session_
 
 Filters
 -------
-`filter` is matched on the value as LangGraph's `InMemoryStore` matches it: keys at the top level,
-a nested object matches the keys it names, a list matches element by element, and the operators
+`filter` is matched on the value as LangGraph's `InMemoryStore` matches it: keys at the top level
+(or, as LangGraph's SQL stores read them, a dotted path "user.level" when no top-level key has that
+name), a nested object matches the keys it names, a list matches element by element, and the operators
 $eq, $ne, $gt, $gte, $lt, $lte. One difference: a comparison on a field an item lacks (or that is
 not a number) leaves that item out, where `InMemoryStore` fails the whole search with a TypeError.
 """
@@ -43,8 +44,9 @@ not a number) leaves that item out, where `InMemoryStore` fails the whole search
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from langgraph.store.base import InvalidNamespaceError, MatchCondition, get_text_at_path, tokenize_path
@@ -62,6 +64,7 @@ __all__ = [
     "item_memory",
     "item_value",
     "is_indexed",
+    "item_ttl",
     "matches",
     "check_filter",
     "namespace_matches",
@@ -185,9 +188,27 @@ def _fields(value: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _ttl_minutes(ttl: object) -> float | None:
+    if ttl is None:
+        return None
+    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not math.isfinite(ttl):
+        raise ValueError(f"ttl must be a number of minutes or None, got {ttl!r}")
+    return float(ttl)
+
+
+def item_ttl(memory: Memory) -> float | None:
+    """The TTL (minutes) an item was put with, which a read's refresh applies again."""
+    item = _item(memory)
+    ttl = item.get("ttl") if item is not None else None
+    return float(ttl) if isinstance(ttl, (int, float)) and not isinstance(ttl, bool) else None
+
+
 def item_memory(namespace: str, key: object, value: object, index: object = None,
-                fields: Sequence[str] | None = None) -> Memory:
-    """The memory a put stores. Every check happens here, before anything is written."""
+                fields: Sequence[str] | None = None, *, ttl: object = None, now: datetime | None = None) -> Memory:
+    """The memory a put stores. Every check happens here, before anything is written. An item put
+    with `index=False` (or whose index fields hold no text) is stored unindexed (`Memory.indexed`);
+    one with a `ttl` (minutes) expires that long after `now` (the batch's write)."""
+    minutes = _ttl_minutes(ttl)
     if not isinstance(key, str) or not key:
         raise InvalidMemory(f"key must be a non-empty string, got {key!r}")
     if not isinstance(value, Mapping):
@@ -199,8 +220,11 @@ def item_memory(namespace: str, key: object, value: object, index: object = None
         text = "" if index is False else (_paths_text(value, paths) if paths else _default_text(value))
         indexed = bool(text)
         whole = json.dumps(value, ensure_ascii=False) if not text else ""
-        item = {"value": dict(value), **({} if indexed else {"indexed": False})}
-        return Memory(text=text or whole, namespace=namespace, id=key, metadata={ITEM_KEY: item}, **_fields(value))
+        item = {"value": dict(value), **({} if indexed else {"indexed": False}),
+                **({} if minutes is None else {"ttl": minutes})}
+        expires = None if minutes is None else (now or datetime.now(timezone.utc)) + timedelta(minutes=minutes)
+        return Memory(text=text or whole, namespace=namespace, id=key, metadata={ITEM_KEY: item}, indexed=indexed,
+                      expires_at=expires, **_fields(value))
     except (TypeError, ValueError) as exc:
         if isinstance(exc, FusedMemoryError):
             raise InvalidMemory(str(exc).replace(f"metadata.{ITEM_KEY}.value", "value")) from None
@@ -305,4 +329,17 @@ def check_filter(flt: object, path: str = "filter") -> None:
 
 def matches(value: Mapping[str, Any], flt: Mapping[str, Any] | None) -> bool:
     """Whether an item's value passes a search's `filter` (see the module docstring)."""
-    return not flt or all(_compare(value.get(k), v) for k, v in flt.items())
+    return not flt or all(_compare(_at(value, k), v) for k, v in flt.items())
+
+
+def _at(value: Mapping[str, Any], key: str) -> Any:
+    """The value under a filter key: the top-level key, else a dotted path ("user.access-level"),
+    as LangGraph's SQL stores read a key (a key that exists at the top level wins)."""
+    if key in value or "." not in key:
+        return value.get(key)
+    found: Any = value
+    for part in key.split("."):
+        if not isinstance(found, Mapping) or part not in found:
+            return None
+        found = found[part]
+    return found

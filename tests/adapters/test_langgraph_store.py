@@ -19,7 +19,15 @@ from hypothesis import strategies as st
 from langgraph.store.base import InvalidNamespaceError, PutOp, SearchItem
 from langgraph.store.memory import InMemoryStore
 
-from fused_memory import ConfigurationError, InvalidMemory, Memory, MemoryStore, MemoryType
+from fused_memory import (
+    ConfigurationError,
+    EmbeddingMismatch,
+    InvalidMemory,
+    Memory,
+    MemoryStore,
+    MemoryType,
+    MissingDependency,
+)
 from fused_memory.embeddings import HashingEmbedder
 from langchain_fused_memory import FusedMemoryStore
 
@@ -77,14 +85,60 @@ def test_a_memory_written_by_another_path_reads_as_a_value(lg: FusedMemoryStore)
     assert _keys(lg.search(("memories",), filter={"type": "event"})) == ["m1"]
 
 
-def test_the_store_index_config_takes_fields_only(store_factory: Any) -> None:
+def test_the_store_index_config_takes_fields(store_factory: Any) -> None:
     s = FusedMemoryStore(store_factory(), index={"fields": ["text"]})
     s.put(("n",), "k", {"text": "from the text field", "content": "not this"})
     assert s.store.get_many("n", ["k"])[0].text == "from the text field"
-    with pytest.raises(ConfigurationError, match="embed"):
-        FusedMemoryStore(s.store, index={"dims": 384, "embed": "openai:text-embedding-3-small"})
     with pytest.raises(ValueError, match="fields"):
-        FusedMemoryStore(s.store, index={"fields": "text"})
+        FusedMemoryStore(s.store, index={"fields": 3})
+    with pytest.raises(ConfigurationError, match="not \\['dim'\\]"):
+        FusedMemoryStore(s.store, index={"dim": 384})
+
+
+def _words(texts: list[str]) -> list[list[float]]:
+    """An embedding function as LangGraph's docs write one: texts in, vectors out."""
+    return [[float(t.count(w)) + 0.01 for w in ("coffee", "tea", "dog")] for t in texts]
+
+
+def test_the_index_config_embed_is_the_stores_embedder(store_factory: Any) -> None:
+    lg = FusedMemoryStore(store_factory(), index={"dims": 3, "embed": _words, "fields": ["text"]})
+    lg.put(("n",), "c", {"text": "coffee coffee"})
+    lg.put(("n",), "d", {"text": "my dog"})
+    assert lg.store.embedder.dim == 3 and "_words" in lg.store.embedder.id.name
+    assert lg.search(("n",), query="dog", limit=1)[0].key == "d"
+    with pytest.raises(EmbeddingMismatch, match="dims"):
+        FusedMemoryStore(store_factory("other"), index={"dims": 5, "embed": _words}).put(("n",), "k", {"text": "x"})
+
+
+def test_a_store_written_with_another_embedder_refuses_the_index_embed(store_factory: Any) -> None:
+    memory = store_factory()
+    FusedMemoryStore(memory).put(("n",), "k", {"content": "written with the hashing embedder"})
+    with pytest.raises(EmbeddingMismatch):  # open with the other embedder: refused at once
+        FusedMemoryStore(memory, index={"dims": 3, "embed": _words})
+    memory.close()
+    reopened = FusedMemoryStore(store_factory(), index={"dims": 3, "embed": _words})  # same path, not yet open
+    with pytest.raises(EmbeddingMismatch):  # refused when it opens, the memories untouched
+        reopened.get(("n",), "k")
+    reopened.store.close()
+    assert FusedMemoryStore(store_factory()).get(("n",), "k").value == {"content": "written with the hashing embedder"}
+
+
+def test_a_namespace_may_be_a_list_as_langgraph_takes_it(lg: FusedMemoryStore) -> None:
+    lg.put(["memories", "u1"], "k", {"content": "from a list"})
+    assert lg.get(["memories", "u1"], "k").namespace == ("memories", "u1")
+    assert [i.key for i in lg.search(["memories"])] == ["k"]
+    assert [i.key for i in lg.search(["memories"], query="from a list")] == ["k"]
+    lg.delete(["memories", "u1"], "k")
+    assert lg.get(("memories", "u1"), "k") is None
+
+
+def test_a_provider_string_resolves_through_init_embeddings_or_says_what_is_missing(store_factory: Any) -> None:
+    with pytest.raises(ConfigurationError, match="init_embeddings"):  # langchain-openai is installed; no key here
+        FusedMemoryStore(store_factory(), index={"dims": 1536, "embed": "openai:text-embedding-3-small"})
+    with pytest.raises(ConfigurationError, match="nosuchprovider"):
+        FusedMemoryStore(store_factory("b"), index={"dims": 8, "embed": "nosuchprovider:model"})
+    with pytest.raises(MissingDependency, match="pip install langchain-cohere"):  # not among our dependencies
+        FusedMemoryStore(store_factory("c"), index={"dims": 1024, "embed": "cohere:embed-english-v3.0"})
 
 
 # ---------------------------------------------------------------- search
@@ -242,7 +296,7 @@ def test_namespaces_map_one_to_one(lg: FusedMemoryStore) -> None:
 # ---------------------------------------------------------------- bad input
 @pytest.mark.parametrize(("namespace", "message"), [
     ((), "empty"), (("a.b",), "period"), (("a", ""), "empty"), ((" ",), "blank label"), (("a", 1), "string"),
-    (("bad\ud800",), "Unicode"), (["a"], "tuple"), (("x" * 20_000,), "16384"),
+    (("bad\ud800",), "Unicode"), ("a", "tuple"), (("x" * 20_000,), "16384"),
 ])
 def test_a_namespace_that_cannot_be_mapped_is_refused_naming_it(lg: FusedMemoryStore, namespace: Any,
                                                                message: str) -> None:
@@ -273,17 +327,17 @@ def test_a_bad_value_is_refused_naming_the_field_and_the_batch_writes_nothing(
 def test_keys_and_options_are_checked(lg: FusedMemoryStore) -> None:
     with pytest.raises(InvalidMemory, match="key must be a non-empty string"):
         lg.put(("n",), "", {"content": "x"})  # an empty id would be derived from the text
-    with pytest.raises(NotImplementedError, match="TTL is not supported by FusedMemoryStore"):
-        lg.put(("n",), "k", {"content": "x"}, ttl=10)
-    with pytest.raises(NotImplementedError, match="TTL"):
-        lg.batch([PutOp(("n",), "k", {"content": "x"}, ttl=1.0)])
+    with pytest.raises(ValueError, match="ttl must be a number of minutes"):
+        lg.put(("n",), "k", {"content": "x"}, ttl="10")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="ttl must be a number of minutes"):
+        lg.batch([PutOp(("n",), "k", {"content": "x"}, ttl=float("nan"))])
     with pytest.raises(ValueError, match="index must be False, None or a list"):
         lg.put(("n",), "k", {"content": "x"}, index="content")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"limit must be an integer >= 0"):
         lg.search(("n",), limit=-1)
     with pytest.raises(ValueError, match=r"operator '\$in' is not supported"):
         lg.search(("n",), filter={"a": {"$in": [1]}})
-    assert lg.supports_ttl is False and lg.store.namespaces() == []
+    assert lg.supports_ttl is True and lg.store.namespaces() == []
 
 
 # ---------------------------------------------------------------- deliberate differences
@@ -306,6 +360,11 @@ def test_differences_from_in_memory_store(lg: FusedMemoryStore) -> None:
     theirs.put(("n",), "", {"when": datetime(2024, 1, 1)})
     with pytest.raises(InvalidMemory):
         lg.put(("n",), "", {"content": "x"})
+    # a dotted filter key reaches into nested values, as in LangGraph's SQL stores (InMemoryStore reads it as one key)
+    for s in (theirs, lg):
+        s.put(("d",), "k", {"content": "x", "meta": {"kind": "fact"}})
+    assert theirs.search(("d",), filter={"meta.kind": "fact"}) == []
+    assert _keys(lg.search(("d",), filter={"meta.kind": "fact"})) == ["k"]
     # without a query: insertion order there, newest first here
     assert _keys(theirs.search(("n",))) == ["has", "lacks", ""] and _keys(lg.search(("n",))) == ["lacks", "has"]
 

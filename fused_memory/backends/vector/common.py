@@ -16,12 +16,14 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from ...errors import BackendError, EmbeddingMismatch, FusedMemoryError, InvalidMemory, QueryError
+from ..codec import UNRANKED
 from ..protocols import SparseVector, VectorFilter, VectorQuery, VectorRecord
 
 __all__ = [
     "POINT_ID_NAMESPACE", "SCROLL_PAGE", "META_POINT_ID",
     "IndexSpec", "PAYLOAD_INDEXES",
-    "MatchOne", "MatchAnyOf", "Between", "Condition", "filter_conditions", "can_match",
+    "MatchOne", "MatchAnyOf", "Between", "Not", "alive", "Condition", "EXPIRES_AT", "NEVER_BEFORE",
+    "split_conditions", "filter_conditions", "can_match",
     "PreparedPoint", "point_id", "dense_of", "prepare_points", "check_query", "in_requested_order", "unique", "plain",
     "check_sparse", "clamp_score", "paginate", "chunks", "encode_meta", "engine_errors", "WRITE_CHUNK",
 ]
@@ -58,7 +60,13 @@ PAYLOAD_INDEXES: tuple[IndexSpec, ...] = (
     IndexSpec("memory_id", "keyword"),
     IndexSpec("answers", "keyword"),
     IndexSpec("entities", "keyword"),
+    IndexSpec("expires_at", "float"),
+    IndexSpec(UNRANKED[0], "keyword"),
 )
+#: The payload key of a memory's expiry (epoch seconds), absent when it never expires.
+EXPIRES_AT = "expires_at"
+#: The lower bound of "expired by": earlier than any expiry a write can set (JSON has no -inf).
+NEVER_BEFORE = -1e18
 
 
 # ---------------------------------------------------------------- filters
@@ -83,7 +91,24 @@ class Between:
     lte: float
 
 
-Condition = MatchOne | MatchAnyOf | Between
+@dataclass(frozen=True)
+class Not:
+    """A `must_not`: points matching `inner` are left out; a point without the field is kept."""
+
+    inner: MatchOne | Between
+
+
+Condition = MatchOne | MatchAnyOf | Between | Not
+
+
+def alive(at: float) -> Not:
+    """Not expired at `at`: an expiry at or before it is gone; a memory without one never expires."""
+    return Not(Between(EXPIRES_AT, NEVER_BEFORE, float(at)))
+
+
+def split_conditions(conds: Sequence[Condition]) -> tuple[list[Condition], list[MatchOne | Between]]:
+    """(the `must` conditions, the `must_not` ones) as both engines take them."""
+    return [c for c in conds if not isinstance(c, Not)], [c.inner for c in conds if isinstance(c, Not)]
 
 
 def _require_namespace(namespace: object) -> str:
@@ -108,6 +133,12 @@ def filter_conditions(f: VectorFilter) -> tuple[Condition, ...]:
         conds.append(MatchAnyOf("entities", unique(f.entities)))  # a list too: any shared element
     if f.session_id is not None:
         conds.append(MatchOne("session_id", f.session_id))
+    if f.alive_at is not None:
+        conds.append(alive(f.alive_at))
+    if f.expired_at is not None:
+        conds.append(Between(EXPIRES_AT, NEVER_BEFORE, float(f.expired_at)))
+    if f.indexed_only:
+        conds.append(Not(MatchOne(*UNRANKED)))
     return tuple(conds)
 
 

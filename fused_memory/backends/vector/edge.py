@@ -77,6 +77,7 @@ from .common import (
     IndexSpec,
     MatchAnyOf,
     MatchOne,
+    alive,
     can_match,
     check_query,
     chunks,
@@ -89,6 +90,7 @@ from .common import (
     paginate,
     point_id,
     prepare_points,
+    split_conditions,
 )
 
 __all__ = ["QdrantEdgeBackend", "IndexStatus", "DEFAULT_INDEX_AFTER"]
@@ -154,7 +156,8 @@ def _edge_condition(c: Condition) -> Any:
 
 
 def _edge_filter(conds: Sequence[Condition]) -> Any:
-    return qe.Filter(must=[_edge_condition(c) for c in conds])
+    must, must_not = split_conditions(conds)
+    return qe.Filter(must=[_edge_condition(c) for c in must], must_not=[_edge_condition(c) for c in must_not] or None)
 
 
 class QdrantEdgeBackend:
@@ -424,6 +427,15 @@ class QdrantEdgeBackend:
             shard = self._require()
             limit = max(1, shard.info().points_count)
             hits = shard.facet(qe.FacetRequest("namespace", limit=limit, exact=True)).hits
+        return sorted(str(h.value) for h in hits if h.count > 0)
+
+    def live_namespaces(self, alive_at: float) -> list[str]:
+        """`LiveNamespaces`: the facet of the memories not expired at `alive_at`."""
+        flt = qe.Filter(must_not=[_edge_condition(alive(alive_at).inner)])
+        with self._lock, engine_errors("namespaces", _classify):
+            shard = self._require()
+            limit = max(1, shard.info().points_count)
+            hits = shard.facet(qe.FacetRequest("namespace", limit=limit, exact=True, filter=flt)).hits
         return sorted(str(h.value) for h in hits if h.count > 0)
 
     # ------------------------------------------------------------------ meta

@@ -32,13 +32,13 @@ Search = Callable[[list[VectorQuery]], list[list[ScoredPayload]]]
 def payload_matches(cond: Condition, payload: Mapping[str, Any]) -> bool:
     """Whether a payload passes one keyword condition, as Qdrant decides it: a list field matches
     when any of its elements does; a missing field never matches."""
+    if not isinstance(cond, (MatchOne, MatchAnyOf)):
+        raise TypeError(f"only keyword conditions can be read off a search, not {cond!r}")
     value = payload.get(cond.key)
     values = value if isinstance(value, list) else () if value is None else (value,)
     if isinstance(cond, MatchOne):
         return any(v == cond.value for v in values)
-    if isinstance(cond, MatchAnyOf):
-        return any(v in cond.values for v in values)
-    raise TypeError(f"only keyword conditions can be read off a search, not {cond!r}")
+    return any(v in cond.values for v in values)
 
 
 def _extra_conditions(base: VectorQuery, base_conds: frozenset[Condition], query: VectorQuery,

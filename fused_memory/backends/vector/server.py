@@ -36,6 +36,7 @@ from .common import (
     IndexSpec,
     MatchAnyOf,
     MatchOne,
+    alive,
     can_match,
     check_query,
     chunks,
@@ -48,6 +49,7 @@ from .common import (
     paginate,
     point_id,
     prepare_points,
+    split_conditions,
 )
 from .sparse import check_server_version
 
@@ -100,7 +102,9 @@ def _client_condition(c: Condition) -> models.FieldCondition:
 
 
 def _client_filter(conds: Sequence[Condition]) -> models.Filter:
-    return models.Filter(must=[_client_condition(c) for c in conds])
+    must, must_not = split_conditions(conds)
+    return models.Filter(must=[_client_condition(c) for c in must],
+                         must_not=[_client_condition(c) for c in must_not] or None)
 
 
 class QdrantClientBackend:
@@ -393,6 +397,15 @@ class QdrantClientBackend:
         with self._guard(), engine_errors("namespaces", _classify):
             limit = max(1, client.count(self.collection, exact=True).count)
             hits = client.facet(self.collection, "namespace", limit=limit, exact=True).hits
+        return sorted(str(h.value) for h in hits if h.count > 0)
+
+    def live_namespaces(self, alive_at: float) -> list[str]:
+        """`LiveNamespaces`: the facet of the memories not expired at `alive_at`."""
+        flt = models.Filter(must_not=[_client_condition(alive(alive_at).inner)])
+        client = self._require()
+        with self._guard(), engine_errors("namespaces", _classify):
+            limit = max(1, client.count(self.collection, exact=True).count)
+            hits = client.facet(self.collection, "namespace", limit=limit, exact=True, facet_filter=flt).hits
         return sorted(str(h.value) for h in hits if h.count > 0)
 
     # ------------------------------------------------------------------ meta
