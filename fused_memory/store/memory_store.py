@@ -31,6 +31,7 @@ What `add` guarantees
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import sys
 import threading
@@ -67,12 +68,15 @@ from ..types import Memory, MemoryType, Relation
 from ..validation import check_namespace, require_storable, utcnow
 from .arguments import check_mentions
 from .arguments import memory_ids as keyed_ids
-from .ingest import EntityExtractor, answer_tags, classify_type, extract_beside, lexical_doc
+from .ingest import EntityExtractor, answer_tags, classify_type, extract_beside, lexical_doc, with_slot
 from .listing import list_memories
 from .meta import merged_sessions, merged_upgrades
 from .recovery import open_backends, snapshot, undo
+from .slot_model import SlotExtractor
 from .upgrade import NamespaceUpgrades, sparse_vectors
 from .versions import SharedVersions
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from ..embeddings import Embedder
@@ -108,6 +112,9 @@ class MemoryStore(SharedHandle):
         self._ner_workers: ThreadPoolExecutor | None = None  # started by the first add with NER on
         self._ner_pid = 0  # the process that started it (a fork's child has the pool, not its thread)
         self._ner_lock = threading.Lock()
+        #: Asked for the slot of a memory written without a predicate that no rule keyed
+        #: (`slot_model.ChatSlotExtractor`: a chat model names it); None: rules only.
+        self.slot_extractor: SlotExtractor | None = None
         self._upgrades = NamespaceUpgrades()  # namespaces this process brought up to date (`upgrade`)
 
     # ------------------------------------------------------------------ construction
@@ -183,6 +190,23 @@ class MemoryStore(SharedHandle):
                 raise self._closed_error() from exc
             raise
 
+    def _slot(self, m: Memory, derived: str | None) -> str | None:
+        """The slot key derived for `m`: the rules' (`query.slots`), else the slot extractor's when
+        one is set; None when the caller gave a predicate (theirs wins)."""
+        if m.predicate is not None and m.predicate.strip():
+            return None
+        if derived is None and self.slot_extractor is not None:
+            try:
+                derived = self.slot_extractor(m)
+            except Exception as exc:  # noqa: BLE001 - a hook that breaks its contract must not cost the write
+                log.warning("slot extractor raised for memory %s (%s: %s); written without a derived slot",
+                            m.id, type(exc).__name__, exc)
+                derived = None
+            if derived is not None and not isinstance(derived, str):
+                log.warning("slot extractor returned %r for memory %s; written without a derived slot", derived, m.id)
+                derived = None
+        return derived
+
     def _ner_pool(self) -> ThreadPoolExecutor:
         """One worker thread for entity extraction beside the embedding (`ingest.extract_beside`).
         A process forked after it started inherits the pool but not its thread, so a job submitted
@@ -256,12 +280,12 @@ class MemoryStore(SharedHandle):
     def _add_chunk(self, batch: list[Memory]) -> list[Memory]:
         now = utcnow()
         with self._live():  # the embedded text is the memory's own: no need to wait for NER
-            mentions, vectors = extract_beside(self.extractor, batch, lambda: self.embed_memories(batch),
-                                               self._ner_pool() if self.extractor.enabled else None)
+            (mentions, slots), vectors = extract_beside(self.extractor, batch, lambda: self.embed_memories(batch),
+                                                        self._ner_pool() if self.extractor.enabled else None)
         prepared: list[Memory] = []
-        for m, ms in zip(batch, mentions, strict=True):
+        for m, ms, slot in zip(batch, mentions, slots, strict=True):
             mtype, _rule = classify_type(m)
-            prepared.append(m.with_(type=mtype, created_at=m.created_at or now,
+            prepared.append(with_slot(m, self._slot(m, slot)).with_(type=mtype, created_at=m.created_at or now,
                                     entities=tuple(x.name for x in ms)))
         records = [VectorRecord(m.id, m.namespace, tuple(v.tolist()),  # and the sparse vector: one write
                                 to_payload(m, [x.kind for x in ms], answer_tags(m.text)), sparse)

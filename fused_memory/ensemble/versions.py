@@ -1,0 +1,185 @@
+"""Versions of one fact in a result, found by their relation to each other, and put in order.
+
+Two memories of a result are versions of one fact when
+
+* they have the same slot key (`query.slots.memory_slot`: the caller's predicate, else the key
+  derived from the text at write time, "user manager") and different texts; or
+* one has a key, the other none, and the keyless one names the key's slot in its words and a
+  value the other does not ("The landlord raised the rent to 1350" beside "Rent is 1200 euros a
+  month": slot "rent", new value "1350"); or
+* neither has a key, their stored vectors have a cosine of at least `FusionConfig.version_cosine`,
+  they do not say the same thing (`duplicates.same_content`: copies are collapse's), and the newer
+  names a value the older does not ("Dana left Spotify and joined Klarna" / "Dana works at
+  Spotify": "Klarna").
+
+A value is a name the memory mentions (its entities) or a token with a digit. A keyed memory is
+never joined by similarity to a keyless one that does not name its slot: "Lena visited Copenhagen
+for a weekend" is not a version of "Lena lives in Hamburg", though they are about as alike as the
+versions of most facts (MiniLM cosines of versions and of such bystanders overlap on the update
+set: 0.3-0.75 both), which is why a version must be told by its relation, not by its distance.
+Groups are transitive (a ~ b, b ~ c: one group) and hold memories with a time only.
+
+Why not by distance to the query: the recency list used to order the candidates within a band of
+the best match, and the newer version, worded differently, fell outside it, so the signal meant to
+prefer the new value boosted the stale one alone in the band. Now the recency list holds only
+memories that have another version in the result (`recency.add_recency(among=...)`): a memory with
+none gets no recency boost at all.
+
+Order (`order_versions`): on a question about now, the newest version takes the best place the
+group holds, the next newest the next, and so on (every other hit keeps its place). On a question
+about an earlier value (`query.cues.asks_past`: "before", "used to", "previous", "formerly",
+"until", or a window that ended before today) the version asked for comes first: the one just older
+than a version the question names ("who was my manager before Tom?"), else the one in effect at
+the window's end ("what was my laptop in 2024?"), else the one before the newest.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+import numpy as np
+
+from ..query.slots import memory_slot
+from ..text import tokenize
+from ..types import Memory
+from .candidate import Candidate, memory_time, text_key
+from .duplicates import VectorRead, content, same_content
+
+__all__ = ["Version", "values", "version_groups", "order_versions"]
+
+_DAY_S = 86400.0
+
+
+@dataclass(frozen=True)
+class Version:
+    """How a group of versions was found: its slot key, or None when by similarity."""
+
+    members: tuple[int, ...]
+    slot: str | None
+
+
+def values(m: Memory) -> frozenset[str]:
+    """The values a memory states: the names it mentions and its tokens with a digit."""
+    return frozenset(e.casefold() for e in m.entities) | content(m.text).values
+
+
+def _new_value(older: Memory, newer: Memory) -> bool:
+    return bool(values(newer) - values(older))
+
+
+def _names_slot(m: Memory, slot: str) -> bool:
+    """Whether a keyless memory names a keyed one's slot: every content word of the slot but its
+    subject ("user rent" -> "rent") is among the memory's words."""
+    words = tokenize(slot)
+    if len(words) > 1:
+        words = words[1:]
+    return bool(words) and set(words) <= set(tokenize(m.text))
+
+
+def version_groups(candidates: Sequence[Candidate], vectors: Mapping[str, np.ndarray] | VectorRead | None,
+                   cosine: float | None, limit: int) -> list[Version]:
+    """The groups of two or more versions among the first `limit` candidates (indices in rank
+    order), by the rules of the module docstring; `vectors` (stored vectors, or a function that
+    reads them) are read only when two keyless candidates could be versions by the words."""
+    n = min(limit, len(candidates))
+    timed = [i for i in range(n) if memory_time(candidates[i].memory) is not None]
+    slot = {i: memory_slot(candidates[i].memory) for i in timed}
+    parent = {i: i for i in timed}
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    def join(i: int, j: int) -> None:
+        a, b = root(i), root(j)
+        if a != b:
+            parent[max(a, b)] = min(a, b)
+
+    texts = {i: text_key(candidates[i].memory.text) for i in timed}
+    unkeyed_pairs: list[tuple[int, int]] = []
+    for x, i in enumerate(timed):
+        for j in timed[x + 1:]:
+            if texts[i] == texts[j]:
+                continue  # copies: collapse's
+            a, b = candidates[i].memory, candidates[j].memory
+            older, newer = (a, b) if _epoch(a) <= _epoch(b) else (b, a)
+            si, sj = slot[i], slot[j]
+            if si is not None and si == sj:
+                join(i, j)
+            elif (si is None) != (sj is None):
+                keyed, keyless = (a, b) if si is not None else (b, a)
+                if _names_slot(keyless, si or sj or "") and _new_value(older, newer):
+                    join(i, j)
+            elif si is None and sj is None and cosine is not None and _new_value(older, newer) \
+                    and not same_content(content(a.text), content(b.text)):
+                unkeyed_pairs.append((i, j))
+    if unkeyed_pairs:
+        ids = list(dict.fromkeys(candidates[x].memory.id for pair in unkeyed_pairs for x in pair))
+        read = vectors(ids) if callable(vectors) else vectors
+        if read:
+            unit = {m: v / size if (size := float(np.linalg.norm(v))) > 0 else v for m, v in read.items()}
+            for i, j in unkeyed_pairs:
+                u, v = unit.get(candidates[i].memory.id), unit.get(candidates[j].memory.id)
+                if u is not None and v is not None and len(u) == len(v) and float(u @ v) >= (cosine or 1.0):
+                    join(i, j)
+    groups: dict[int, list[int]] = {}
+    for i in timed:
+        groups.setdefault(root(i), []).append(i)
+    out = []
+    for members in groups.values():
+        if len(members) > 1:
+            keys = {slot[i] for i in members if slot[i] is not None}
+            out.append(Version(tuple(members), keys.pop() if len(keys) == 1 else None))
+    return sorted(out, key=lambda g: g.members[0])
+
+
+def _target(members: list[int], candidates: Sequence[Candidate], query_words: frozenset[str],
+            before: datetime | None) -> int | None:
+    """The version a question about an earlier value asks for (members newest first)."""
+    for pos, i in enumerate(members):  # "before Tom": the version just older than the one naming Tom
+        named = values(candidates[i].memory) & query_words
+        if named and pos + 1 < len(members):
+            return members[pos + 1]
+    if before is not None:  # "in 2024": the version in effect when the window ended
+        for i in members:
+            when = memory_time(candidates[i].memory)
+            if when is not None and when <= before:
+                return i
+        return None
+    return members[1]
+
+
+def order_versions(candidates: Sequence[Candidate], groups: Sequence[Version], *, past: bool = False,
+                   query_words: frozenset[str] = frozenset(), before: datetime | None = None) -> list[Candidate]:
+    """Each group's members in the places the group holds: newest first, or (`past`) the version
+    the question asks for first and the rest newest first. The newest lists the others in
+    `supersedes` (with their slot and how much older each is), each other names it in
+    `superseded_by`; every candidate outside a group keeps its place."""
+    out = list(candidates)
+    for group in groups:
+        newest_first = sorted(group.members, key=lambda i: (-_epoch(candidates[i].memory), i))
+        order = list(newest_first)
+        if past:
+            target = _target(newest_first, candidates, query_words, before)
+            if target is not None:
+                order = [target, *[i for i in newest_first if i != target]]
+        current = candidates[newest_first[0]].memory
+        older = tuple(candidates[i].memory.id for i in newest_first[1:])
+        days = tuple(round((_epoch(current) - _epoch(candidates[i].memory)) / _DAY_S, 1) for i in newest_first[1:])
+        for place, i in zip(sorted(group.members), order, strict=True):
+            c = candidates[i]
+            if c.memory.id == current.id:
+                out[place] = replace(c, supersedes=older, version_slot=group.slot, older_by_days=days)
+            else:
+                out[place] = replace(c, superseded_by=current.id, version_slot=group.slot)
+    return out
+
+
+def _epoch(m: Memory) -> float:
+    when = memory_time(m)
+    return when.timestamp() if when is not None else -math.inf
