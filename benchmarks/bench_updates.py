@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from fused_memory import EnsembleMemory, MemoryStore
+from fused_memory import EnsembleMemory, FusionConfig, MemoryStore
 from fused_memory.evaluation.updates import UPDATE_KINDS, load_updates, score_update
 
 DATA = Path(__file__).parent / "data" / "updates.jsonl"
@@ -31,6 +31,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--split", default="dev", choices=("dev", "test", "all"))
     ap.add_argument("--data", default=str(DATA))
     ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--version-cosine", type=float, default=None,
+                    help="FusionConfig.version_cosine (default: its default)")
     ap.add_argument("--show-misses", action="store_true", help="print each missed question with its top 3")
     args = ap.parse_args(argv)
     data = load_updates(args.data)
@@ -40,7 +42,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         t0 = time.perf_counter()
         store.add(data.memories(cases), show_progress=False)
         print(f"ingested {len(cases)} cases in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
-        ens = EnsembleMemory(store)
+        config = FusionConfig() if args.version_cosine is None else FusionConfig(version_cosine=args.version_cosine)
+        ens = EnsembleMemory(store, config)
         try:
             for case in cases:
                 for q in case.queries:

@@ -99,12 +99,16 @@ def version_mode(parsed: ParsedQuery) -> str | None:
     """How the versions of a fact are ordered for this query: "now" (newest first) on a question
     about the present, "past" (the version asked for first) on one about an earlier value
     (`cues.asks_past`, or a window that ended before today), None on a question that asks when
-    ("when did I move to Munich?": the statement of the move, whichever version it is)."""
-    if parsed.answer_type == "time":
-        return None
+    in the past tense ("when did I move to Munich?": the statement of the move, whichever version
+    it is)."""
+    if parsed.answer_type == "time":  # "when do I go to bed?" asks for the current one
+        return "now" if _WHEN_NOW.search(parsed.text) and reaches_now(parsed) else None
     if asks_past(parsed.text) or not reaches_now(parsed):
         return "past"
     return "now" if about_now(parsed) else None
+
+
+_WHEN_NOW = re.compile(r"\bwhen\s+(?:do|does|is|are)\b", re.IGNORECASE)
 
 
 def _words(text: str) -> frozenset[str]:

@@ -36,6 +36,7 @@ the window's end ("what was my laptop in 2024?"), else the one before the newest
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -66,8 +67,18 @@ def values(m: Memory) -> frozenset[str]:
     return frozenset(e.casefold() for e in m.entities) | content(m.text).values
 
 
+#: Words with which people state that something changed ("switched to", "no longer", "instead",
+#: "moved", "now"...): a newer memory that says one states a new value even when it names none.
+_CHANGE = re.compile(
+    r"(?<!\w)(?:now|switched|switching|instead|no\s+longer|any\s?more|gave\s+up|dropped|quit|replaced|changed"
+    r"|cancell?ed|upgraded|moved|relocated|since|these\s+days|new\s+\w+\s*:)(?!\w)", re.IGNORECASE)
+
+
 def _new_value(older: Memory, newer: Memory) -> bool:
-    return bool(values(newer) - values(older))
+    """The newer states another value: a name or number the older does not, another number of
+    negations ("I no longer smoke" after "I smoke"), or a word of change ("switched", "instead")."""
+    return (bool(values(newer) - values(older)) or content(newer.text).negations != content(older.text).negations
+            or _CHANGE.search(newer.text) is not None)
 
 
 def _names_slot(m: Memory, slot: str) -> bool:
@@ -112,9 +123,11 @@ def version_groups(candidates: Sequence[Candidate], vectors: Mapping[str, np.nda
             if si is not None and si == sj:
                 join(i, j)
             elif (si is None) != (sj is None):
-                keyed, keyless = (a, b) if si is not None else (b, a)
+                keyless = b if si is not None else a
                 if _names_slot(keyless, si or sj or "") and _new_value(older, newer):
                     join(i, j)
+                elif keyless is newer and cosine is not None and _CHANGE.search(newer.text):
+                    unkeyed_pairs.append((i, j))  # "Cancelled Comcast, we have fiber from Sonic"
             elif si is None and sj is None and cosine is not None and _new_value(older, newer) \
                     and not same_content(content(a.text), content(b.text)):
                 unkeyed_pairs.append((i, j))

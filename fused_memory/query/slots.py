@@ -76,11 +76,9 @@ _CUES: tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...] = (
 )
 _CHANGE = frozenset({"changed", "switched", "updated"})
 
-
 def normalize_slot(text: str) -> str:
     """A key as supersession compares it: NFKC, case-folded, `_` `-` `.` and spaces as one space."""
     return _SEPARATORS.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
-
 
 def memory_slot(m: Memory) -> str | None:
     """The memory's slot key: its predicate's (normalized) when given, else the derived one in its
@@ -89,7 +87,6 @@ def memory_slot(m: Memory) -> str | None:
         return normalize_slot(m.predicate) or None
     derived = m.metadata.get(SLOT_FIELD) if isinstance(m.metadata, dict) or hasattr(m.metadata, "get") else None
     return normalize_slot(derived) or None if isinstance(derived, str) else None
-
 
 def slot_key(doc: Any) -> str | None:
     """The slot key of a parsed text (a spaCy `Doc`; its tokens and entities are read), or None when
@@ -101,13 +98,14 @@ def slot_key(doc: Any) -> str | None:
             kinds[i] = ent.label_
     return slot_from_tokens(tokens, kinds)
 
-
 def slot_from_tokens(tokens: Sequence[str], kinds: Sequence[str]) -> str | None:
     """`slot_key` on a text's tokens and each token's entity label ("" for none)."""
     words = [unicodedata.normalize("NFKC", t).casefold().replace("\u2019", "'") for t in tokens]
     user, start = "user", 0
-    if len(words) > 2 and words[1] == ":" and kinds[0] == "PERSON":  # "Caroline: I moved to ..."
-        user, start = words[0], 2
+    speaker = _speaker(tokens, kinds)
+    if speaker is not None:  # "Caroline: I moved to ...": the first person is Caroline
+        user, start = speaker
+
     label = _label(words, kinds, start)
     if label is not None:
         return _key(user, label)
@@ -120,14 +118,12 @@ def slot_from_tokens(tokens: Sequence[str], kinds: Sequence[str]) -> str | None:
             begin = i + 1
     return None
 
-
 def _key(subject: str, slot: str) -> str | None:
     slot = " ".join(_SYNONYMS.get(w, w) if w == "favourite" else w for w in slot.split() if w not in _DROP)
     slot = _SYNONYMS.get(slot, slot)
     if not slot or not subject:
         return None
     return normalize_slot(f"{subject} {slot}")
-
 
 def _noun(words: Sequence[str], kinds: Sequence[str], limit: int = 4) -> str | None:
     """A short common-noun phrase (cut at its first preposition), or None."""
@@ -142,9 +138,27 @@ def _noun(words: Sequence[str], kinds: Sequence[str], limit: int = 4) -> str | N
         return None
     return " ".join(out).replace(" 's ", "'s ")
 
+#: Labels that open a note and name no speaker.
+_NOTE_LABELS = frozenset("note notes todo reminder update fyi ps edit important summary".split())
+
+def _speaker(tokens: Sequence[str], kinds: Sequence[str]) -> tuple[str, int] | None:
+    """A leading "Name:" or "First Last:" speaker label (capitalized words, no change word): the
+    speaker and where the utterance starts. A chat log's turns are keyed by their speaker, never
+    by the label as a slot (which would make every turn of one speaker a version of the others)."""
+    for end in (1, 2):
+        if len(tokens) > end + 1 and tokens[end] == ":":
+            head = tokens[:end]
+            named = all(t[:1].isupper() and t.replace("'", "").replace("-", "").isalpha() for t in head)
+            if kinds[0] == "PERSON" or (named and head[0].casefold() not in _NEW_WORDS | _NOTE_LABELS):
+                return " ".join(head).casefold(), end + 1
+            return None
+    return None
+
+_NEW_WORDS = frozenset({"new", "changed", "updated", "current"})
 
 def _label(words: Sequence[str], kinds: Sequence[str], start: int) -> str | None:
-    """"Office: building C" / "New phone number: 0176 ..." opening the text -> the label."""
+    """"New phone number: 0176 ..." / "Changed GP: ..." opening the text -> the label (a bare
+    one-word "Office: building C" reads as a speaker label, `_speaker`)."""
     try:
         colon = words.index(":", start)
     except ValueError:
@@ -157,7 +171,6 @@ def _label(words: Sequence[str], kinds: Sequence[str], start: int) -> str | None
     if head[0] in _CHANGE:  # "Changed GP: it's Dr. Klein now."
         head = head[1:]
     return _noun(head, kinds[start + colon - len(head):colon]) if head else None
-
 
 def _subject(words: Sequence[str], kinds: Sequence[str], user: str, before: int) -> str | None:
     """The subject of a cue verb at `before`, read from the clause start: I/we (the user), my X
@@ -186,7 +199,6 @@ def _subject(words: Sequence[str], kinds: Sequence[str], user: str, before: int)
         if not rest or rest in (["is"], ["has"], ["left", *rest[1:]]) or "and" in rest:
             return name
     return None
-
 
 def _sentence(words: list[str], kinds: list[str], user: str, raw: Sequence[str]) -> str | None:
     n = len(words)
@@ -237,7 +249,8 @@ def _sentence(words: list[str], kinds: list[str], user: str, raw: Sequence[str])
             nxt = words[i + 1] if i + 1 < n else ""
             if preps and nxt not in preps:
                 continue
-            if not preps and slot == "employer" and not (i + 1 < n and (kinds[i + 1] == "ORG" or raw[i + 1][:1].isupper())):
+            named = i + 1 < n and (kinds[i + 1] == "ORG" or raw[i + 1][:1].isupper())
+            if not preps and slot == "employer" and not named:
                 continue
             subject = _subject(words, kinds, user, i)
             if subject is not None:

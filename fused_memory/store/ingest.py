@@ -265,7 +265,8 @@ class EntityExtractor:
 
 def extract_beside(extractor: EntityExtractor, memories: Sequence[Memory], work: Callable[[], _T],
                    pool: Executor | None) -> tuple[tuple[list[tuple[EntityMention, ...]], list[str | None]], _T]:
-    """`extractor.analyze(memories)` (mentions and slot keys) on `pool` while `work()` (the chunk's embedding) runs here.
+    """`extractor.analyze(memories)` (mentions and slot keys) on `pool` while `work()` (the chunk's
+    embedding) runs here.
 
     Why: ingest is NER plus embedding, both CPU work that spends most of its time outside the GIL
     (spaCy's NER, onnxruntime with one intra-op thread), and neither needs the other's result. Side
