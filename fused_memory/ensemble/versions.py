@@ -30,7 +30,8 @@ group holds, the next newest the next, and so on (every other hit keeps its plac
 about an earlier value (`query.cues.asks_past`: "before", "used to", "previous", "formerly",
 "until", or a window that ended before today) the version asked for comes first: the one just older
 than a version the question names ("who was my manager before Tom?"), else the one in effect at
-the window's end ("what was my laptop in 2024?"), else the one before the newest.
+the window's end ("what was my laptop in 2024?"; none then: the fused order stands), else the one
+before the newest.
 """
 
 from __future__ import annotations
@@ -177,10 +178,9 @@ def order_versions(candidates: Sequence[Candidate], groups: Sequence[Version], *
     for group in groups:
         newest_first = sorted(group.members, key=lambda i: (-_epoch(candidates[i].memory), i))
         order = list(newest_first)
-        if past:
+        if past:  # the version asked for first; none in effect then: the fused order stands
             target = _target(newest_first, candidates, query_words, before)
-            if target is not None:
-                order = [target, *[i for i in newest_first if i != target]]
+            order = [target, *[i for i in newest_first if i != target]] if target is not None else sorted(group.members)
         current = candidates[newest_first[0]].memory
         older = tuple(candidates[i].memory.id for i in newest_first[1:])
         days = tuple(round((_epoch(current) - _epoch(candidates[i].memory)) / _DAY_S, 1) for i in newest_first[1:])
