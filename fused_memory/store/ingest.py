@@ -168,9 +168,11 @@ def _before_label_colon(toks: list[Any]) -> list[Any]:
 class EntityExtractor:
     """Finds entity mentions in memory texts. `nlp=None` loads spaCy lazily on first use."""
 
-    def __init__(self, nlp: Any = None, enabled: bool = True, batch_size: int = 64) -> None:
+    def __init__(self, nlp: Any = None, enabled: bool = True, batch_size: int = 64, slots: bool = True) -> None:
         self._nlp = nlp
         self.enabled = enabled
+        #: Derive slot keys from the parse (`query.slots`); False: mentions only.
+        self.slots = slots
         self.batch_size = batch_size
         self._label_is_name: dict[str, bool] = {}  # a chat log has a handful of labels: tag each once
 
@@ -260,7 +262,7 @@ class EntityExtractor:
                 if len(name) > 1:
                     spans.append(EntityMention(name, ent.label_))
             out.append(spans)
-        return out, [slot_key(d) for d in docs]
+        return out, [slot_key(d) if self.slots else None for d in docs]
 
 
 def extract_beside(extractor: EntityExtractor, memories: Sequence[Memory], work: Callable[[], _T],

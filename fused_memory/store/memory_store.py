@@ -31,7 +31,6 @@ What `add` guarantees
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import sys
 import threading
@@ -72,11 +71,9 @@ from .ingest import EntityExtractor, answer_tags, classify_type, extract_beside,
 from .listing import list_memories
 from .meta import merged_sessions, merged_upgrades
 from .recovery import open_backends, snapshot, undo
-from .slot_model import SlotExtractor
+from .slot_model import SlotExtractor, derived_slot
 from .upgrade import NamespaceUpgrades, sparse_vectors
 from .versions import SharedVersions
-
-log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from ..embeddings import Embedder
@@ -190,23 +187,6 @@ class MemoryStore(SharedHandle):
                 raise self._closed_error() from exc
             raise
 
-    def _slot(self, m: Memory, derived: str | None) -> str | None:
-        """The slot key derived for `m`: the rules' (`query.slots`), else the slot extractor's when
-        one is set; None when the caller gave a predicate (theirs wins)."""
-        if m.predicate is not None and m.predicate.strip():
-            return None
-        if derived is None and self.slot_extractor is not None:
-            try:
-                derived = self.slot_extractor(m)
-            except Exception as exc:  # noqa: BLE001 - a hook that breaks its contract must not cost the write
-                log.warning("slot extractor raised for memory %s (%s: %s); written without a derived slot",
-                            m.id, type(exc).__name__, exc)
-                derived = None
-            if derived is not None and not isinstance(derived, str):
-                log.warning("slot extractor returned %r for memory %s; written without a derived slot", derived, m.id)
-                derived = None
-        return derived
-
     def _ner_pool(self) -> ThreadPoolExecutor:
         """One worker thread for entity extraction beside the embedding (`ingest.extract_beside`).
         A process forked after it started inherits the pool but not its thread, so a job submitted
@@ -285,8 +265,9 @@ class MemoryStore(SharedHandle):
         prepared: list[Memory] = []
         for m, ms, slot in zip(batch, mentions, slots, strict=True):
             mtype, _rule = classify_type(m)
-            prepared.append(with_slot(m, self._slot(m, slot)).with_(type=mtype, created_at=m.created_at or now,
-                                    entities=tuple(x.name for x in ms)))
+            keyed = with_slot(m, derived_slot(m, slot, self.slot_extractor))
+            prepared.append(keyed.with_(type=mtype, created_at=m.created_at or now,
+                                        entities=tuple(x.name for x in ms)))
         records = [VectorRecord(m.id, m.namespace, tuple(v.tolist()),  # and the sparse vector: one write
                                 to_payload(m, [x.kind for x in ms], answer_tags(m.text)), sparse)
                    for m, v, ms, sparse in zip(prepared, vectors, mentions,

@@ -21,10 +21,11 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Protocol, runtime_checkable
 
+from ..errors import ConfigurationError
 from ..query.slots import normalize_slot
 from ..types import Memory
 
-__all__ = ["SlotExtractor", "ChatSlotExtractor", "PROMPT"]
+__all__ = ["SlotExtractor", "ChatSlotExtractor", "PROMPT", "derived_slot"]
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +50,6 @@ class ChatSlotExtractor:
 
     def __init__(self, model: Any, timeout_s: float = 10.0, prompt: str = PROMPT) -> None:
         if not callable(getattr(model, "invoke", None)):
-            from ..errors import ConfigurationError
             raise ConfigurationError(f"ChatSlotExtractor needs a chat model with invoke(), got {type(model).__name__}")
         self.model, self.timeout_s, self.prompt = model, timeout_s, prompt
         self._pool: ThreadPoolExecutor | None = None
@@ -95,3 +95,23 @@ class ChatSlotExtractor:
             pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
+
+
+def derived_slot(m: Memory, ruled: str | None, extractor: SlotExtractor | None) -> str | None:
+    """The slot key derived for `m`: the rules' (`query.slots`), else `extractor`'s when one is
+    set; None when the caller gave a predicate (theirs wins). An extractor that raises or returns a
+    non-string, against its contract, is logged and costs the memory its key, not its write."""
+    if m.predicate is not None and m.predicate.strip():
+        return None
+    if ruled is not None or extractor is None:
+        return ruled
+    try:
+        found = extractor(m)
+    except Exception as exc:  # noqa: BLE001 - a hook that breaks its contract must not cost the write
+        log.warning("slot extractor raised for memory %s (%s: %s); written without a derived slot",
+                    m.id, type(exc).__name__, exc)
+        return None
+    if found is not None and not isinstance(found, str):
+        log.warning("slot extractor returned %r for memory %s; written without a derived slot", found, m.id)
+        return None
+    return found
