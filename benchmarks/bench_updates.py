@@ -31,8 +31,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--split", default="dev", choices=("dev", "test", "all"))
     ap.add_argument("--data", default=str(DATA))
     ap.add_argument("--json", help="write the results here")
-    ap.add_argument("--version-cosine", type=float, default=None,
-                    help="FusionConfig.version_cosine (default: its default)")
+    ap.add_argument("--version-cosine", default=None,
+                    help="FusionConfig.version_cosine, a number or 'none' (default: its default)")
     ap.add_argument("--show-misses", action="store_true", help="print each missed question with its top 3")
     args = ap.parse_args(argv)
     data = load_updates(args.data)
@@ -42,7 +42,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         t0 = time.perf_counter()
         store.add(data.memories(cases), show_progress=False)
         print(f"ingested {len(cases)} cases in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
-        config = FusionConfig() if args.version_cosine is None else FusionConfig(version_cosine=args.version_cosine)
+        config = FusionConfig() if args.version_cosine is None else FusionConfig(
+            version_cosine=None if args.version_cosine == "none" else float(args.version_cosine))
         ens = EnsembleMemory(store, config)
         try:
             for case in cases:

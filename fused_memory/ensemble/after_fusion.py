@@ -100,14 +100,19 @@ def version_mode(parsed: ParsedQuery) -> str | None:
     about the present, "past" (the version asked for first) on one about an earlier value
     (`cues.asks_past`, or a window that ended before today), None on a question that asks when
     in the past tense ("when did I move to Munich?": the statement of the move, whichever version
-    it is)."""
+    it is; "when do I go to bed?" asks for the current one). A question in the past tense without
+    such a cue ("what did Caroline research?") asks about what happened, not for the current
+    value: None."""
     if parsed.answer_type == "time":  # "when do I go to bed?" asks for the current one
         return "now" if _WHEN_NOW.search(parsed.text) and reaches_now(parsed) else None
     if asks_past(parsed.text) or not reaches_now(parsed):
         return "past"
+    if _PAST_TENSE.search(parsed.text):  # "what did Caroline research?": not the current value
+        return None
     return "now" if about_now(parsed) else None
 
 
+_PAST_TENSE = re.compile(r"\b(?:did|was|were|had)\b|n't\s+\w+ed\b", re.IGNORECASE)
 _WHEN_NOW = re.compile(r"\bwhen\s+(?:do|does|is|are)\b", re.IGNORECASE)
 
 

@@ -50,9 +50,12 @@ from ..types import Memory
 from .candidate import Candidate, memory_time, text_key
 from .duplicates import VectorRead, content, same_content
 
-__all__ = ["Version", "values", "version_groups", "order_versions"]
+__all__ = ["MAX_VERSIONS", "Version", "values", "version_groups", "order_versions"]
 
 _DAY_S = 86400.0
+#: A larger group is a topic, not one fact's versions (similar memories chained pair by pair): it is
+#: left in the fused order.
+MAX_VERSIONS = 4
 
 
 @dataclass(frozen=True)
@@ -122,7 +125,8 @@ def version_groups(candidates: Sequence[Candidate], vectors: Mapping[str, np.nda
             older, newer = (a, b) if _epoch(a) <= _epoch(b) else (b, a)
             si, sj = slot[i], slot[j]
             if si is not None and si == sj:
-                join(i, j)
+                if _new_value(older, newer):
+                    join(i, j)
             elif (si is None) != (sj is None):
                 keyless = b if si is not None else a
                 if _names_slot(keyless, si or sj or "") and _new_value(older, newer):
@@ -146,7 +150,7 @@ def version_groups(candidates: Sequence[Candidate], vectors: Mapping[str, np.nda
         groups.setdefault(root(i), []).append(i)
     out = []
     for members in groups.values():
-        if len(members) > 1:
+        if 1 < len(members) <= MAX_VERSIONS:
             keys = {slot[i] for i in members if slot[i] is not None}
             out.append(Version(tuple(members), keys.pop() if len(keys) == 1 else None))
     return sorted(out, key=lambda g: g.members[0])
