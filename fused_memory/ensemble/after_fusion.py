@@ -39,10 +39,10 @@ from .duplicates import collapse, mmr
 from .fanout import Job, Task
 from .fusion import fuse
 from .hydration import hydrate
-from .recency import about_now, add_recency
+from .recency import about_now, add_recency, contenders
 from .reranking import apply_rerank, rerank_task
 from .source import EnsembleSource, VectorLookup
-from .versions import order_versions, version_groups
+from .versions import near_versions, order_versions, version_groups
 
 __all__ = ["Staged", "after_fusion", "recency_weight", "version_mode", "window", "COLLAPSE"]
 
@@ -161,7 +161,11 @@ def after_fusion(store: EnsembleSource, job: Job, results: Mapping[str, Sequence
         groups = version_groups(ranked, read, config.version_cosine, len(ranked)) if mode or weight > 0 else []
         if weight > 0:  # the recency list holds the memories with another version, and only those
             ids = [[ranked[i].memory.id for i in g.members] for g in groups]
-            members = {m for group in ids for m in group}
+            band = contenders(ranked, config.recency_band)  # about as relevant as the best match
+            relevant = set(band)
+            members = {m for g, group in zip(groups, ids, strict=True)  # a group with a member there,
+                       if relevant.intersection(g.members) for m in group}  # and the near-versions there
+            members |= {ranked[i].memory.id for i in near_versions(ranked, band, read, config.version_cosine)}
             ranked = add_recency(ranked, weight, config.k, job.parsed.now, config.recency_half_life_days,
                                  among=[i for i, c in enumerate(ranked) if c.memory.id in members])
             place = {c.memory.id: i for i, c in enumerate(ranked)}
@@ -201,12 +205,18 @@ class _VectorRead:
     def __init__(self, store: EnsembleSource, namespace: str) -> None:
         self.store, self.namespace = store, namespace
         self.failures: list[ArmFailure] = []
+        self._read: dict[str, np.ndarray] = {}  # versions, collapse and MMR may ask for the same ones
 
     def __call__(self, ids: Sequence[str]) -> Mapping[str, np.ndarray] | None:
         if len(ids) < 2 or not isinstance(self.store, VectorLookup) or self.failures:
             return None
+        if all(i in self._read for i in ids):
+            return {i: self._read[i] for i in ids}
         try:
-            return self.store.stored_vectors(self.namespace, ids)
+            got = self.store.stored_vectors(self.namespace, ids)
+            if got:
+                self._read.update(got)
+            return got
         except StoreClosed:
             raise
         except Exception as exc:  # noqa: BLE001 - a read for this step must not cost the answer

@@ -48,9 +48,9 @@ from ..query.slots import memory_slot
 from ..text import tokenize
 from ..types import Memory
 from .candidate import Candidate, memory_time, text_key
-from .duplicates import VectorRead, content, same_content
+from .duplicates import Content, VectorRead, content, same_content
 
-__all__ = ["MAX_VERSIONS", "Version", "values", "version_groups", "order_versions"]
+__all__ = ["MAX_VERSIONS", "Version", "values", "version_groups", "near_versions", "order_versions"]
 
 _DAY_S = 86400.0
 #: A larger group is a topic, not one fact's versions (similar memories chained pair by pair): it is
@@ -78,20 +78,47 @@ _CHANGE = re.compile(
     r"|cancell?ed|upgraded|moved|relocated|since|these\s+days|new\s+\w+\s*:)(?!\w)", re.IGNORECASE)
 
 
-def _new_value(older: Memory, newer: Memory) -> bool:
+@dataclass(frozen=True)
+class _Read:
+    """What the rules read of one candidate, read once per query."""
+
+    slot: str | None
+    text: str
+    said: Content
+    values: frozenset[str]
+    words: frozenset[str]
+    change: bool
+    epoch: float
+    subject: str | None  # the first name it mentions, as people write the subject first
+
+
+def _read(m: Memory) -> _Read:
+    said = content(m.text)
+    return _Read(memory_slot(m), text_key(m.text), said, frozenset(e.casefold() for e in m.entities) | said.values,
+                 frozenset(tokenize(m.text)), _CHANGE.search(m.text) is not None, _epoch(m),
+                 m.entities[0].casefold() if m.entities else None)
+
+
+def _same_subject(a: _Read, b: _Read) -> bool:
+    """Two memories that both name someone or something name the same first: "Met Ethan Chen in
+    Lisbon" is no version of "Met Jonas Kowalski in Lisbon", however alike."""
+    return a.subject is None or b.subject is None or a.subject == b.subject
+
+
+def _new_value(older: _Read, newer: _Read) -> bool:
     """The newer states another value: a name or number the older does not, another number of
     negations ("I no longer smoke" after "I smoke"), or a word of change ("switched", "instead")."""
-    return (bool(values(newer) - values(older)) or content(newer.text).negations != content(older.text).negations
-            or _CHANGE.search(newer.text) is not None)
+    return bool(newer.values - older.values) or newer.said.negations != older.said.negations or newer.change
 
 
-def _names_slot(m: Memory, slot: str) -> bool:
-    """Whether a keyless memory names a keyed one's slot: every content word of the slot but its
-    subject ("user rent" -> "rent") is among the memory's words."""
+def _names_slot(m: _Read, slot: str) -> bool:
+    """Whether a keyless memory names a keyed one's slot: every content word of the slot ("user
+    rent" -> "rent"; a named subject's words too, "dana employer" -> "dana", "employer") is among
+    the memory's words."""
     words = tokenize(slot)
-    if len(words) > 1:
+    if words and words[0] == "user":
         words = words[1:]
-    return bool(words) and set(words) <= set(tokenize(m.text))
+    return bool(words) and set(words) <= m.words
 
 
 def version_groups(candidates: Sequence[Candidate], vectors: Mapping[str, np.ndarray] | VectorRead | None,
@@ -101,7 +128,7 @@ def version_groups(candidates: Sequence[Candidate], vectors: Mapping[str, np.nda
     reads them) are read only when two keyless candidates could be versions by the words."""
     n = min(limit, len(candidates))
     timed = [i for i in range(n) if memory_time(candidates[i].memory) is not None]
-    slot = {i: memory_slot(candidates[i].memory) for i in timed}
+    read = {i: _read(candidates[i].memory) for i in timed}
     parent = {i: i for i in timed}
 
     def root(i: int) -> int:
@@ -115,32 +142,30 @@ def version_groups(candidates: Sequence[Candidate], vectors: Mapping[str, np.nda
         if a != b:
             parent[max(a, b)] = min(a, b)
 
-    texts = {i: text_key(candidates[i].memory.text) for i in timed}
     unkeyed_pairs: list[tuple[int, int]] = []
     for x, i in enumerate(timed):
         for j in timed[x + 1:]:
-            if texts[i] == texts[j]:
+            a, b = read[i], read[j]
+            if a.text == b.text:
                 continue  # copies: collapse's
-            a, b = candidates[i].memory, candidates[j].memory
-            older, newer = (a, b) if _epoch(a) <= _epoch(b) else (b, a)
-            si, sj = slot[i], slot[j]
-            if si is not None and si == sj:
+            older, newer = (a, b) if a.epoch <= b.epoch else (b, a)
+            if a.slot is not None and a.slot == b.slot:
                 if _new_value(older, newer):
                     join(i, j)
-            elif (si is None) != (sj is None):
-                keyless = b if si is not None else a
-                if _names_slot(keyless, si or sj or "") and _new_value(older, newer):
+            elif (a.slot is None) != (b.slot is None):
+                keyless = b if a.slot is not None else a
+                if _names_slot(keyless, a.slot or b.slot or "") and _new_value(older, newer):
                     join(i, j)
-                elif keyless is newer and cosine is not None and _CHANGE.search(newer.text):
+                elif keyless is newer and cosine is not None and newer.change and _same_subject(a, b):
                     unkeyed_pairs.append((i, j))  # "Cancelled Comcast, we have fiber from Sonic"
-            elif si is None and sj is None and cosine is not None and _new_value(older, newer) \
-                    and not same_content(content(a.text), content(b.text)):
+            elif a.slot is None and cosine is not None and _new_value(older, newer) and _same_subject(a, b) \
+                    and not same_content(a.said, b.said):
                 unkeyed_pairs.append((i, j))
     if unkeyed_pairs:
         ids = list(dict.fromkeys(candidates[x].memory.id for pair in unkeyed_pairs for x in pair))
-        read = vectors(ids) if callable(vectors) else vectors
-        if read:
-            unit = {m: v / size if (size := float(np.linalg.norm(v))) > 0 else v for m, v in read.items()}
+        stored = vectors(ids) if callable(vectors) else vectors
+        if stored:
+            unit = {m: v / size if (size := float(np.linalg.norm(v))) > 0 else v for m, v in stored.items()}
             for i, j in unkeyed_pairs:
                 u, v = unit.get(candidates[i].memory.id), unit.get(candidates[j].memory.id)
                 if u is not None and v is not None and len(u) == len(v) and float(u @ v) >= (cosine or 1.0):
@@ -151,7 +176,7 @@ def version_groups(candidates: Sequence[Candidate], vectors: Mapping[str, np.nda
     out = []
     for members in groups.values():
         if 1 < len(members) <= MAX_VERSIONS:
-            keys = {slot[i] for i in members if slot[i] is not None}
+            keys = {read[i].slot for i in members if read[i].slot is not None}
             out.append(Version(tuple(members), keys.pop() if len(keys) == 1 else None))
     return sorted(out, key=lambda g: g.members[0])
 
@@ -200,3 +225,32 @@ def order_versions(candidates: Sequence[Candidate], groups: Sequence[Version], *
 def _epoch(m: Memory) -> float:
     when = memory_time(m)
     return when.timestamp() if when is not None else -math.inf
+
+
+def near_versions(candidates: Sequence[Candidate], among: Sequence[int],
+                  vectors: Mapping[str, np.ndarray] | VectorRead | None, cosine: float | None) -> set[int]:
+    """Those of `among` (the candidates about as relevant as the best match) that have another of
+    them alike enough to be a version by its words (same first name or none, stored vectors at
+    least `cosine` alike, other content), though no value tells it: the recency list may order
+    them ("Yuki Kowalski became engineering manager" / "... is a site reliability engineer"),
+    but supersession, which marks one stale, waits for a value. A candidate with none gets no
+    recency."""
+    if cosine is None or len(among) < 2:
+        return set()
+    timed = [i for i in among if memory_time(candidates[i].memory) is not None]
+    read = {i: _read(candidates[i].memory) for i in timed}
+    pairs = [(i, j) for x, i in enumerate(timed) for j in timed[x + 1:]
+             if read[i].text != read[j].text and _same_subject(read[i], read[j])
+             and not same_content(read[i].said, read[j].said)]
+    if not pairs:
+        return set()
+    ids = list(dict.fromkeys(candidates[x].memory.id for pair in pairs for x in pair))
+    stored = vectors(ids) if callable(vectors) else vectors
+    out: set[int] = set()
+    if stored:
+        unit = {m: v / size if (size := float(np.linalg.norm(v))) > 0 else v for m, v in stored.items()}
+        for i, j in pairs:
+            u, v = unit.get(candidates[i].memory.id), unit.get(candidates[j].memory.id)
+            if u is not None and v is not None and len(u) == len(v) and float(u @ v) >= cosine:
+                out.update((i, j))
+    return out

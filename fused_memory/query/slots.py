@@ -52,8 +52,8 @@ _BE = frozenset({"is", "are", "'s", "\u2019s"})
 _PREPOSITIONS = frozenset("on of after for in at from with to by about since before during".split())
 _DROP = frozenset("new current old previous former latest main usual".split())
 _SYNONYMS = {"boss": "manager", "gp": "doctor", "number": "phone number", "mobile number": "phone number",
-             "plate": "license plate", "favourite": "favorite", "job title": "title", "home": "home",
-             "address": "address", "home address": "address"}
+             "plate": "license plate", "favourite": "favorite", "job title": "role", "title": "role",
+             "home address": "address", "editors": "editor", "home city": "home"}
 #: Words that open a clause and are no subject noun ("This is...", "It's...", "What is...").
 _NOT_NOUN = frozenset("""
 i we you he she they it this that these those there here what which who whom whose where when why how
@@ -62,7 +62,7 @@ a an the my our your his her their its me us them him not no yes so and but or i
 today tonight tomorrow yesterday now still never always really very too
 """.split())
 #: Tokens that may stand before a cue verb in a note to self ("Now living in Amsterdam").
-_ADVERBS = frozenset("now just finally recently also then since and so officially".split())
+_ADVERBS = frozenset("now just finally recently also then since and so officially got".split())
 _CUES: tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...] = (
     (("live", "lives", "living"), ("in",), "home"),
     (("moved", "relocated", "moving", "relocating"), ("to",), "home"),
@@ -72,9 +72,17 @@ _CUES: tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...] = (
     (("employed",), ("by",), "employer"),
     (("joined",), (), "employer"),
     (("report", "reports", "reporting"), ("to",), "manager"),
+    (("job", "position"), ("at", "with"), "employer"),
+    (("reached",), ("at", "on"), "phone number"),
+    (("became", "become", "becomes"), (), "role"),
+    (("promoted",), ("to",), "role"),
+    (("works", "working", "work"), ("as",), "role"),
     (("drive", "drives", "driving"), (), "car"),
 )
 _CHANGE = frozenset({"changed", "switched", "updated"})
+#: Words between a name and a cue that make the name no subject of it ("Ana and I moved to",
+#: "Sarah told me she moved to").
+_NOT_SUBJECT_VERB = frozenset("and with told said says asked thinks think wants want me you i we she he they".split())
 
 def normalize_slot(text: str) -> str:
     """A key as supersession compares it: NFKC, case-folded, `_` `-` `.` and spaces as one space."""
@@ -196,7 +204,10 @@ def _subject(words: Sequence[str], kinds: Sequence[str], user: str, before: int)
             end += 1
         rest = [w for w in words[end:before] if w not in _ADVERBS]
         name = " ".join(words[:end])
-        if not rest or rest in (["is"], ["has"], ["left", *rest[1:]]) or "and" in rest:
+        # "Dana joined", "Victor was promoted", "Marco took a job at", "Dana left Spotify and joined"
+        if len(rest) <= 3 and not any(k for k in kinds[end:before]) and not set(rest) & _NOT_SUBJECT_VERB:
+            return name
+        if rest and rest[0] == "left" and "and" in words[end:before]:
             return name
     return None
 
@@ -232,6 +243,36 @@ def _sentence(words: list[str], kinds: list[str], user: str, raw: Sequence[str])
             noun = _noun(rest, [""] * len(rest), limit=2) if rest else None
             if noun is not None and words[i + 1] != "the" or (noun and len(rest) <= 2):
                 return _key(user, noun or "")
+        # "Yuki Kowalski is a site reliability engineer", "I'm a senior engineer" -> role
+        if w in ("is", "'m", "am") and i + 1 < n and words[i + 1] in ("a", "an") and i + 2 < n \
+                and words[i + 2] not in ("lot", "bit", "little", "few", "big", "huge", "fan", "member", "part"):
+            lead = words[:i]
+            if w == "is" and lead and all(k == "PERSON" for k in kinds[:i]):
+                return _key(" ".join(lead), "role")
+            if w != "is" and lead == ["i"]:
+                return _key(user, "role")
+        # "VS Code is Sarah Silva's main editor."
+        if w in ("'s", "'") and i > 0 and kinds[i - 1] == "PERSON" and "is" in words[:i]:
+            j = i - 1
+            while j > 0 and kinds[j - 1] == "PERSON":
+                j -= 1
+            if j > 0 and words[j - 1] == "is":
+                noun = _noun(words[i + 1:], kinds[i + 1:], limit=3)
+                if noun is not None:
+                    return _key(" ".join(words[j:i]), noun)
+        # "Call Ines Ivanova on +49 ...", "... has a new phone number: ..."
+        if w == "call" and i + 1 < n and kinds[i + 1] == "PERSON":
+            j = i + 1
+            while j < n and kinds[j] == "PERSON":
+                j += 1
+            if j < n and words[j] in ("on", "at") and any(ch.isdigit() for x in words[j + 1:] for ch in x):
+                return _key(" ".join(words[i + 1:j]), "phone number")
+        if w == "new" and i > 0 and ":" in words[i + 1:i + 5]:
+            colon = words.index(":", i + 1)
+            noun = _noun(words[i + 1:colon], kinds[i + 1:colon], limit=3)
+            subject = _subject(words, kinds, user, i - (1 if words[i - 1] in ("a", "an") else 0))
+            if noun is not None and subject is not None:
+                return _key(subject, noun)
         # "changed/switched my X to ..."
         if w in _CHANGE:
             try:
@@ -239,7 +280,7 @@ def _sentence(words: list[str], kinds: list[str], user: str, raw: Sequence[str])
             except ValueError:
                 to = -1
             if 0 < to - i <= 5:
-                span = [x for x in words[i + 1:to] if x not in ("my", "our", "the")]
+                span = [x for x in words[i + 1:to] if x not in ("my", "our", "the", "their", "his", "her")]
                 noun = _noun(span, [""] * len(span), limit=3) if span else None
                 if noun is not None and _subject(words, kinds, user, i) is not None:
                     return _key(_subject(words, kinds, user, i) or user, noun)
