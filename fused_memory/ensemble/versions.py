@@ -3,7 +3,8 @@
 Two memories of a result are versions of one fact when
 
 * they have the same slot key (`query.slots.memory_slot`: the caller's predicate, else the key
-  derived from the text at write time, "user manager") and different texts; or
+  derived from the text at write time, "user manager") and different texts, and (for a derived
+  key) the newer states a new value (below); or
 * one has a key, the other none, and the keyless one names the key's slot in its words and a
   value the other does not ("The landlord raised the rent to 1350" beside "Rent is 1200 euros a
   month": slot "rent", new value "1350"); or
@@ -90,13 +91,14 @@ class _Read:
     change: bool
     epoch: float
     subject: str | None  # the first name it mentions, as people write the subject first
+    given: bool  # the key is the caller's predicate
 
 
 def _read(m: Memory) -> _Read:
     said = content(m.text)
     return _Read(memory_slot(m), text_key(m.text), said, frozenset(e.casefold() for e in m.entities) | said.values,
                  frozenset(tokenize(m.text)), _CHANGE.search(m.text) is not None, _epoch(m),
-                 m.entities[0].casefold() if m.entities else None)
+                 m.entities[0].casefold() if m.entities else None, bool(m.predicate and m.predicate.strip()))
 
 
 def _same_subject(a: _Read, b: _Read) -> bool:
@@ -150,7 +152,7 @@ def version_groups(candidates: Sequence[Candidate], vectors: Mapping[str, np.nda
                 continue  # copies: collapse's
             older, newer = (a, b) if a.epoch <= b.epoch else (b, a)
             if a.slot is not None and a.slot == b.slot:
-                if _new_value(older, newer):
+                if (a.given and b.given) or _new_value(older, newer):  # a caller's key needs no value
                     join(i, j)
             elif (a.slot is None) != (b.slot is None):
                 keyless = b if a.slot is not None else a
