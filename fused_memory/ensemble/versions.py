@@ -45,7 +45,7 @@ from datetime import datetime
 
 import numpy as np
 
-from ..query.slots import memory_slot
+from ..query.slots import SLOT_FIELD, memory_slot
 from ..text import tokenize
 from ..types import Memory
 from .candidate import Candidate, memory_time, text_key
@@ -54,6 +54,7 @@ from .duplicates import Content, VectorRead, content, same_content
 __all__ = ["MAX_VERSIONS", "Version", "values", "version_groups", "near_versions", "order_versions"]
 
 _DAY_S = 86400.0
+_READS: dict[tuple[object, ...], _Read] = {}
 #: A larger group is a topic, not one fact's versions (similar memories chained pair by pair): it is
 #: left in the fused order.
 MAX_VERSIONS = 4
@@ -95,6 +96,18 @@ class _Read:
 
 
 def _read(m: Memory) -> _Read:
+    """What the rules read of `m`; memoized by id and the fields read (a query reads the same
+    candidates for its groups and its near-versions, and the next query many of them again)."""
+    key = (m.namespace, m.id, m.text, m.predicate, m.metadata.get(SLOT_FIELD), m.entities, _epoch(m))
+    hit = _READS.get(key)
+    if hit is None:
+        if len(_READS) > 20_000:
+            _READS.clear()
+        hit = _READS[key] = _read_now(m)
+    return hit
+
+
+def _read_now(m: Memory) -> _Read:
     said = content(m.text)
     return _Read(memory_slot(m), text_key(m.text), said, frozenset(e.casefold() for e in m.entities) | said.values,
                  frozenset(tokenize(m.text)), _CHANGE.search(m.text) is not None, _epoch(m),
