@@ -166,6 +166,11 @@ class FusedHit:
     rerank_score: float | None = None
     #: This hit's rank before the reranker reordered the top; None when no reranker ordered it.
     rank_before_rerank: int | None = None
+    #: The slot key its versions share ("user manager"; `ensemble.versions`), None when they were
+    #: grouped by similarity, or when it has no other version in the result.
+    version_slot: str | None = None
+    #: How many days older than this memory each of `supersedes` is.
+    older_by_days: tuple[float, ...] = ()
 
     def explain(self) -> str:
         """e.g. `lexical#1(0.93) + dense#4(0.81) k=10 -> 0.1627 | rerank 0.912: #4 -> #1`; a graph
@@ -174,10 +179,12 @@ class FusedHit:
         out = f"{parts or 'none'} k={self.k} -> {self.score:.4f}"
         if self.rerank_score is not None:
             out += f" | rerank {self.rerank_score:.3f}: #{self.rank_before_rerank} -> #{self.rank}"
-        if self.supersedes:
-            out += f" | supersedes {', '.join(self.supersedes)} (same predicate, older)"
+        how = f"slot: {self.version_slot}" if self.version_slot else "similar text"
+        for i, old in enumerate(self.supersedes):
+            days = f", {self.older_by_days[i]:g} days older" if i < len(self.older_by_days) else ""
+            out += f" | supersedes {old} ({how}{days})"
         if self.superseded_by is not None:
-            out += f" | superseded by {self.superseded_by} (same predicate, newer)"
+            out += f" | superseded by {self.superseded_by} ({how}, newer)"
         if self.collapsed:
             out += f" | collapsed {', '.join(self.collapsed)} (near-duplicates; the newest shown)"
         return out

@@ -21,27 +21,30 @@ decides which run, reads what they need from the store, and turns the result int
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..config import FusionConfig
 from ..errors import StoreClosed
-from ..query.optimizer import current_state_recency, fired_rules
+from ..query.cues import asks_past
+from ..query.optimizer import current_state_recency, fired_rules, reaches_now
 from ..rerank import Reranker, reranker_name
-from ..results import ArmFailure, FusedHit, Hit
+from ..results import ArmFailure, FusedHit, Hit, ParsedQuery
 from .candidate import Candidate
 from .duplicates import collapse, mmr
 from .fanout import Job, Task
 from .fusion import fuse
 from .hydration import hydrate
-from .recency import about_now, add_recency, supersede
+from .recency import about_now, add_recency, contenders
 from .reranking import apply_rerank, rerank_task
 from .source import EnsembleSource, VectorLookup
+from .versions import near_versions, order_versions, version_groups
 
-__all__ = ["Staged", "after_fusion", "recency_weight", "window", "COLLAPSE"]
+__all__ = ["Staged", "after_fusion", "recency_weight", "version_mode", "window", "COLLAPSE"]
 
 #: The name a failed read of stored vectors goes by in `Retrieval.failures` (collapse then compares
 #: texts only).
@@ -76,7 +79,8 @@ class Staged:
         floor = self.job.after.min_score if self.job.after.min_score is not None else config.min_score
         kept = [c for c in ranked if c.score > 0 and c.score >= floor]
         hits = tuple(FusedHit(c.memory, c.score, rank, c.contributions, config.k, c.collapsed, c.supersedes,
-                              c.superseded_by, c.rerank_score, c.rank_before_rerank)
+                              c.superseded_by, c.rerank_score, c.rank_before_rerank, c.version_slot,
+                              c.older_by_days)
                      for rank, c in enumerate(kept[:self.job.k], start=1))
         return hits, (self.reranker if ms is not None else None)
 
@@ -84,14 +88,40 @@ class Staged:
 def recency_weight(job: Job, config: FusionConfig) -> float:
     """The recency list's weight for this query: the caller's; else `current_state_recency` when the
     optimizer found the question about the current state, `recency_weight` otherwise; 0 for one arm
-    alone and for a query about the past (`recency.about_now`)."""
+    alone and for a query about the past (`version_mode`: one that names a time before today, asks
+    when, or asks for an earlier value)."""
     if job.after.recency is not None:
         return job.after.recency
-    if _solo(job) or not about_now(job.parsed):
+    if _solo(job) or version_mode(job.parsed) != "now":
         return 0.0
     if current_state_recency.__name__ in fired_rules(job.plan):
         return config.current_state_recency
     return config.recency_weight
+
+
+def version_mode(parsed: ParsedQuery) -> str | None:
+    """How the versions of a fact are ordered for this query: "now" (newest first) on a question
+    about the present, "past" (the version asked for first) on one about an earlier value
+    (`cues.asks_past`, or a window that ended before today), None on a question that asks when
+    in the past tense ("when did I move to Munich?": the statement of the move, whichever version
+    it is; "when do I go to bed?" asks for the current one). A question in the past tense without
+    such a cue ("what did Caroline research?") asks about what happened, not for the current
+    value: None."""
+    if parsed.answer_type == "time":  # "when do I go to bed?" asks for the current one
+        return "now" if _WHEN_NOW.search(parsed.text) and reaches_now(parsed) else None
+    if asks_past(parsed.text) or not reaches_now(parsed):
+        return "past"
+    if _PAST_TENSE.search(parsed.text):  # "what did Caroline research?": not the current value
+        return None
+    return "now" if about_now(parsed) else None
+
+
+_PAST_TENSE = re.compile(r"\b(?:did|was|were|had)\b|n't\s+\w+ed\b", re.IGNORECASE)
+_WHEN_NOW = re.compile(r"\bwhen\s+(?:do|does|is|are)\b", re.IGNORECASE)
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(w.casefold() for w in re.findall(r"[^\W_]+", text))
 
 
 def window(k: int, config: FusionConfig, wide: bool, reranker: Reranker | None) -> int:
@@ -120,7 +150,7 @@ def after_fusion(store: EnsembleSource, job: Job, results: Mapping[str, Sequence
     weight = recency_weight(job, config)
     reranker = job.after.reranker or (None if solo else default)
     collapsing = job.after.collapse if job.after.collapse is not None else (config.collapse and not solo)
-    supersedes = config.supersede and not solo and about_now(job.parsed)
+    mode = version_mode(job.parsed) if config.supersede and not solo else None
     lam = None if solo else config.mmr_lambda
     size = window(job.k, config, weight > 0 or lam is not None, reranker)
     failures: list[ArmFailure] = []
@@ -132,10 +162,22 @@ def after_fusion(store: EnsembleSource, job: Job, results: Mapping[str, Sequence
         failures[:] = unread
         t0 = time.perf_counter()
         ranked = [Candidate(m, f.score, f.contributions) for f, m in kept]
-        ranked = add_recency(ranked, weight, config.k, job.parsed.now, config.recency_half_life_days,
-                             config.recency_band)
-        if supersedes:
-            ranked = supersede(ranked)
+        groups = version_groups(ranked, read, config.version_cosine, len(ranked)) if mode or weight > 0 else []
+        if weight > 0:  # the recency list holds the memories with another version, and only those
+            ids = [[ranked[i].memory.id for i in g.members] for g in groups]
+            band = contenders(ranked, config.recency_band)  # about as relevant as the best match
+            relevant = set(band)
+            members = {m for g, group in zip(groups, ids, strict=True)  # a group with a member there,
+                       if relevant.intersection(g.members) for m in group}  # and the near-versions there
+            members |= {ranked[i].memory.id for i in near_versions(ranked, band, read, config.version_cosine)}
+            ranked = add_recency(ranked, weight, config.k, job.parsed.now, config.recency_half_life_days,
+                                 among=[i for i, c in enumerate(ranked) if c.memory.id in members])
+            place = {c.memory.id: i for i, c in enumerate(ranked)}
+            groups = [replace(g, members=tuple(sorted(place[m] for m in group))) for g, group in zip(groups, ids,
+                                                                                                     strict=True)]
+        if mode is not None and groups:
+            ranked = order_versions(ranked, groups, past=mode == "past", query_words=_words(job.parsed.text),
+                                    before=job.parsed.temporal_window.end if job.parsed.temporal_window else None)
         if collapsing:
             ranked = collapse(ranked, read, config.duplicate_cosine)
         if not collapsing or len(ranked) >= job.k or len(fused) < size:
@@ -167,12 +209,18 @@ class _VectorRead:
     def __init__(self, store: EnsembleSource, namespace: str) -> None:
         self.store, self.namespace = store, namespace
         self.failures: list[ArmFailure] = []
+        self._read: dict[str, np.ndarray] = {}  # versions, collapse and MMR may ask for the same ones
 
     def __call__(self, ids: Sequence[str]) -> Mapping[str, np.ndarray] | None:
         if len(ids) < 2 or not isinstance(self.store, VectorLookup) or self.failures:
             return None
+        if all(i in self._read for i in ids):
+            return {i: self._read[i] for i in ids}
         try:
-            return self.store.stored_vectors(self.namespace, ids)
+            got = self.store.stored_vectors(self.namespace, ids)
+            if got:
+                self._read.update(got)
+            return got
         except StoreClosed:
             raise
         except Exception as exc:  # noqa: BLE001 - a read for this step must not cost the answer

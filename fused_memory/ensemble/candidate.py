@@ -30,6 +30,8 @@ class Candidate:
     superseded_by: str | None = None
     rerank_score: float | None = None
     rank_before_rerank: int | None = None
+    version_slot: str | None = None
+    older_by_days: tuple[float, ...] = ()
 
 
 def memory_time(m: Memory) -> datetime | None:

@@ -150,7 +150,8 @@ def collapse(candidates: Sequence[Candidate], vectors: Mapping[str, np.ndarray] 
         shown = candidates[newest]
         others = tuple(candidates[i].memory.id for i in group if i != newest)
         out.append(replace(best, memory=shown.memory, collapsed=others,
-                           supersedes=shown.supersedes, superseded_by=shown.superseded_by))
+                           supersedes=shown.supersedes, superseded_by=shown.superseded_by,
+                           version_slot=shown.version_slot, older_by_days=shown.older_by_days))
     return out
 
 

@@ -47,9 +47,9 @@ from datetime import datetime
 
 from ..query.optimizer import reaches_now
 from ..results import Contribution, ParsedQuery
-from ..types import Memory
-from .candidate import Candidate, memory_time, text_key
+from .candidate import Candidate, memory_time
 from .fusion import rrf_contribution
+from .versions import order_versions, version_groups
 
 __all__ = ["decay", "contenders", "recency_ranks", "add_recency", "predicate_key", "supersede", "about_now"]
 
@@ -94,13 +94,16 @@ def recency_ranks(candidates: Sequence[Candidate], now: datetime, half_life_days
 
 
 def add_recency(candidates: Sequence[Candidate], weight: float, k: int, now: datetime,
-                half_life_days: float, band: float | None = None) -> list[Candidate]:
+                half_life_days: float, band: float | None = None,
+                among: Sequence[int] | None = None) -> list[Candidate]:
     """The candidates with the recency list over the contenders fused in (weight `weight`, RRF
-    constant `k`), re-ranked by their new scores; ties keep their fused order. Weight 0 changes
-    nothing."""
-    if weight <= 0 or not candidates:
+    constant `k`), re-ranked by their new scores; ties keep their fused order. The contenders are
+    `among` when given (the stage after fusion passes the memories that have another version in
+    the result, `versions.version_groups`), else those within `band` of the best match. Weight 0,
+    or no contender, changes nothing."""
+    if weight <= 0 or not candidates or (among is not None and not among):
         return list(candidates)
-    ranks = recency_ranks(candidates, now, half_life_days, contenders(candidates, band))
+    ranks = recency_ranks(candidates, now, half_life_days, among if among is not None else contenders(candidates, band))
     out: list[tuple[float, int, Candidate]] = []
     for i, c in enumerate(candidates):
         if i in ranks:
@@ -137,28 +140,8 @@ def about_now(parsed: ParsedQuery) -> bool:
 
 
 def supersede(candidates: Sequence[Candidate]) -> list[Candidate]:
-    """Among the candidates that are versions of one fact (same `predicate_key`, different text,
-    a known time), the newest takes the best place they hold, the next newest the next, and so on;
-    every other candidate keeps its place. The newest lists the others in `supersedes`, each
-    other names it in `superseded_by`."""
-    groups: dict[str, list[int]] = {}
-    for i, c in enumerate(candidates):
-        key = predicate_key(c.memory.predicate)
-        if key is not None and memory_time(c.memory) is not None:
-            groups.setdefault(key, []).append(i)
-    out = list(candidates)
-    for members in groups.values():
-        if len({text_key(candidates[i].memory.text) for i in members}) < 2:
-            continue  # one text: duplicates at most, not versions
-        newest_first = sorted(members, key=lambda i: (-_epoch(candidates[i].memory), i))
-        current = candidates[newest_first[0]].memory.id
-        older = tuple(candidates[i].memory.id for i in newest_first[1:])
-        for place, i in zip(sorted(members), newest_first, strict=True):
-            c = candidates[i]
-            out[place] = replace(c, supersedes=older) if c.memory.id == current else replace(c, superseded_by=current)
-    return out
-
-
-def _epoch(m: Memory) -> float:
-    when = memory_time(m)
-    return when.timestamp() if when is not None else -math.inf
+    """Among the candidates that are versions of one fact by their keys (`versions.version_groups`
+    without stored vectors: same slot key, different text, a known time), the newest takes the best
+    place they hold, the next newest the next, and so on; every other candidate keeps its place.
+    The newest lists the others in `supersedes`, each other names it in `superseded_by`."""
+    return order_versions(candidates, version_groups(candidates, None, None, len(candidates)))

@@ -20,7 +20,7 @@ from typing import Literal
 from ..types import TimeWindow
 from .temporal import TIME_PATTERNS
 
-__all__ = ["has_time_cue", "asks_time", "mentions_time", "answer_types", "temporal_mode", "TemporalMode",
+__all__ = ["has_time_cue", "asks_time", "asks_past", "mentions_time", "answer_types", "temporal_mode", "TemporalMode",
            "ANSWER_TIME"]
 
 TemporalMode = Literal["window", "answer", "speculative"]
@@ -69,6 +69,22 @@ def asks_time(text: str) -> bool:
     if not isinstance(text, str) or not text:
         return False
     return _ASKS.search(text.strip()) is not None
+
+
+# An earlier value of a fact that changed: "who was my manager before the reorg?", "what did I use
+# to drive?", "my previous address", "formerly", "until March", "my old number". Not "how old".
+_PAST = re.compile(
+    r"(?<!\w)(?:before|used\s+to|use\s+to|previous(?:ly)?|former(?:ly)?|prior|originally|earlier|until|till"
+    r"|(?<!how\s)old)(?!\w)", _I)
+
+
+def asks_past(text: str) -> bool:
+    """Does the question ask for an earlier value of something that changed ("before", "used to",
+    "previous", "formerly", "until", "old")? Then the stage after fusion puts the older version of
+    a fact first (`ensemble.versions.order_versions`)."""
+    if not isinstance(text, str) or not text:
+        return False
+    return _PAST.search(text) is not None
 
 
 def mentions_time(text: str) -> bool:

@@ -30,10 +30,11 @@ from typing import Any, TypeVar
 from ..backends.protocols import LexicalDoc
 from ..query.cues import answer_types
 from ..query.entities import load_nlp
+from ..query.slots import SLOT_FIELD, slot_key
 from ..types import EntityMention, Memory, MemoryType
 
 __all__ = ["classify_type", "TypeRule", "TYPE_RULES", "EntityExtractor", "load_nlp", "ENTITY_LABELS",
-           "extract_beside", "answer_tags", "lexical_doc"]
+           "extract_beside", "answer_tags", "lexical_doc", "with_slot"]
 
 _T = TypeVar("_T")
 
@@ -85,6 +86,14 @@ def answer_tags(text: str) -> list[str]:
     """The payload's `answers` field for a memory's text. Ingest writes it and `open` derives it, the
     same way, for memories written before it existed (`recovery.backfill`)."""
     return list(answer_types(text))
+
+
+def with_slot(m: Memory, derived: str | None) -> Memory:
+    """`m` with its derived slot key in `metadata[SLOT_FIELD]`: only when the caller gave no
+    predicate (theirs always wins) and no slot of their own, and a rule found one."""
+    if derived is None or (m.predicate is not None and m.predicate.strip()) or SLOT_FIELD in m.metadata:
+        return m
+    return m.with_(metadata={**m.metadata, SLOT_FIELD: derived})
 
 
 def lexical_doc(m: Memory) -> LexicalDoc:
@@ -159,14 +168,23 @@ def _before_label_colon(toks: list[Any]) -> list[Any]:
 class EntityExtractor:
     """Finds entity mentions in memory texts. `nlp=None` loads spaCy lazily on first use."""
 
-    def __init__(self, nlp: Any = None, enabled: bool = True, batch_size: int = 64) -> None:
+    def __init__(self, nlp: Any = None, enabled: bool = True, batch_size: int = 64, slots: bool = True) -> None:
         self._nlp = nlp
         self.enabled = enabled
+        #: Derive slot keys from the parse (`query.slots`); False: mentions only.
+        self.slots = slots
         self.batch_size = batch_size
         self._label_is_name: dict[str, bool] = {}  # a chat log has a handful of labels: tag each once
 
     def extract(self, memories: Sequence[Memory]) -> list[tuple[EntityMention, ...]]:
         """Mentions per memory: caller-given entities first, then a leading "Speaker:" label, then NER."""
+        return self.analyze(memories)[0]
+
+    def analyze(self, memories: Sequence[Memory]) -> tuple[list[tuple[EntityMention, ...]], list[str | None]]:
+        """Mentions per memory (`extract`) and the slot key each memory's text states
+        (`query.slots.slot_key`, read off the same spaCy parse; None without NER, or when no rule is
+        sure)."""
+        slots: list[str | None] = [None] * len(memories)
         found: list[list[EntityMention]] = []
         labels = [sp.group(1) if (sp := _SPEAKER.match(m.text)) and sp.group(1).casefold() not in _NOT_SPEAKERS
                   else None for m in memories]
@@ -177,7 +195,8 @@ class EntityExtractor:
                 ms.append(EntityMention(label, "PERSON"))
             found.append(ms)
         if self.enabled:
-            for ms, spans in zip(found, self._ner([m.text[:5000] for m in memories]), strict=True):
+            spans_of, slots = self._ner([m.text[:5000] for m in memories])
+            for ms, spans in zip(found, spans_of, strict=True):
                 ms.extend(spans)
         out: list[tuple[EntityMention, ...]] = []
         for ms in found:
@@ -189,7 +208,7 @@ class EntityExtractor:
                     seen.add(key)
                     uniq.append(mention)
             out.append(tuple(uniq))
-        return out
+        return out, slots
 
     def _names(self, labels: set[str]) -> set[str]:
         """The "Label:" openers that are names. With NER on, spaCy's tagger must read the label as a
@@ -209,7 +228,7 @@ class EntityExtractor:
                 self._label_is_name[label] = doc[0].tag_ in _PROPER
         return {label for label in labels if self._label_is_name.get(label, True)}
 
-    def _ner(self, texts: list[str]) -> list[list[EntityMention]]:
+    def _ner(self, texts: list[str]) -> tuple[list[list[EntityMention]], list[str | None]]:
         """NER-only pass over every text, then a tagged pass over the few texts where a span starts
         a sentence with several tokens: spaCy's small model reads "Told Sarah" or "Deployed
         Kestrel" as one PERSON, and the tagger tells the verb from the name. Tagging everything
@@ -243,12 +262,13 @@ class EntityExtractor:
                 if len(name) > 1:
                     spans.append(EntityMention(name, ent.label_))
             out.append(spans)
-        return out
+        return out, [slot_key(d) if self.slots else None for d in docs]
 
 
 def extract_beside(extractor: EntityExtractor, memories: Sequence[Memory], work: Callable[[], _T],
-                   pool: Executor | None) -> tuple[list[tuple[EntityMention, ...]], _T]:
-    """`extractor.extract(memories)` on `pool` while `work()` (the chunk's embedding) runs here.
+                   pool: Executor | None) -> tuple[tuple[list[tuple[EntityMention, ...]], list[str | None]], _T]:
+    """`extractor.analyze(memories)` (mentions and slot keys) on `pool` while `work()` (the chunk's
+    embedding) runs here.
 
     Why: ingest is NER plus embedding, both CPU work that spends most of its time outside the GIL
     (spaCy's NER, onnxruntime with one intra-op thread), and neither needs the other's result. Side
@@ -257,8 +277,8 @@ def extract_beside(extractor: EntityExtractor, memories: Sequence[Memory], work:
     If `work` fails, the extraction is waited for before the error propagates, so no NER is left
     running on a chunk the caller already saw fail."""
     if pool is None or not extractor.enabled:
-        return extractor.extract(memories), work()
-    pending = pool.submit(extractor.extract, memories)
+        return extractor.analyze(memories), work()
+    pending = pool.submit(extractor.analyze, memories)
     try:
         result = work()
     except BaseException:

@@ -73,10 +73,11 @@ from ..types import Memory, MemoryType, Relation
 from ..validation import check_namespace, require_storable, utcnow
 from .arguments import check_mentions
 from .arguments import memory_ids as keyed_ids
-from .ingest import EntityExtractor, answer_tags, classify_type, extract_beside, lexical_doc
+from .ingest import EntityExtractor, answer_tags, classify_type, extract_beside, lexical_doc, with_slot
 from .listing import list_memories
 from .meta import merged_sessions, merged_upgrades
 from .recovery import open_backends, snapshot, undo
+from .slot_model import SlotExtractor, derived_slot
 from .upgrade import NamespaceUpgrades, sparse_vectors
 from .versions import SharedVersions
 
@@ -144,6 +145,9 @@ class MemoryStore(SharedHandle):
         self._ner_workers: ThreadPoolExecutor | None = None  # started by the first add with NER on
         self._ner_pid = 0  # the process that started it (a fork's child has the pool, not its thread)
         self._ner_lock = threading.Lock()
+        #: Asked for the slot of a memory written without a predicate that no rule keyed
+        #: (`slot_model.ChatSlotExtractor`: a chat model names it); None: rules only.
+        self.slot_extractor: SlotExtractor | None = None
         self._upgrades = NamespaceUpgrades()  # namespaces this process brought up to date (`upgrade`)
 
     # ------------------------------------------------------------------ construction
@@ -299,14 +303,18 @@ class MemoryStore(SharedHandle):
         now = utcnow()
         ranked = [m for m in batch if m.indexed]  # `indexed=False`: no embedding, NER, BM25 or graph
         with self._live():  # the embedded text is the memory's own: no need to wait for NER
-            found, embedded = extract_beside(self.extractor, ranked, lambda: self.embed_memories(ranked),
-                                             self._ner_pool() if self.extractor.enabled and ranked else None)
+            (found, found_slots), embedded = extract_beside(
+                self.extractor, ranked, lambda: self.embed_memories(ranked),
+                self._ner_pool() if self.extractor.enabled and ranked else None)
         mentions, vectors = _with_unindexed(batch, found, embedded, self.embedder.dim)
+        ranked_slots = iter(found_slots)
+        slots = [next(ranked_slots) if m.indexed else None for m in batch]
         prepared: list[Memory] = []
-        for m, ms in zip(batch, mentions, strict=True):
+        for m, ms, slot in zip(batch, mentions, slots, strict=True):
             mtype, _rule = classify_type(m)
-            prepared.append(m.with_(type=mtype, created_at=m.created_at or now,
-                                    entities=tuple(x.name for x in ms)))
+            keyed = with_slot(m, derived_slot(m, slot, self.slot_extractor)) if m.indexed else m
+            prepared.append(keyed.with_(type=mtype, created_at=m.created_at or now,
+                                        entities=tuple(x.name for x in ms)))
         records = [VectorRecord(m.id, m.namespace, tuple(v.tolist()),  # and the sparse vector: one write
                                 to_payload(m, [x.kind for x in ms], answer_tags(m.text) if m.indexed else ()), sparse)
                    for m, v, ms, sparse in zip(prepared, vectors, mentions,

@@ -337,7 +337,8 @@ class FusedMemoryStore(BaseStore):
                 ranked.extend((place, -h.score, order, h) for place, h in enumerate(kept))
             ranked.sort(key=lambda t: t[:3])
         labels_of = dict(spaces)
-        items = [_as_search_item(h.memory, labels_of[h.memory.namespace], h.score) for *_, h in ranked[:want]]
+        items = [_as_search_item(h.memory, labels_of[h.memory.namespace], h.score, h.superseded_by)
+                 for *_, h in ranked[:want]]
         if len(items) < want:  # the rest of what matches, unscored, newest first
             seen = {(h.memory.namespace, h.memory.id) for *_, h in ranked}
             page = None if op.filter else want + len(seen)  # a filter reads every value; else the newest do
@@ -362,9 +363,16 @@ def _as_item(memory: Memory, labels: tuple[str, ...]) -> Item:
                           updated_at=at), memory)
 
 
-def _as_search_item(memory: Memory, labels: tuple[str, ...], score: float | None) -> SearchItem:
+def _as_search_item(memory: Memory, labels: tuple[str, ...], score: float | None,
+                    superseded_by: str | None = None) -> SearchItem:
+    """A search result; its value carries `superseded_by` (the key of the newer version of its fact
+    that this search also found, `ensemble.versions`) so an agent can tell a stale memory from a
+    current one. A value that holds its own `superseded_by` keeps it."""
     at = stored_at(memory)
-    return _with_ttl(SearchItem(tuple(labels), memory.id, item_value(memory), at, at, score), memory)
+    value = item_value(memory)
+    if superseded_by is not None:
+        value.setdefault("superseded_by", superseded_by)
+    return _with_ttl(SearchItem(tuple(labels), memory.id, value, at, at, score), memory)
 
 
 def _with_ttl(item: Any, memory: Memory) -> Any:

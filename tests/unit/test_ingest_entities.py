@@ -76,9 +76,9 @@ class _Where(EntityExtractor):
         super().__init__(enabled=enabled)
         self.threads: list[str] = []
 
-    def extract(self, memories):  # type: ignore[no-untyped-def]
+    def analyze(self, memories):  # type: ignore[no-untyped-def]
         self.threads.append(threading.current_thread().name)
-        return super().extract(memories)
+        return super().analyze(memories)
 
 
 BATCH = [Memory("Told Priya Natarajan about the Berlin office."), Memory("Maria: Cool, John! Nice."),
@@ -90,14 +90,14 @@ def test_ner_runs_on_the_pool_beside_the_work_with_the_same_mentions() -> None:
     alone = EntityExtractor().extract(BATCH)
     where = _Where()
     with ThreadPoolExecutor(1, thread_name_prefix="ner-pool") as pool:
-        mentions, out = extract_beside(where, BATCH, lambda: threading.current_thread().name, pool)
+        (mentions, _slots), out = extract_beside(where, BATCH, lambda: threading.current_thread().name, pool)
     assert mentions == alone
     assert where.threads[0].startswith("ner-pool") and out == threading.current_thread().name
 
 
 def test_without_ner_or_pool_both_run_in_the_caller() -> None:
     for extractor, pool in ((_Where(enabled=False), ThreadPoolExecutor(1)), (_Where(enabled=False), None)):
-        mentions, _ = extract_beside(extractor, BATCH[1:2], lambda: None, pool)
+        (mentions, _slots), _ = extract_beside(extractor, BATCH[1:2], lambda: None, pool)
         assert extractor.threads == [threading.current_thread().name]
         assert [m.name for m in mentions[0]] == ["Maria"]  # the speaker label, without spaCy
         if pool is not None:
@@ -109,9 +109,9 @@ def test_a_failed_embedding_waits_for_the_extraction_then_raises() -> None:
     finished = threading.Event()
 
     class Slow(EntityExtractor):
-        def extract(self, memories):  # type: ignore[no-untyped-def]
+        def analyze(self, memories):  # type: ignore[no-untyped-def]
             time.sleep(0.2)
-            out = super().extract(memories)
+            out = super().analyze(memories)
             finished.set()
             return out
 
