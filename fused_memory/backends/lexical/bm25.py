@@ -44,14 +44,14 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
-from rank_bm25 import BM25Okapi
 
 from ...errors import ConfigurationError
 from ...text import tokenize
 from ...types import MemoryType, parse_memory_type
 from ..protocols import LexicalDoc
-from .columns import FREE_SLOT, TYPE_CODE, TYPE_OF, TermColumn, gather_tf, type_mask
+from .columns import FREE_SLOT, TYPE_CODE, TYPE_OF, RareArrays, TermColumn, gather_tf, type_mask
 from .docs import DEFAULT_CONTEXT_WEIGHT, doc_terms, doc_weights
+from .scorer import SuppliedBM25
 from .topk import Pruner, top_k
 
 __all__ = ["BM25Index", "doc_terms", "doc_weights", "DEFAULT_CONTEXT_WEIGHT"]
@@ -66,42 +66,6 @@ class _Entry:
     freqs: dict[str, float]
     length: float
     type: MemoryType | None
-
-
-class _SuppliedBM25(BM25Okapi):  # rank-bm25 ships no type hints: read as Any (pyproject, [tool.mypy])
-    """A BM25Okapi whose statistics are handed in rather than computed from a corpus.
-
-    Only `get_batch_scores` is used: rank-bm25's own formula, term by term in the query's order,
-    with the same NumPy expression, so the scores are bit for bit rank-bm25's (the unit tests
-    compare them with `BM25Okapi(corpus).get_scores`). What differs is where each document's term
-    frequency comes from: rank-bm25 looks up every (document, term) pair in a Python dict, which
-    was most of the lexical arm's time and all of it under the GIL, beside the query embedding and
-    the engine search; here `tf_of(term, doc_ids)` reads them off the term's postings as arrays
-    (`_Shard.term_tf`). `doc_len` is a NumPy array."""
-
-    def __init__(self, doc_freqs: list[dict[str, float]], doc_len: np.ndarray, corpus_size: int,
-                 avgdl: float, idf: dict[str, float], k1: float, b: float, epsilon: float,
-                 tf_of: Callable[[str, np.ndarray], np.ndarray] | None = None) -> None:
-        # Deliberately not calling super().__init__: that would rebuild everything from a corpus.
-        self.k1, self.b, self.epsilon = k1, b, epsilon
-        self.doc_freqs, self.doc_len, self.corpus_size = doc_freqs, doc_len, corpus_size
-        self.avgdl, self.idf, self.tokenizer = avgdl, idf, None
-        self.tf_of = tf_of
-
-    def get_batch_scores(self, query: Sequence[str], doc_ids: Sequence[int]) -> list[float]:
-        """rank-bm25's `get_batch_scores`, term frequencies from `tf_of`."""
-        if self.tf_of is None:
-            return super().get_batch_scores(query, doc_ids)
-        ids = np.asarray(doc_ids, dtype=np.int64).reshape(-1)
-        if len(ids) and (ids.min() < 0 or ids.max() >= len(self.doc_freqs)):
-            raise IndexError("document position out of range")
-        score = np.zeros(len(ids))
-        doc_len = np.asarray(self.doc_len)[ids]
-        norm = self.k1 * (1 - self.b + self.b * doc_len / self.avgdl)  # rank-bm25 computes it per term: same floats
-        for q in query:
-            q_freq = self.tf_of(q, ids)
-            score += (self.idf.get(q) or 0) * (q_freq * (self.k1 + 1) / (q_freq + norm))
-        return score.tolist()
 
 
 class _Shard:
@@ -127,10 +91,7 @@ class _Shard:
         self.df_hist: Counter[int] = Counter()   # df value -> number of terms with that df
         self.by_type: dict[MemoryType | None, set[int]] = {}
         self.columns: dict[str, TermColumn] = {}  # common terms' postings as arrays, built on demand
-        # rare terms' postings as (sorted positions, term frequencies), built by the first query that
-        # scores them and dropped by any write that touches the term (`term_tf`)
-        self.rare: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self.rare_size = 0
+        self.rare = RareArrays()  # rare terms' postings as arrays, for `term_tf`
         self.n_docs = 0
         self.total_len = 0.0
         self._avg_idf: float | None = None
@@ -160,7 +121,7 @@ class _Shard:
                 if len(p) <= Pruner.SCAN_LIMIT and isinstance(p, set):
                     self.postings[term] = tuple(p)
             self.df_hist = Counter(len(p) for p in self.postings.values())
-            self.rare, self.rare_size = {}, 0
+            self.rare = RareArrays()
             # A bulk write touches most columns: rebuilt here, in time proportional to the write,
             # rather than by the first query of each common term (a 60k-document column is ~5 ms).
             self.columns = {t: TermColumn.build(t, p, self.doc_freqs) for t, p in self.postings.items()
@@ -192,7 +153,7 @@ class _Shard:
                 self.postings[term] = tuple(p for p in posting if p != pos)
             if (column := self.columns.get(term)) is not None:
                 column.stale += 1
-            self._drop_rare(term)
+            self.rare.drop(term)
         self.by_type[TYPE_OF[self.type_code[pos]]].discard(pos)
         self.total_len -= float(self.doc_len[pos])
         self.n_docs -= 1
@@ -226,7 +187,7 @@ class _Shard:
                 postings[term] = (*posting, pos)  # O(df) for df <= SCAN_LIMIT
             else:  # a term turning common, or any term during a bulk apply (tuples come after)
                 postings[term] = {*posting, pos}
-            self._drop_rare(term)
+            self.rare.drop(term)
             if (column := self.columns.get(term)) is not None:
                 column.recent.append(pos)
                 if column.worn():  # dropped, not rebuilt: the next query that needs it rebuilds
@@ -234,14 +195,6 @@ class _Shard:
         self.by_type.setdefault(entry.type, set()).add(pos)
         self.total_len += entry.length
         self.n_docs += 1
-
-    #: Positions the rare terms' cached arrays may hold in all (16 bytes each): past it the cache
-    #: starts over. A rare term has at most `Pruner.SCAN_LIMIT` documents.
-    RARE_CACHE = 1 << 20
-
-    def _drop_rare(self, term: str) -> None:
-        if (arrays := self.rare.pop(term, None)) is not None:
-            self.rare_size -= len(arrays[0])
 
     def term_tf(self, term: str, ids: np.ndarray) -> np.ndarray:
         """The term's frequency in each document of `ids` (0 where absent), exactly as `doc_freqs`
@@ -255,17 +208,7 @@ class _Shard:
         if not posting:
             return np.zeros(len(ids), dtype=np.float64)
         if len(posting) <= Pruner.SCAN_LIMIT:
-            arrays = self.rare.get(term)
-            if arrays is None:
-                if self.rare_size + len(posting) > self.RARE_CACHE:
-                    self.rare, self.rare_size = {}, 0
-                positions = np.sort(np.fromiter(posting, dtype=np.int64, count=len(posting)))
-                freqs = self.doc_freqs
-                tfs = np.fromiter((freqs[p][term] for p in positions.tolist()), dtype=np.float64,
-                                  count=len(positions))
-                arrays = self.rare[term] = (positions, tfs)
-                self.rare_size += len(positions)
-            return gather_tf(arrays[0], arrays[1], ids)
+            return gather_tf(*self.rare.get(term, posting, self.doc_freqs), ids)
         freqs = self.doc_freqs  # a common term whose column is worn: as rank-bm25 does it
         return np.array([(freqs[d].get(term) or 0) for d in ids.tolist()], dtype=np.float64)
 
@@ -416,9 +359,9 @@ class BM25Index:
             shard.apply_pending()
             return fn(shard, query)
 
-    def _scorer(self, shard: _Shard, present: list[str]) -> _SuppliedBM25:
+    def _scorer(self, shard: _Shard, present: list[str]) -> SuppliedBM25:
         idf = {t: shard.idf(len(shard.postings[t]), self.epsilon) for t in present}
-        return _SuppliedBM25(shard.doc_freqs, shard.doc_len, shard.n_docs, shard.total_len / shard.n_docs,
+        return SuppliedBM25(shard.doc_freqs, shard.doc_len, shard.n_docs, shard.total_len / shard.n_docs,
                              idf, self.k1, self.b, self.epsilon, shard.term_tf)
 
     def _search_locked(self, shard: _Shard, query: list[str], k: int,

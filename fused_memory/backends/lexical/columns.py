@@ -35,7 +35,7 @@ import numpy as np
 
 from ...types import MemoryType
 
-__all__ = ["TermColumn", "common_scores", "TYPE_CODE", "TYPE_OF", "FREE_SLOT", "type_mask", "gather_tf"]
+__all__ = ["TermColumn", "common_scores", "TYPE_CODE", "TYPE_OF", "FREE_SLOT", "type_mask", "gather_tf", "RareArrays"]
 
 #: A small integer per memory type (None: untyped), so a type filter is a mask over positions.
 TYPE_CODE: dict[MemoryType | None, int] = {None: 0, **{t: i for i, t in enumerate(MemoryType, start=1)}}
@@ -95,6 +95,37 @@ def gather_tf(positions: np.ndarray, tfs: np.ndarray, doc_ids: np.ndarray) -> np
         return np.zeros(len(doc_ids), dtype=np.float64)
     at = np.minimum(np.searchsorted(positions, doc_ids), len(positions) - 1)
     return np.where(positions[at] == doc_ids, tfs[at], 0.0)
+
+
+class RareArrays:
+    """Rare terms' postings as (sorted positions, term frequencies) for `gather_tf`, built by the
+    first query that scores a term and dropped by any write that touches it. Bounded: past `LIMIT`
+    positions in all (16 bytes each) it starts over."""
+
+    __slots__ = ("arrays", "size")
+
+    LIMIT = 1 << 20
+
+    def __init__(self) -> None:
+        self.arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self.size = 0
+
+    def drop(self, term: str) -> None:
+        if (arrays := self.arrays.pop(term, None)) is not None:
+            self.size -= len(arrays[0])
+
+    def get(self, term: str, posting: Collection[int],
+            doc_freqs: Sequence[Mapping[str, float]]) -> tuple[np.ndarray, np.ndarray]:
+        arrays = self.arrays.get(term)
+        if arrays is None:
+            if self.size + len(posting) > self.LIMIT:
+                self.arrays, self.size = {}, 0
+            positions = np.sort(np.fromiter(posting, dtype=np.int64, count=len(posting)))
+            tfs = np.fromiter((doc_freqs[p][term] for p in positions.tolist()), dtype=np.float64,
+                              count=len(positions))
+            arrays = self.arrays[term] = (positions, tfs)
+            self.size += len(positions)
+        return arrays
 
 
 def common_scores(columns: Sequence[tuple[TermColumn, float]], doc_len: np.ndarray, k1: float, b: float,
