@@ -146,7 +146,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     sizes = parse_int_list(args.n, "--n")
     _check_outputs(args)
     results = run_bench(sizes, n_queries=args.queries, n_simple=args.simple_queries, seed=args.seed,
-                        progress=_progress(args, stderr_progress), lexical=args.lexical)
+                        progress=_progress(args, stderr_progress), lexical=args.lexical, store_dir=args.store)
     return _emit(args, lambda: format_bench(results), results, lambda png: plot_bench(results, png))
 
 
@@ -256,5 +256,8 @@ def add_commands(subparsers: Any) -> None:
     b.add_argument("--lexical", choices=("engine", "bm25"),
                    help="the store's lexical index (default bm25: rank-bm25-exact in process; engine: sparse "
                         "vectors in the qdrant-edge shard)")
+    b.add_argument("--store", metavar="DIR",
+                   help="keep each size's store under DIR and reuse it on the next run (its ingest is then not "
+                        "measured); a store there holding other memories is refused")
     b.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     b.set_defaults(fn=cmd_bench)

@@ -38,6 +38,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -63,7 +64,19 @@ class Content:
 def content(text: str) -> Content:
     folded = text.casefold().replace("\u2019", "'")
     values = frozenset(v for v in _VALUE.findall(folded) if any(ch.isdigit() for ch in v))
-    return Content(values, len(_NEGATION.findall(folded)), frozenset(tokenize(text)))
+    return Content(values, len(_NEGATION.findall(folded)), _words(text))
+
+
+@lru_cache(maxsize=8192)
+def _words(text: str) -> frozenset[str]:
+    """A text's content words. Cached (a pure function of the text): an agent's memories come back
+    in query after query, and the words decide most pairs before the values are looked at."""
+    return frozenset(tokenize(text))
+
+
+@lru_cache(maxsize=8192)
+def _content(text: str) -> Content:
+    return content(text)
 
 
 def same_content(a: Content, b: Content) -> bool:
@@ -119,8 +132,12 @@ def duplicate_groups(candidates: Sequence[Candidate], vectors: Mapping[str, np.n
         else:
             first[key] = i
     if threshold is not None and vectors is not None and len(first) > 1:
-        said = {i: content(candidates[i].memory.text) for i in first.values()}  # one text of each group
-        pairs = [(i, j) for i in said for j in said if i < j and same_content(said[i], said[j])]
+        # one text of each group; the words first (they rule out most pairs), the values and
+        # negations only for pairs whose words agree (same answer as `same_content` on every pair)
+        texts = {i: candidates[i].memory.text for i in first.values()}
+        words = {i: _words(t) for i, t in texts.items()}
+        pairs = [(i, j) for i in words for j in words if i < j and len(words[i] ^ words[j]) <= 1
+                 and same_content(_content(texts[i]), _content(texts[j]))]
         if pairs:
             ids = list(dict.fromkeys(candidates[x].memory.id for pair in pairs for x in pair))
             read = vectors(ids) if callable(vectors) else vectors

@@ -55,7 +55,9 @@ def fuse(results: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: 
     # the per-arm dedup, and the sort keys are plain tuples compared in C
     # (a key function per candidate was ~20% of the time): 0.185 -> 0.150 ms per 100k bench query,
     # identical output on 3,300 captured and random inputs.
+    # rrf_contribution is inlined (the same expression, so the same floats): a call per hit was ~10%.
     acc: dict[str, list[tuple[str, int, Hit, float, float]]] = {}
+    sqrt = math.sqrt
     for arm in sorted(results, key=lambda a: (_arm_order(a), a)):
         w = float(weights.get(arm, 1.0))
         seen: set[str] = set()
@@ -66,7 +68,7 @@ def fuse(results: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: 
                 continue
             seen.add(mid)
             rank += 1
-            term = (arm, rank, hit, w, rrf_contribution(w, hit.score, rank, k))
+            term = (arm, rank, hit, w, w * sqrt(max(0.0, min(1.0, hit.score))) / (k + rank))
             found = acc.get(mid)
             if found is None:
                 acc[mid] = [term]

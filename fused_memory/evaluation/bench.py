@@ -36,6 +36,9 @@ Why each number is measured the way it is:
   off, and for plain topical queries (`optimizer_topical_p99_ratio`; `bench_optimizer`).
 * `fanout_over_slowest_ci95` / `optimizer_p99_ratio_ci95`: 95% bootstrap intervals of those two
   ratios (`significance`), so a distance from a target can be told from query-sampling noise.
+* `--store DIR` keeps each size's store in `DIR/n<size>-seed<seed>-<lexical>` and reuses it on the
+  next run when it holds exactly that size's memories (a 100k ingest takes minutes; the latency
+  ratios do not depend on it). A reused store reports no ingest numbers (`ingest_reused`).
 * `lexical_vs_rank_bm25`: p50 of our lexical arm / p50 of `BM25Okapi.get_scores` + top-k over the
   same documents and tokens (< 1 means ours is faster). `lexical="engine"` benches the store with
   its lexical index in the engine (sparse vectors in the qdrant-edge shard) instead of BM25Index.
@@ -50,8 +53,10 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigurationError
@@ -272,10 +277,25 @@ def _lexical(store: Any, ens: Any, memories: Sequence[Any], queries: Sequence[Sy
             "rank_bm25_build_s": _r(build_s), "ratio": _r(o50 / t50, 4) if t50 else None}
 
 
+@contextmanager
+def _store_dir(store_dir: str | None, n: int, seed: int, lexical: str | None) -> Iterator[str]:
+    """Where one size's store lives: a temporary directory (removed afterwards), or a kept one
+    under `store_dir`, named by what decides its content, so a later run can reuse it."""
+    if store_dir is None:
+        with tempfile.TemporaryDirectory(prefix="fused-memory-bench-") as tmp:
+            yield tmp
+        return
+    path = Path(store_dir) / f"n{n}-seed{seed}-{lexical or 'bm25'}"
+    path.mkdir(parents=True, exist_ok=True)
+    yield str(path)
+
+
 def bench_size(n: int, *, n_queries: int = 200, n_simple: int = 150, seed: int = 7, embedder: Any = None,
-               embed_sample: int = 2000, progress: Progress = quiet_progress, lexical: str | None = None
-               ) -> dict[str, Any]:
-    """Every measurement for one corpus size, in a fresh store that is removed afterwards."""
+               embed_sample: int = 2000, progress: Progress = quiet_progress, lexical: str | None = None,
+               store_dir: str | None = None) -> dict[str, Any]:
+    """Every measurement for one corpus size, in a fresh store that is removed afterwards, or in
+    one kept under `store_dir` and reused when it already holds this size's memories (the ingest
+    is then not measured). A kept store holding anything else is refused, never added to."""
     from ..embeddings import default_embedder
     from ..ensemble import EnsembleMemory
     from ..store.memory_store import MemoryStore
@@ -286,22 +306,33 @@ def bench_size(n: int, *, n_queries: int = 200, n_simple: int = 150, seed: int =
     simple = shape_queries(memories, n_simple, seed=seed + 10)
     topical = simple_queries(memories, n_simple, seed=seed + 6)
     emb = embedder if embedder is not None else default_embedder()
-    with tempfile.TemporaryDirectory(prefix="fused-memory-bench-") as tmp:
+    ingest_s: float | None = None
+    embed_per_s = ner_per_s = None
+    with _store_dir(store_dir, n, seed, lexical) as tmp:
         store = MemoryStore.embedded(tmp, embedder=emb, show_progress=False, lexical=lexical)
         with store:
-            # exactly the texts ingest embeds (predicate-prefixed), so the ratio compares like with like
-            sample = [MemoryStore.embed_text(m) for m in memories[:embed_sample]]
-            embed_per_s = _embed_rate(store.embedder, sample)
-            ner_per_s = _ner_rate(store, memories[:min(len(memories), 1000)])
+            held = {ns: store.count(ns) for ns in store.namespaces()}
+            reused = held == {_NS: n}
+            if held and not reused:
+                raise ConfigurationError(f"the bench store at {tmp} holds {held}, not {n} bench memories; "
+                                         "remove it or give another --store")
             rss_before = rss_mb()
-            progress(f"[n={n}] embedder alone: {embed_per_s:.0f}/s, NER alone: {ner_per_s:.0f}/s; ingesting")
-            t0 = time.perf_counter()
-            store.add(memories, show_progress=False)
-            store.lexical.count(_NS)  # fold the BM25 write buffer in: the first read would pay it
-            ingest_s = time.perf_counter() - t0
+            if reused:
+                store.lexical.count(_NS)
+                progress(f"[n={n}] reusing the store at {tmp}; querying")
+            else:
+                # exactly the texts ingest embeds (predicate-prefixed), so the ratio compares like with like
+                sample = [MemoryStore.embed_text(m) for m in memories[:embed_sample]]
+                embed_per_s = _embed_rate(store.embedder, sample)
+                ner_per_s = _ner_rate(store, memories[:min(len(memories), 1000)])
+                progress(f"[n={n}] embedder alone: {embed_per_s:.0f}/s, NER alone: {ner_per_s:.0f}/s; ingesting")
+                t0 = time.perf_counter()
+                store.add(memories, show_progress=False)
+                store.lexical.count(_NS)  # fold the BM25 write buffer in: the first read would pay it
+                ingest_s = time.perf_counter() - t0
+                progress(f"[n={n}] ingested in {ingest_s:.1f}s ({n / ingest_s:.0f}/s); querying")
             gc.collect()
             rss_after = rss_mb()
-            progress(f"[n={n}] ingested in {ingest_s:.1f}s ({n / ingest_s:.0f}/s), RSS {rss_after:.0f} MB; querying")
             on = EnsembleMemory(store)
             off = EnsembleMemory(store, optimizer=False)
             try:
@@ -315,7 +346,8 @@ def bench_size(n: int, *, n_queries: int = 200, n_simple: int = 150, seed: int =
                 on.close()
                 off.close()
     out = {
-        "ingest_per_s": _r(n / ingest_s, 1), "rss_mb": _r(rss_after, 1),
+        "ingest_per_s": _r(n / ingest_s, 1) if ingest_s else None, "rss_mb": _r(rss_after, 1),
+        "ingest_reused": ingest_s is None,
         "p50_ms": lat["p50_ms"], "p99_ms": lat["p99_ms"],
         "fanout_over_slowest": lat["fanout_over_slowest"], "fanout_over_sum": lat["fanout_over_sum"],
         "fanout_cpu_floor": lat["fanout_cpu_floor"], "ensemble_cpu_p50_ms": lat["ensemble_cpu_p50_ms"],
@@ -324,8 +356,11 @@ def bench_size(n: int, *, n_queries: int = 200, n_simple: int = 150, seed: int =
         "optimizer_p99_ratio_ci95": opt["mix"].get("p99_ratio_ci95"),
         "optimizer_topical_p99_ratio": opt["topical"]["p99_ratio"], "vs_dense": lat["vs_dense"],
         # extras: the parts the ratios are made of
-        "ingest_s": _r(ingest_s), "embed_per_s": _r(embed_per_s, 1), "ner_per_s": _r(ner_per_s, 1),
-        "ingest_overhead": _r((ingest_s * embed_per_s) / n, 2), "rss_growth_mb": _r(rss_after - rss_before, 1),
+        "ingest_s": _r(ingest_s) if ingest_s else None,
+        "embed_per_s": _r(embed_per_s, 1) if embed_per_s else None,
+        "ner_per_s": _r(ner_per_s, 1) if ner_per_s else None,
+        "ingest_overhead": _r((ingest_s * embed_per_s) / n, 2) if ingest_s and embed_per_s else None,
+        "rss_growth_mb": _r(rss_after - rss_before, 1),
         "n_queries": len(queries), "loadavg_1m": _r(load_1m) if load_1m is not None else None,
         "cpus": os.cpu_count(), "cpu_model": cpu_model(), "arm_runs": lat["arm_runs"],
         "embedder_activations": getattr(emb, "activations", None),
@@ -337,9 +372,11 @@ def bench_size(n: int, *, n_queries: int = 200, n_simple: int = 150, seed: int =
 
 
 def run_bench(sizes: Sequence[int], *, n_queries: int = 200, n_simple: int = 150, seed: int = 7,
-              progress: Progress = quiet_progress, lexical: str | None = None) -> dict[str, Any]:
+              progress: Progress = quiet_progress, lexical: str | None = None,
+              store_dir: str | None = None) -> dict[str, Any]:
     """`{"<n>": {...}}` for each size, smallest first, one embedder shared (loaded once). Every
-    count is checked before the first ingest: a percentile of no queries is not a number."""
+    count is checked before the first ingest: a percentile of no queries is not a number.
+    `store_dir`: keep each size's store there and reuse it on the next run (`bench_size`)."""
     from ..embeddings import default_embedder
 
     for what, value in (("sizes (--n)", min(sizes) if sizes else list(sizes)), ("n_queries (--queries)", n_queries),
@@ -349,4 +386,5 @@ def run_bench(sizes: Sequence[int], *, n_queries: int = 200, n_simple: int = 150
 
     emb = default_embedder()
     return {str(n): bench_size(n, n_queries=n_queries, n_simple=n_simple, seed=seed, embedder=emb,
-                               progress=progress, lexical=lexical) for n in sorted(set(sizes))}
+                               progress=progress, lexical=lexical, store_dir=store_dir)
+            for n in sorted(set(sizes))}

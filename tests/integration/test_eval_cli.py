@@ -188,6 +188,23 @@ def test_bench_json_shape(tmp_path: Path) -> None:
     assert r["vs_dense"]["p50_ratio"] > 0 and 0 < r["vs_dense"]["embedding_plans"]["n"] < r["n_queries"]
 
 
+def test_bench_keeps_its_store_and_reuses_it_without_ingesting(tmp_path: Path) -> None:
+    """`bench --store DIR`: the first run ingests and keeps the store, the next one queries it
+    without ingesting again; a kept store holding other memories is refused, not added to."""
+    args = ("bench", "--n", "300", "--queries", "8", "--simple-queries", "4", "--store", str(tmp_path / "kept"))
+    first, second = tmp_path / "first.json", tmp_path / "second.json"
+    _run(*args, "--json", str(first))
+    _run(*args, "--json", str(second))
+    a, b = json.loads(first.read_text())["300"], json.loads(second.read_text())["300"]
+    assert a["ingest_reused"] is False and a["ingest_per_s"] > 0
+    assert b["ingest_reused"] is True and b["ingest_per_s"] is None and b["ingest_overhead"] is None
+    assert b["p50_ms"]["ensemble"] > 0 and b["n_queries"] == a["n_queries"] == 8
+    shutil.copytree(tmp_path / "kept" / "n300-seed7-bm25", tmp_path / "kept" / "n400-seed7-bm25")
+    proc = subprocess.run([*_cli(), "bench", "--n", "400", "--queries", "8", "--simple-queries", "4",
+                           "--store", str(tmp_path / "kept")], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2 and "holds {'bench': 300}, not 400 bench memories" in proc.stderr
+
+
 def test_plot_writes_png_or_says_what_is_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from fused_memory.evaluation import report as rep
 

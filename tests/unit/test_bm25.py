@@ -240,6 +240,41 @@ def test_scores_equal_a_fresh_bm25okapi(seed: int, rebuild_min: int, monkeypatch
     _check_exact(idx, live, seed + 999)
 
 
+@pytest.mark.parametrize("scan_limit", [4, 1024])
+def test_term_frequencies_off_the_postings_score_bit_for_bit_as_rank_bm25(
+        scan_limit: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scorer reads term frequencies off the postings as arrays (columns, cached rare terms)
+    instead of rank-bm25's dict lookups; the scores are the same floats, before and after writes
+    that touch cached terms, freed slots and columns with recent or stale entries."""
+    from rank_bm25 import BM25Okapi as Reference
+
+    monkeypatch.setattr(bm25_topk.Pruner, "SCAN_LIMIT", scan_limit)
+    monkeypatch.setattr(TermColumn, "REBUILD_MIN", 8)
+    idx = BM25Index()
+    idx.add(_random_docs(151, 11))
+    rng = random.Random(11)
+    fresh = _random_docs(40, 111, vocab=90)
+    for step in range(41):
+        shard = idx._shards["alice"]
+        for q in QUERIES:
+            idx.search("alice", q, 5)  # builds columns and caches rare terms' arrays
+            with shard.index_lock:
+                shard.apply_pending()
+                present = [t for t in dict.fromkeys(tokenize(q)) if t in shard.postings]
+                if not present:
+                    continue
+                scorer = idx._scorer(shard, present)
+                positions = sorted(set().union(*(shard.postings[t] for t in present)))
+                positions += [p for p in range(len(shard.ids)) if p not in set(positions)][:7]  # non-holders too
+                assert scorer.tf_of is not None
+                assert scorer.get_batch_scores(present, positions) == \
+                    Reference.get_batch_scores(scorer, present, positions), (step, q)
+        if step < 40:
+            idx.delete("alice", [rng.choice([f"d{i}" for i in range(151)])])
+            idx.add([LexicalDoc(rng.choice([f"d{rng.randrange(151)}", f"new{step}"]), "alice", fresh[step].text,
+                                fresh[step].predicate, fresh[step].type)])
+
+
 def test_deviations_keep_every_match_positive() -> None:
     # two docs: rank-bm25's IDFs are all <= 0 and its floor is negative; ours stay > 0
     idx = BM25Index()

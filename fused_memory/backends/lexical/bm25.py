@@ -44,14 +44,14 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
-from rank_bm25 import BM25Okapi
 
 from ...errors import ConfigurationError
 from ...text import tokenize
 from ...types import MemoryType, parse_memory_type
 from ..protocols import LexicalDoc
-from .columns import FREE_SLOT, TYPE_CODE, TYPE_OF, TermColumn, type_mask
+from .columns import FREE_SLOT, TYPE_CODE, TYPE_OF, RareArrays, TermColumn, gather_tf, type_mask
 from .docs import DEFAULT_CONTEXT_WEIGHT, doc_terms, doc_weights
+from .scorer import SuppliedBM25
 from .topk import Pruner, top_k
 
 __all__ = ["BM25Index", "doc_terms", "doc_weights", "DEFAULT_CONTEXT_WEIGHT"]
@@ -66,21 +66,6 @@ class _Entry:
     freqs: dict[str, float]
     length: float
     type: MemoryType | None
-
-
-class _SuppliedBM25(BM25Okapi):  # rank-bm25 ships no type hints: read as Any (pyproject, [tool.mypy])
-    """A BM25Okapi whose statistics are handed in rather than computed from a corpus.
-
-    Only `get_batch_scores` is used, i.e. rank-bm25's own scoring code; it reads `doc_freqs`,
-    `doc_len`, `avgdl`, `idf`, `k1` and `b`. `doc_len` is a NumPy array (rank-bm25 converts it with
-    `np.array(...)` on every call, which is a memcpy for an array but a slow walk for a list)."""
-
-    def __init__(self, doc_freqs: list[dict[str, float]], doc_len: np.ndarray, corpus_size: int,
-                 avgdl: float, idf: dict[str, float], k1: float, b: float, epsilon: float) -> None:
-        # Deliberately not calling super().__init__: that would rebuild everything from a corpus.
-        self.k1, self.b, self.epsilon = k1, b, epsilon
-        self.doc_freqs, self.doc_len, self.corpus_size = doc_freqs, doc_len, corpus_size
-        self.avgdl, self.idf, self.tokenizer = avgdl, idf, None
 
 
 class _Shard:
@@ -106,6 +91,7 @@ class _Shard:
         self.df_hist: Counter[int] = Counter()   # df value -> number of terms with that df
         self.by_type: dict[MemoryType | None, set[int]] = {}
         self.columns: dict[str, TermColumn] = {}  # common terms' postings as arrays, built on demand
+        self.rare = RareArrays()  # rare terms' postings as arrays, for `term_tf`
         self.n_docs = 0
         self.total_len = 0.0
         self._avg_idf: float | None = None
@@ -135,6 +121,7 @@ class _Shard:
                 if len(p) <= Pruner.SCAN_LIMIT and isinstance(p, set):
                     self.postings[term] = tuple(p)
             self.df_hist = Counter(len(p) for p in self.postings.values())
+            self.rare = RareArrays()
             # A bulk write touches most columns: rebuilt here, in time proportional to the write,
             # rather than by the first query of each common term (a 60k-document column is ~5 ms).
             self.columns = {t: TermColumn.build(t, p, self.doc_freqs) for t, p in self.postings.items()
@@ -166,6 +153,7 @@ class _Shard:
                 self.postings[term] = tuple(p for p in posting if p != pos)
             if (column := self.columns.get(term)) is not None:
                 column.stale += 1
+            self.rare.drop(term)
         self.by_type[TYPE_OF[self.type_code[pos]]].discard(pos)
         self.total_len -= float(self.doc_len[pos])
         self.n_docs -= 1
@@ -199,6 +187,7 @@ class _Shard:
                 postings[term] = (*posting, pos)  # O(df) for df <= SCAN_LIMIT
             else:  # a term turning common, or any term during a bulk apply (tuples come after)
                 postings[term] = {*posting, pos}
+            self.rare.drop(term)
             if (column := self.columns.get(term)) is not None:
                 column.recent.append(pos)
                 if column.worn():  # dropped, not rebuilt: the next query that needs it rebuilds
@@ -206,6 +195,22 @@ class _Shard:
         self.by_type.setdefault(entry.type, set()).add(pos)
         self.total_len += entry.length
         self.n_docs += 1
+
+    def term_tf(self, term: str, ids: np.ndarray) -> np.ndarray:
+        """The term's frequency in each document of `ids` (0 where absent), exactly as `doc_freqs`
+        holds it now: off the term's column when no write has touched it since its build, off its
+        posting as sorted arrays for a rare term (cached until a write touches the term), else
+        looked up per document. Caller holds `index_lock`."""
+        column = self.columns.get(term)
+        if column is not None and column.exact():
+            return gather_tf(column.positions, column.tfs, ids)
+        posting = self.postings.get(term)
+        if not posting:
+            return np.zeros(len(ids), dtype=np.float64)
+        if len(posting) <= Pruner.SCAN_LIMIT:
+            return gather_tf(*self.rare.get(term, posting, self.doc_freqs), ids)
+        freqs = self.doc_freqs  # a common term whose column is worn: as rank-bm25 does it
+        return np.array([(freqs[d].get(term) or 0) for d in ids.tolist()], dtype=np.float64)
 
     def column(self, term: str) -> TermColumn:
         """The term's column (`columns`), built now if missing or worn. Caller holds `index_lock`."""
@@ -354,10 +359,10 @@ class BM25Index:
             shard.apply_pending()
             return fn(shard, query)
 
-    def _scorer(self, shard: _Shard, present: list[str]) -> _SuppliedBM25:
+    def _scorer(self, shard: _Shard, present: list[str]) -> SuppliedBM25:
         idf = {t: shard.idf(len(shard.postings[t]), self.epsilon) for t in present}
-        return _SuppliedBM25(shard.doc_freqs, shard.doc_len, shard.n_docs, shard.total_len / shard.n_docs,
-                             idf, self.k1, self.b, self.epsilon)
+        return SuppliedBM25(shard.doc_freqs, shard.doc_len, shard.n_docs, shard.total_len / shard.n_docs,
+                             idf, self.k1, self.b, self.epsilon, shard.term_tf)
 
     def _search_locked(self, shard: _Shard, query: list[str], k: int,
                        allowed: frozenset[MemoryType] | None) -> list[tuple[str, float]]:

@@ -35,7 +35,7 @@ import numpy as np
 
 from ...types import MemoryType
 
-__all__ = ["TermColumn", "common_scores", "TYPE_CODE", "TYPE_OF", "FREE_SLOT", "type_mask"]
+__all__ = ["TermColumn", "common_scores", "TYPE_CODE", "TYPE_OF", "FREE_SLOT", "type_mask", "gather_tf", "RareArrays"]
 
 #: A small integer per memory type (None: untyped), so a type filter is a mask over positions.
 TYPE_CODE: dict[MemoryType | None, int] = {None: 0, **{t: i for i, t in enumerate(MemoryType, start=1)}}
@@ -72,14 +72,60 @@ class TermColumn:
     @classmethod
     def build(cls, term: str, posting: Collection[int], doc_freqs: Sequence[Mapping[str, float]]) -> TermColumn:
         """From the term's current posting and the documents' term frequencies."""
-        positions = np.fromiter(posting, dtype=np.int64, count=len(posting))
+        positions = np.sort(np.fromiter(posting, dtype=np.int64, count=len(posting)))  # sorted: `gather_tf`
         tfs = np.fromiter((doc_freqs[p][term] for p in positions.tolist()), dtype=np.float64,
                           count=len(positions))
         return cls(positions, tfs)
 
+    def exact(self) -> bool:
+        """Whether the built arrays are the term's postings as they are now (no write since the
+        build touched the term), so `gather_tf` may read frequencies off them."""
+        return not self.recent and not self.stale
+
     def worn(self) -> bool:
         """Whether enough has been written since the build that rebuilding is the cheaper path."""
         return len(self.recent) + self.stale > max(self.REBUILD_MIN, len(self.positions) // 32)
+
+
+def gather_tf(positions: np.ndarray, tfs: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
+    """The term's frequency in each of `doc_ids` (0 where it is absent), from its postings as
+    sorted `positions` and aligned `tfs`: a binary search per document in C, where rank-bm25 looks
+    each (document, term) pair up in a Python dict."""
+    if not len(positions):
+        return np.zeros(len(doc_ids), dtype=np.float64)
+    at = np.minimum(np.searchsorted(positions, doc_ids), len(positions) - 1)
+    return np.where(positions[at] == doc_ids, tfs[at], 0.0)
+
+
+class RareArrays:
+    """Rare terms' postings as (sorted positions, term frequencies) for `gather_tf`, built by the
+    first query that scores a term and dropped by any write that touches it. Bounded: past `LIMIT`
+    positions in all (16 bytes each) it starts over."""
+
+    __slots__ = ("arrays", "size")
+
+    LIMIT = 1 << 20
+
+    def __init__(self) -> None:
+        self.arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self.size = 0
+
+    def drop(self, term: str) -> None:
+        if (arrays := self.arrays.pop(term, None)) is not None:
+            self.size -= len(arrays[0])
+
+    def get(self, term: str, posting: Collection[int],
+            doc_freqs: Sequence[Mapping[str, float]]) -> tuple[np.ndarray, np.ndarray]:
+        arrays = self.arrays.get(term)
+        if arrays is None:
+            if self.size + len(posting) > self.LIMIT:
+                self.arrays, self.size = {}, 0
+            positions = np.sort(np.fromiter(posting, dtype=np.int64, count=len(posting)))
+            tfs = np.fromiter((doc_freqs[p][term] for p in positions.tolist()), dtype=np.float64,
+                              count=len(positions))
+            arrays = self.arrays[term] = (positions, tfs)
+            self.size += len(positions)
+        return arrays
 
 
 def common_scores(columns: Sequence[tuple[TermColumn, float]], doc_len: np.ndarray, k1: float, b: float,

@@ -54,16 +54,16 @@ class Pruner:
         if not fresh:
             return
         self.seen |= fresh
-        batch = list(fresh)
-        raw = self.scorer.get_batch_scores(self.query, batch)
-        if not all(r > 0 for r in raw):  # a stale column entry: the position holds no query term now
-            kept = [(p, r) for p, r in zip(batch, raw, strict=True) if r > 0]
-            batch, raw = [p for p, _ in kept], [r for _, r in kept]
-        self.positions.extend(batch)
-        self.scores.extend(raw)
-        if len(raw) > 4 * self.k:  # keep only this batch's k best, without a Python loop over all
-            raw = np.partition(np.asarray(raw), len(raw) - self.k)[len(raw) - self.k:].tolist()
-        for r in raw:
+        batch = np.fromiter(fresh, dtype=np.int64, count=len(fresh))
+        raw = np.asarray(self.scorer.get_batch_scores(self.query, batch), dtype=np.float64)
+        live = raw > 0
+        if not live.all():  # a stale column entry: the position holds no query term now
+            batch, raw = batch[live], raw[live]
+        self.positions.extend(batch.tolist())
+        self.scores.extend(raw.tolist())
+        if len(raw) > self.k:  # only this batch's k best can be among the k best so far
+            raw = np.partition(raw, len(raw) - self.k)[len(raw) - self.k:]
+        for r in raw.tolist():
             if len(self.best) < self.k:
                 heapq.heappush(self.best, r)
             elif r > self.best[0]:
@@ -74,11 +74,13 @@ class Pruner:
         """Score the rare terms' documents and the columns' recent ones, then the columns' best.
         `allowed`: per position, whether its type passes the filter (None: no filter)."""
         s = self.scorer
+        first: set[int] = set()  # one batch: every document is scored alone, so batching changes no score
         for posting in rare:
-            self.score(posting)
+            first.update(posting)
         for column, _ in columns:
             if column.recent:  # a freed slot (length 0) holds nothing to score
-                self.score({p for p in column.recent if s.doc_len[p] > 0})
+                first.update(p for p in column.recent if s.doc_len[p] > 0)
+        self.score(first)
         if not columns:
             return
         acc = common_scores(columns, s.doc_len, s.k1, s.b, s.avgdl)
