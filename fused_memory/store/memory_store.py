@@ -460,6 +460,7 @@ class MemoryStore(SharedHandle):
         if self.graph is None:
             raise ConfigurationError("this store has no graph backend")
         self._ensure_open()
+        self._upgrades.ensure(self, namespace)  # a graph brought into the engine on first use (`upgrade`)
         return self.graph.traverse(namespace, seeds, max_hops, limit, now, multi_hop_factor=multi_hop_factor,
                                    types=types, asked=asked)
 
@@ -467,6 +468,7 @@ class MemoryStore(SharedHandle):
         """The query-time phrase matcher over this namespace's entities, rebuilt after this store's
         writes and, on a graph other processes share, after theirs (`versions.SharedVersions`)."""
         self._ensure_open()
+        self._upgrades.ensure(self, namespace)
         version = (self._versions.get(namespace, 0), self._shared_versions(self.graph, namespace))
         cached = self._matchers.get(namespace)
         if cached is not None and cached[0] == version:

@@ -16,7 +16,7 @@ from ..errors import ConfigurationError, EmbeddingMismatch
 from ..types import EntityMention, Memory
 from .ingest import answer_tags, lexical_doc
 from .meta import merged_sessions, write_merged
-from .upgrade import ANSWERS, SPARSE, backfill, backfill_sparse, pending, sparse_vectors, wanted
+from .upgrade import ANSWERS, GRAPH, SPARSE, backfill, backfill_sparse, pending, sparse_vectors, wanted
 
 if TYPE_CHECKING:
     from .memory_store import MemoryStore
@@ -64,7 +64,7 @@ def open_backends(store: MemoryStore, want: dict[str, Any]) -> dict[str, Any]:
                     f"the store at {where} holds memories but its meta (layout, embedder pin) is "
                     "missing; restore meta.json from a backup or re-ingest into a new store")
             # every memory this version writes has what `upgrade` would add: nothing to check, ever
-            meta = {"layout": LAYOUT_VERSION, "embedder": want, "sessions": {}, "upgraded": wanted(store.vectors)}
+            meta = {"layout": LAYOUT_VERSION, "embedder": want, "sessions": {}, "upgraded": wanted(store.vectors, store.graph)}
             store.vectors.write_meta(meta)
         if store.graph is not None:
             store.graph.open()
@@ -86,7 +86,7 @@ def rebuild(store: MemoryStore, meta: dict[str, Any]) -> dict[str, Any]:
     rebuilt = store.lexical if isinstance(store.lexical, RebuiltOnOpen) else None
     if rebuilt is None and not isinstance(store.graph, Reconcilable):
         return meta  # older memories are brought up to date per namespace on first use (`upgrade`)
-    todo = pending(store.vectors, meta)
+    todo = pending(store.vectors, meta) - {GRAPH}  # the engine graph is brought in per namespace (`upgrade`)
     if rebuilt is not None:
         rebuilt.clear()
     docs: list[LexicalDoc] = []
