@@ -64,7 +64,8 @@ def open_backends(store: MemoryStore, want: dict[str, Any]) -> dict[str, Any]:
                     f"the store at {where} holds memories but its meta (layout, embedder pin) is "
                     "missing; restore meta.json from a backup or re-ingest into a new store")
             # every memory this version writes has what `upgrade` would add: nothing to check, ever
-            meta = {"layout": LAYOUT_VERSION, "embedder": want, "sessions": {}, "upgraded": wanted(store.vectors, store.graph)}
+            meta = {"layout": LAYOUT_VERSION, "embedder": want, "sessions": {},
+                    "upgraded": wanted(store.vectors, store.graph)}
             store.vectors.write_meta(meta)
         if store.graph is not None:
             store.graph.open()

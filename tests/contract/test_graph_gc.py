@@ -1,7 +1,7 @@
-"""Deleting memories deletes the names only they mentioned (`fused_memory.backends.graph.gc`), on both
-graph backends: gone from `entities`, `resolve`, traversal and the raw storage (the SQLite file,
-reopened; the graph on the Bolt server, queried directly; every payload of the engine graph's collection). Names the user asserted (`relate`,
-`add_alias`) and names other memories still mention stay."""
+"""Deleting memories deletes the names only they mentioned (`fused_memory.backends.graph.gc`), on every
+graph backend: gone from `entities`, `resolve`, traversal and the raw storage (the SQLite file,
+reopened; the graph on the Bolt server, queried directly; every payload of the engine graph's
+collection). Names the user asserted (`relate`, `add_alias`) and names other memories still mention stay."""
 
 from __future__ import annotations
 
