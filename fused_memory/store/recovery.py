@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..backends.codec import LAYOUT_VERSION, from_payload, payload_mentions
 from ..backends.protocols import LexicalDoc, RebuiltOnOpen, Reconcilable, VectorBackend, VectorRecord
@@ -16,10 +16,8 @@ from ..errors import ConfigurationError, EmbeddingMismatch
 from ..types import EntityMention, Memory
 from .ingest import answer_tags, lexical_doc
 from .meta import merged_sessions, write_merged
+from .parts import StoreParts
 from .upgrade import ANSWERS, GRAPH, SPARSE, backfill, backfill_sparse, pending, sparse_vectors, wanted
-
-if TYPE_CHECKING:
-    from .memory_store import MemoryStore
 
 __all__ = ["check_meta", "open_backends", "rebuild", "backfill", "snapshot", "undo", "merged_sessions"]  # the last
 # two live in `upgrade` and `meta` now, and are named here for callers that import them from here
@@ -48,7 +46,7 @@ def check_meta(meta: dict[str, Any], want: dict[str, Any], where: object) -> Non
             "open it with the same embedder or re-ingest into a new store")
 
 
-def open_backends(store: MemoryStore, want: dict[str, Any]) -> dict[str, Any]:
+def open_backends(store: StoreParts, want: dict[str, Any]) -> dict[str, Any]:
     """`MemoryStore.open`'s work, under its lock: check the meta against the embedder pin `want`,
     open the backends, write the meta of a new store, rebuild BM25 and reconcile the graph. A
     store that is refused is left untouched and closed. Returns the meta in force."""
@@ -78,7 +76,7 @@ def open_backends(store: MemoryStore, want: dict[str, Any]) -> dict[str, Any]:
     return dict(meta)
 
 
-def rebuild(store: MemoryStore, meta: dict[str, Any]) -> dict[str, Any]:
+def rebuild(store: StoreParts, meta: dict[str, Any]) -> dict[str, Any]:
     """An in-process BM25 index from the payloads; a graph that can reconcile (the embedded one)
     made to agree with them: it repairs a crash between the vector write and the graph write, or a
     rollback that could not reach the graph, and fills an in-memory graph after a restart. When
@@ -130,7 +128,7 @@ def snapshot(vectors: VectorBackend, batch: list[Memory]) -> dict[tuple[str, str
     return {(ns, str(p["memory_id"])): p for ns, mids in ids.items() for p in vectors.get(ns, mids)}
 
 
-def undo(store: MemoryStore, batch: list[Memory], before: dict[tuple[str, str], Any],
+def undo(store: StoreParts, batch: list[Memory], before: dict[tuple[str, str], Any],
          exc: BaseException) -> None:
     """Roll a failed write back in every index: new memories removed, overwritten ones restored.
     Best effort per step; what could not be undone is logged and noted on `exc`, and the embedded

@@ -31,7 +31,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..backends.codec import from_payload, payload_mentions
 from ..backends.graph.engine import EngineGraphStore
@@ -41,9 +41,7 @@ from ..backends.protocols import GraphStore, LexicalIndex, PayloadWriter, Sparse
 from ..types import Memory
 from .ingest import answer_tags, lexical_doc
 from .meta import write_merged
-
-if TYPE_CHECKING:
-    from .memory_store import MemoryStore
+from .parts import StoreParts
 
 __all__ = ["ANSWERS", "SPARSE", "GRAPH", "wanted", "pending", "sparse_vectors", "backfill", "backfill_sparse",
            "backfill_graph", "NamespaceUpgrades"]
@@ -167,7 +165,7 @@ class NamespaceUpgrades:
         with self._lock:
             self._done.clear()
 
-    def ensure(self, store: MemoryStore, namespace: str) -> dict[str, int]:
+    def ensure(self, store: StoreParts, namespace: str) -> dict[str, int]:
         """Upgrade `namespace` once per process, if the store's meta says it may need it; returns
         what was done (empty: nothing)."""
         todo = pending(store.vectors, store._meta, store.graph)
@@ -182,7 +180,7 @@ class NamespaceUpgrades:
                     self._done.add(namespace)
             return done
 
-    def upgrade_all(self, store: MemoryStore) -> dict[str, int]:
+    def upgrade_all(self, store: StoreParts) -> dict[str, int]:
         """Every namespace, then the meta records it for every process (`MemoryStore.upgrade`)."""
         totals: dict[str, int] = {}
         with store._write_lock:
@@ -201,7 +199,7 @@ class NamespaceUpgrades:
         return totals
 
     @staticmethod
-    def _upgrade(store: MemoryStore, namespace: str, todo: frozenset[str]) -> tuple[dict[str, int], bool]:
+    def _upgrade(store: StoreParts, namespace: str, todo: frozenset[str]) -> tuple[dict[str, int], bool]:
         done: dict[str, int] = {}
         ok = True
         if SPARSE in todo:

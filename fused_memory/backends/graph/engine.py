@@ -177,7 +177,7 @@ class EngineGraphStore:
 
     def retrieve(self, ids: Sequence[str]) -> list[dict[str, Any]]:
         """Payloads of the points with these ids (missing ones left out)."""
-        client, out = self._client(), []
+        client, out = self._client(), list[dict[str, Any]]()
         ids = list(dict.fromkeys(ids))
         for i in range(0, len(ids), _CHUNK):
             with self.host.engine_call("graph retrieve"):
@@ -480,7 +480,7 @@ class EngineGraphStore:
         def where(kind: str) -> models.Filter:
             return models.Filter(must=[*ns_cond, _match("k", kind)])
 
-        mentions, pairs = 0, set()
+        mentions, pairs = 0, set[tuple[str, str, str]]()
         for p in self.scroll(where("memory"), ["ns", "ents"]):
             ents = sorted(p.get("ents") or ())
             mentions += len(ents)
