@@ -201,16 +201,21 @@ class EngineGraphStore:
         with self.host.engine_call("graph count"):
             return int(client.count(self.collection, count_filter=flt, exact=True).count)
 
-    def mention_counts(self, ns: str, ids: Collection[str]) -> dict[str, int]:
-        """Memories linked to each entity id (a facet over `ents`; exact)."""
-        if not ids:
-            return {}
+    def facet(self, flt: models.Filter, limit: int) -> list[tuple[str, int]]:
+        """Values of `ents` among the memories `flt` keeps, with how many hold each, most first."""
         client = self._client()
         with self.host.engine_call("graph facet"):
-            hits = client.facet(self.collection, "ents", facet_filter=self.filter(ns, "memory", _any("ents", ids)),
-                                limit=_FACET_LIMIT, exact=True).hits
-        if len(hits) < _FACET_LIMIT:
-            counts = {str(h.value): int(h.count) for h in hits}
+            hits = client.facet(self.collection, "ents", facet_filter=flt, limit=limit, exact=True).hits
+        return [(str(h.value), int(h.count)) for h in hits]
+
+    def mention_counts(self, ns: str, ids: Collection[str], limit: int = _FACET_LIMIT) -> dict[str, int]:
+        """Memories linked to each entity id (a facet over `ents`; exact): one read, or one per id
+        when the memories' other names fill the facet's `limit`."""
+        if not ids:
+            return {}
+        hits = self.facet(self.filter(ns, "memory", _any("ents", ids)), limit)
+        if len(hits) < limit:
+            counts = dict(hits)
             return {i: counts.get(i, 0) for i in ids}
         return {i: self.count(self.filter(ns, "memory", _match("ents", i))) for i in ids}
 
@@ -421,7 +426,7 @@ class EngineGraphStore:
         """The public view of these groups, in this order (canonical entities that exist)."""
         members = self.members(ns, groups)
         everyone = {str(p["id"]) for ps in members.values() for p in ps}
-        df = self.mention_counts(ns, everyone)
+        df = self.mention_counts(ns, everyone, limit=max(_FACET_LIMIT, 2 * len(everyone) + 1))
         canon = {str(p["id"]): str(p["canon"]) for ps in members.values() for p in ps}
         rels: dict[str, set[tuple[str, bool]]] = {}
         if everyone:
@@ -445,7 +450,7 @@ class EngineGraphStore:
     def entities(self, namespace: str) -> list[Entity]:
         ns = check_namespace(namespace)
         groups = sorted({str(p["canon"]) for p in self.scroll(self.filter(ns, "entity"), ["canon"])})
-        return self._entities(ns, groups)
+        return self._entities(ns, groups)  # (its facet asks for every name, so it never falls back per name)
 
     def resolve(self, namespace: str, name: str) -> list[Entity]:
         ns = check_namespace(namespace)

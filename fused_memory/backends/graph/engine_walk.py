@@ -20,13 +20,16 @@ from typing import TYPE_CHECKING, Any
 from qdrant_client import models
 
 from ...types import MemoryType
-from .traversal import EdgeView, GroupInfo, co_mention_confidence
+from .traversal import HUB_MIN_DF, HUB_SHARE, EdgeView, GroupInfo, co_mention_confidence
 from .values import CO_MENTION_REL, entity_key
 
 if TYPE_CHECKING:
     from .engine import EngineGraphStore
 
-__all__ = ["EngineWalk"]
+__all__ = ["EngineWalk", "FACET_LIMIT"]
+
+#: Neighbours one facet reads for a hub's co-mention edges (module docstring of `_co_mentions`).
+FACET_LIMIT = 1024
 
 
 def _any(key: str, values: Collection[str]) -> models.FieldCondition:
@@ -41,12 +44,15 @@ class EngineWalk:
         self.canon: dict[str, str] = {}             # entity id -> its group
         self.members: dict[str, list[str]] = {}     # group -> member ids
         self.info: dict[str, GroupInfo] = {}
+        self._n: int | None = None                  # memories of the namespace
 
     def key(self, eid: str) -> str:
         return entity_key(self.ns, eid)
 
     def memory_count(self) -> int:
-        return self.store.count(self.store.filter(self.ns, "memory"))
+        if self._n is None:
+            self._n = self.store.count(self.store.filter(self.ns, "memory"))
+        return self._n
 
     def groups_of(self, entity_ids: Sequence[str]) -> dict[str, str]:
         missing = [i for i in entity_ids if i not in self.canon]
@@ -57,15 +63,35 @@ class EngineWalk:
         fresh = [g for g in handles if g not in self.info]
         if fresh:
             groups = self.store.members(self.ns, fresh)
-            df = self.store.mention_counts(self.ns, {str(p["id"]) for ps in groups.values() for p in ps})
             for g, ps in groups.items():
-                ids = [str(p["id"]) for p in ps]
-                self.members[g] = ids
-                self.canon.update((i, g) for i in ids)
+                self.members[g] = [str(p["id"]) for p in ps]
+                self.canon.update((i, g) for i in self.members[g])
+            df = self._df([g for g in fresh if self.members.get(g)])
+            for g, ps in groups.items():
                 head = next((p for p in ps if p["id"] == g), None)
                 if head is not None:
-                    self.info[g] = GroupInfo(str(head["name"]), sum(df.get(i, 0) for i in ids), self.key(g))
+                    self.info[g] = GroupInfo(str(head["name"]), df.get(g, 0), self.key(g))
         return {g: self.info[g] for g in handles if g in self.info}
+
+    def _df(self, groups: Sequence[str]) -> dict[str, int]:
+        """Memories mentioning each group: one batched read of at most `hub_floor() + 1` ids per
+        group answers every group below the hub threshold exactly (all its memories came back);
+        a group that fills it is a hub (`traversal.hub_damping`) and is counted exactly."""
+        if not groups:
+            return {}
+        cap = self.hub_floor() + 1
+        requests = [models.QueryRequest(filter=self.store.filter(self.ns, "memory", _any("ents", self.members[g])),
+                                        limit=cap, with_payload=False) for g in groups]
+        out = {g: len(a.points) for g, a in zip(groups, self.store.query_batch(requests), strict=True)}
+        for g in [g for g, n in out.items() if n >= cap]:
+            out[g] = self.store.count(self.store.filter(self.ns, "memory", _any("ents", self.members[g])))
+        return out
+
+    def hub_floor(self) -> int:
+        """The largest mention count that is no hub (`traversal.HUB_SHARE`, `HUB_MIN_DF`)."""
+        if self._n is None:
+            self._n = self.memory_count()
+        return max(HUB_MIN_DF, int(HUB_SHARE * self._n))
 
     def _member_ids(self, handles: Sequence[str]) -> dict[str, str]:
         """member id -> group, for groups whose members are known (`group_info` ran for them)."""
@@ -96,12 +122,7 @@ class EngineWalk:
                     kinds[len(found)] = str(p["rkind"])
                     found.append((own[x], x, other, str(p["rel"]), float(p["conf"]), p.get("vt"), fwd))
         if rels is None:
-            co: Counter[tuple[str, str]] = Counter()
-            for p in self.store.scroll(self.store.filter(self.ns, "memory", _any("ents", own)), ["ents"]):
-                ents = set(p.get("ents") or ())
-                for x in ents & own.keys():
-                    co.update((x, y) for y in ents if y != x)
-            for (x, y), n in co.items():
+            for x, y, n in self._co_mentions(handles, own):
                 found.append((own[x], x, y, CO_MENTION_REL, co_mention_confidence(n), None, self.key(x) < self.key(y)))
         self.groups_of(sorted({f[2] for f in found}))
         ranked: dict[str, list[tuple[float, str, str, bool, int]]] = {}
@@ -115,6 +136,28 @@ class EngineWalk:
                 kind = kinds.get(i, "semantic")
                 out[g].append(EdgeView(g, self.canon[f[2]], rel, kind, -nconf, f[5], not nfwd))
         return out
+
+    def _co_mentions(self, handles: Sequence[str], own: dict[str, str]) -> list[tuple[str, str, int]]:
+        """(member, other entity, memories mentioning both) per co-mention of these groups. Groups
+        below the hub threshold: one scroll of their memories' `ents`, counted per pair of entity
+        ids, as the embedded graph counts. A hub's thousands of memories are not read: the engine
+        counts its neighbours (one facet per hub, most co-mentioned first, at most FACET_LIMIT,
+        counted per group), which ranks its edges as the embedded graph does wherever the counts
+        the facet leaves out could not reach its EDGE_CAP best (`co_mention_confidence` saturates)."""
+        floor = self.hub_floor()
+        hubs = {g for g in handles if g in self.info and self.info[g].df > floor}
+        small = {x: g for x, g in own.items() if g not in hubs}
+        co: Counter[tuple[str, str]] = Counter()
+        if small:
+            for p in self.store.scroll(self.store.filter(self.ns, "memory", _any("ents", small)), ["ents"]):
+                ents = set(p.get("ents") or ())
+                for x in ents & small.keys():
+                    co.update((x, y) for y in ents if y != x)
+        for g in sorted(hubs):
+            mine = set(self.members[g])
+            flt = self.store.filter(self.ns, "memory", _any("ents", mine))
+            co.update({(g, y): n for y, n in self.store.facet(flt, FACET_LIMIT) if y not in mine})
+        return [(x, y, n) for (x, y), n in co.items()]
 
     def memories(self, handles: Sequence[str], cap: int,
                  types: frozenset[MemoryType] | None) -> dict[str, list[str]]:
