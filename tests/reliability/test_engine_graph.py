@@ -253,11 +253,18 @@ def _points(g: EngineGraphStore, ns: str) -> list[str]:
     return [str(r.id) for r in records]
 
 
-def test_traversal_ranks_as_the_embedded_graph_does_on_a_corpus_with_hubs(tmp_path: Path) -> None:
+@pytest.mark.parametrize("facet_limit", [1024, 8])
+def test_traversal_ranks_as_the_embedded_graph_does_on_a_corpus_with_hubs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, facet_limit: int) -> None:
     """The same links and relations in both graphs: every traversal (1 or 2 hops, asked relations
     too) returns the same memories, scores and paths. A user in every memory and a speaker in half
-    of them are hubs: their co-mentions are counted by the engine's facet, not read."""
+    of them are hubs: their co-mentions are counted by the engine's facet, not read. With a facet
+    of 8 names for the mention counts, those it leaves out are bounded, or counted one by one."""
     import random
+
+    from fused_memory.backends.graph import engine_walk
+
+    monkeypatch.setattr(engine_walk, "COUNT_FACET_LIMIT", facet_limit)
 
     rng = random.Random(5)
     names = [f"Ent{i:03d}" for i in range(60)]

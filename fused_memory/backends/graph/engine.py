@@ -173,7 +173,8 @@ class EngineGraphStore:
     # ------------------------------------------------------------------ engine calls
     def filter(self, ns: str, kind: str, *conds: models.Condition,
                 should: Sequence[models.Condition] = ()) -> models.Filter:
-        return models.Filter(must=[_match("ns", ns), _match("k", kind), *conds], should=list(should) or None)
+        # the narrowest condition first: qdrant-client's local mode checks them in order on every point
+        return models.Filter(must=[*conds, _match("ns", ns), _match("k", kind)], should=list(should) or None)
 
     def retrieve(self, ids: Sequence[str]) -> list[dict[str, Any]]:
         """Payloads of the points with these ids (missing ones left out)."""

@@ -26,10 +26,12 @@ from .values import CO_MENTION_REL, entity_key
 if TYPE_CHECKING:
     from .engine import EngineGraphStore
 
-__all__ = ["EngineWalk", "FACET_LIMIT"]
+__all__ = ["EngineWalk", "FACET_LIMIT", "COUNT_FACET_LIMIT"]
 
-#: Neighbours one facet reads for a hub's co-mention edges (module docstring of `_co_mentions`).
+#: Neighbours one facet reads for a hub's co-mention edges (`EngineWalk._co_mentions`).
 FACET_LIMIT = 1024
+#: Names one facet counts for the groups of a hop level (`EngineWalk._df`).
+COUNT_FACET_LIMIT = 4096
 
 
 def _any(key: str, values: Collection[str]) -> models.FieldCondition:
@@ -74,18 +76,22 @@ class EngineWalk:
         return {g: self.info[g] for g in handles if g in self.info}
 
     def _df(self, groups: Sequence[str]) -> dict[str, int]:
-        """Memories mentioning each group: one batched read of at most `hub_floor() + 1` ids per
-        group answers every group below the hub threshold exactly (all its memories came back);
-        a group that fills it is a hub (`traversal.hub_damping`) and is counted exactly."""
-        if not groups:
+        """Memories mentioning each group, summed over its members as the embedded graph sums them:
+        one facet over the groups' memories (the engine counts). When their other names fill the
+        facet, a member it left out is mentioned no more than the least it returned; that bound is
+        used when it is no hub (`traversal.hub_damping` is then 1 whatever the exact count), and
+        only otherwise is each left-out member counted on its own."""
+        ids = {x for g in groups for x in self.members[g]}
+        if not ids:
             return {}
-        cap = self.hub_floor() + 1
-        requests = [models.QueryRequest(filter=self.store.filter(self.ns, "memory", _any("ents", self.members[g])),
-                                        limit=cap, with_payload=False) for g in groups]
-        out = {g: len(a.points) for g, a in zip(groups, self.store.query_batch(requests), strict=True)}
-        for g in [g for g, n in out.items() if n >= cap]:
-            out[g] = self.store.count(self.store.filter(self.ns, "memory", _any("ents", self.members[g])))
-        return out
+        hits = self.store.facet(self.store.filter(self.ns, "memory", _any("ents", ids)), COUNT_FACET_LIMIT)
+        counts = dict(hits)
+        left = ids - counts.keys()
+        if left and len(hits) >= COUNT_FACET_LIMIT:
+            least = hits[-1][1]
+            counts.update({x: least for x in left} if least <= self.hub_floor() else
+                          self.store.mention_counts(self.ns, left))
+        return {g: sum(counts.get(x, 0) for x in self.members[g]) for g in groups}
 
     def hub_floor(self) -> int:
         """The largest mention count that is no hub (`traversal.HUB_SHARE`, `HUB_MIN_DF`)."""
@@ -142,8 +148,11 @@ class EngineWalk:
         below the hub threshold: one scroll of their memories' `ents`, counted per pair of entity
         ids, as the embedded graph counts. A hub's thousands of memories are not read: the engine
         counts its neighbours (one facet per hub, most co-mentioned first, at most FACET_LIMIT,
-        counted per group), which ranks its edges as the embedded graph does wherever the counts
-        the facet leaves out could not reach its EDGE_CAP best (`co_mention_confidence` saturates)."""
+        counted per group). That ranks its edges as the embedded graph does while the hub has fewer
+        than FACET_LIMIT neighbours; beyond, its EDGE_CAP edges are drawn from its FACET_LIMIT most
+        co-mentioned neighbours, where the embedded graph breaks the ties of saturated confidences
+        (`co_mention_confidence`) by key among all of them: a hub is damped to HUB_FLOOR, so the
+        difference reaches only what is found through it."""
         floor = self.hub_floor()
         hubs = {g for g in handles if g in self.info and self.info[g].df > floor}
         small = {x: g for x, g in own.items() if g not in hubs}
