@@ -2,6 +2,7 @@
 
     PYTHONPATH=. python benchmarks/bench_engine_graph.py latency [--sizes 10000 100000] [--queries 50]
     PYTHONPATH=. python benchmarks/bench_engine_graph.py open [--sizes 2000,200000]
+    PYTHONPATH=. python benchmarks/bench_engine_graph.py calls [--sizes 2000] [--queries 150]
 
 `latency`: the graph arm (`GraphRetriever.search`, max_hops 2, k 50) over `bench_graph`'s corpus
 (Zipfian mentions, a user in every memory, two speakers in half: hubs; explicit relations), the
@@ -14,6 +15,10 @@ bound that grows with the collection; a Qdrant server answers the same calls fro
 `open`: a connect() store opened over a collection holding `--sizes` memories (and their graph
 points) in 20 other namespaces beside its own 100: `open()` time, the first dense-only and the
 first graph-only query, and the engine calls each made. Each size in a fresh child process.
+
+`calls`: a connect() store of `--sizes` synthetic memories (`evaluation.synth`, the bench's corpus
+and its mixed and simple queries): the engine calls per query grouped by the plan the ensemble
+ran (`evaluation.bench.plan_label`), with latency p50 / p99 (local mode: see above).
 """
 
 from __future__ import annotations
@@ -182,9 +187,44 @@ def open_child(size: int) -> dict[str, Any]:
     return {k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()}
 
 
+def calls(size: int, queries: int) -> list[dict[str, Any]]:
+    from qdrant_client import QdrantClient
+
+    from fused_memory import EnsembleMemory, MemoryStore
+    from fused_memory.embeddings import HashingEmbedder
+    from fused_memory.evaluation.bench import plan_label
+    from fused_memory.evaluation.synth import SYNTH_NOW, simple_queries, synth_memories, synth_queries
+
+    client = QdrantClient(location=":memory:")
+    store = MemoryStore.connect(qdrant_client=client, embedder=HashingEmbedder(dim=64), ner=False).open()
+    mems = synth_memories(size, namespace="bench")
+    store.add(mems)
+    qs = synth_queries(mems, queries) + simple_queries(mems, queries // 2)
+    counter = CallCounter(client)
+    ens = EnsembleMemory(store)
+    by_plan: dict[str, list[tuple[int, float]]] = {}
+    for q in qs:
+        before = counter.total()
+        t = time.perf_counter()
+        result = ens.retrieve(q.text, namespace="bench", now=SYNTH_NOW)
+        ms = (time.perf_counter() - t) * 1000
+        by_plan.setdefault(plan_label(result), []).append((counter.total() - before, ms))
+    ens.close()
+    store.close()
+    client.close()
+    rows = []
+    for plan, xs in sorted(by_plan.items(), key=lambda kv: -len(kv[1])):
+        n = [c for c, _ in xs]
+        lat = [m for _, m in xs]
+        rows.append({"memories": size, "plan": plan, "queries": len(xs), "calls_p50": statistics.median(n),
+                     "calls_max": max(n), "p50_ms": round(statistics.median(lat), 1),
+                     "p99_ms": round(_pct(lat, 0.99), 1)})
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("what", choices=("latency", "open"))
+    ap.add_argument("what", choices=("latency", "open", "calls"))
     ap.add_argument("--sizes", default=None)
     ap.add_argument("--entities", type=int, default=20_000)
     ap.add_argument("--queries", type=int, default=50)
@@ -196,6 +236,11 @@ def main(argv: list[str] | None = None) -> int:
         for n in (int(s) for s in (args.sizes or "10000,100000").split(",")):
             rows.append(latency(n, args.entities, args.queries, args.hops))
             print(json.dumps(rows[-1]), flush=True)
+    elif args.what == "calls":
+        for n in (int(s) for s in (args.sizes or "2000").split(",")):
+            for row in calls(n, args.queries):
+                rows.append(row)
+                print(json.dumps(row), flush=True)
     else:
         for n in (int(s) for s in (args.sizes or "2000,200000").split(",")):
             run = subprocess.run([sys.executable, __file__, "--child", str(n)], capture_output=True, text=True,

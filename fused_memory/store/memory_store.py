@@ -267,6 +267,8 @@ class MemoryStore(SharedHandle):
                                 to_payload(m, [x.kind for x in ms], answer_tags(m.text)), sparse)
                    for m, v, ms, sparse in zip(prepared, vectors, mentions,
                                                sparse_vectors(self.vectors, self.lexical, prepared), strict=True)]
+        for ns in dict.fromkeys(m.namespace for m in prepared):  # older links first: recency keeps its order
+            self._upgrades.ensure(self, ns)
         with self._write_lock:
             self._ensure_open()  # under the lock: a close() that ran before this write is seen
             before = snapshot(self.vectors, prepared)
