@@ -131,7 +131,7 @@ def open_child(size: int) -> dict[str, Any]:
     from fused_memory import EnsembleMemory, Memory, MemoryStore
     from fused_memory.backends.codec import to_payload
     from fused_memory.backends.graph.aliases import NewEntity
-    from fused_memory.backends.graph.engine import _entity_payload, _pid
+    from fused_memory.backends.graph.engine_points import entity_payload, point_id
     from fused_memory.backends.lexical.sparse import SparseBM25
     from fused_memory.backends.protocols import VectorRecord
     from fused_memory.backends.vector.server import QdrantClientBackend
@@ -163,9 +163,9 @@ def open_child(size: int) -> dict[str, Any]:
                                      enc.encode(lexical_doc(m))))
             ents = sorted({normalize_entity_id(e) for e in m.entities} - {""})
             seq += 1
-            points.append((_pid("memory", ns, m.id), {"k": "memory", "ns": ns, "mid": m.id, "ents": ents,
+            points.append((point_id("memory", ns, m.id), {"k": "memory", "ns": ns, "mid": m.id, "ents": ents,
                                                       "seq": float(seq), "type": None}))
-            points += [(_pid("entity", ns, e), _entity_payload(ns, NewEntity(e, e, None, e))) for e in ents]
+            points += [(point_id("entity", ns, e), entity_payload(ns, NewEntity(e, e, None, e))) for e in ents]
         writer.upsert(recs)
         from qdrant_client import models
         client.upsert(graph_collection, wait=True, points=[models.PointStruct(id=p, vector=[1.0], payload=pl)

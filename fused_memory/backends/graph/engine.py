@@ -35,24 +35,29 @@ collection removed under it (the race `gc` would otherwise lose a mention to).
 
 from __future__ import annotations
 
-import json
 import random
-import threading
 import time
-import uuid
-import warnings
-from collections.abc import Collection, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Protocol
 
-from qdrant_client import QdrantClient, models
+from qdrant_client import models
 
-from ...errors import QueryError, StoreClosed
+from ...errors import QueryError
 from ...results import Hit
 from ...text import normalize_entity_id
 from ...types import Entity, EntityMention, MemoryType, Relation
-from .aliases import EntityPlan, NewEntity, build_entity, name_parts, name_tokens, person_like, plan_entities
+from .aliases import EntityPlan, NewEntity, build_entity, name_tokens, plan_entities
+from .engine_points import (
+    FACET_LIMIT,
+    GRAPH_SUFFIX,
+    EngineHost,
+    GraphPoints,
+    any_of,
+    entity_payload,
+    match,
+    name_toks,
+    point_id,
+)
 from .engine_walk import EngineWalk
 from .gc import orphaned
 from .traversal import traverse_source
@@ -60,52 +65,8 @@ from .values import check_name, check_namespace, check_relation, clean_mentions,
 
 __all__ = ["EngineHost", "EngineGraphStore", "GRAPH_SUFFIX"]
 
-#: The graph collection is named after the memories' one: `<collection>__graph`.
-GRAPH_SUFFIX = "__graph"
-_PAGE = 1024
-_CHUNK = 512
-#: Values one facet read asks for; a facet that fills it is re-counted per entity instead.
-_FACET_LIMIT = 4096
-_POINT_NS = uuid.UUID("0b6f8a52-3c1d-5e7f-9a4b-2d8c6e1f7a35")
-_KEYWORDS = ("k", "ns", "id", "canon", "toks", "mid", "ents", "src", "dst", "rel", "type")
 
-
-class EngineHost(Protocol):
-    """What the engine graph needs of the vector backend it lives beside (`QdrantClientBackend`):
-    its client (shared: a local-mode folder admits one client) and a guard for each call, which
-    serializes local mode and turns engine failures into `BackendError`s."""
-
-    collection: str
-
-    def engine(self) -> QdrantClient: ...
-    def engine_call(self, what: str) -> AbstractContextManager[Any]: ...
-
-
-def _pid(kind: str, ns: str, *parts: str) -> str:
-    return str(uuid.uuid5(_POINT_NS, json.dumps([kind, ns, *parts])))
-
-
-def _match(key: str, value: Any) -> models.FieldCondition:
-    return models.FieldCondition(key=key, match=models.MatchValue(value=value))
-
-
-def _any(key: str, values: Collection[str]) -> models.FieldCondition:
-    return models.FieldCondition(key=key, match=models.MatchAny(any=sorted(values)))
-
-
-def _toks(eid: str, kind: str | None, canon: str) -> list[str]:
-    """The tokens a single name resolves through (`aliases.plan_entities`): first and last of a
-    canonical multi-token person-like name, else none."""
-    parts = name_parts(eid)
-    return sorted(set(parts)) if parts is not None and canon == eid and person_like(kind) else []
-
-
-def _entity_payload(ns: str, e: NewEntity) -> dict[str, Any]:
-    return {"k": "entity", "ns": ns, "id": e.id, "name": e.name, "ekind": e.kind, "canon": e.canon,
-            "asserted": False, "toks": _toks(e.id, e.kind, e.canon)}
-
-
-class EngineGraphStore:
+class EngineGraphStore(GraphPoints):
     """`GraphStore` in the Qdrant collection beside the memories (module docstring). The
     constructor does no I/O; `open` creates the graph collection and its payload indexes or finds
     them. Thread-safe: one lock orders this process's writes; reads go straight to the engine."""
@@ -118,164 +79,8 @@ class EngineGraphStore:
     version_ttl_s = 0.0
 
     def __init__(self, host: EngineHost, collection: str | None = None) -> None:
-        self.host = host
-        self.collection = collection or f"{host.collection}{GRAPH_SUFFIX}"
-        self._lock = threading.RLock()
-        self._opened = False
-        self._closed = False
+        super().__init__(host, collection)
         self._last_seq = 0
-
-    # ------------------------------------------------------------------ lifecycle
-    def open(self) -> None:
-        with self._lock:
-            self._closed = False
-            self._open_collection()
-
-    def _open_collection(self) -> None:
-        if self._opened:
-            return
-        client = self.host.engine()
-        with self.host.engine_call(f"cannot open the graph collection {self.collection!r}"):
-            if not client.collection_exists(self.collection):
-                try:
-                    client.create_collection(self.collection, vectors_config=models.VectorParams(
-                        size=1, distance=models.Distance.DOT))
-                except Exception:  # another worker created it first
-                    if not client.collection_exists(self.collection):
-                        raise
-            have = set(client.get_collection(self.collection).payload_schema or {})
-            with warnings.catch_warnings():  # local mode warns that indexes have no effect there
-                warnings.simplefilter("ignore", UserWarning)
-                for key in _KEYWORDS:
-                    if key not in have:
-                        schema: Any = models.KeywordIndexParams(
-                            type=models.KeywordIndexType.KEYWORD, is_tenant=True) if key == "ns" \
-                            else models.PayloadSchemaType.KEYWORD
-                        client.create_payload_index(self.collection, key, field_schema=schema, wait=True)
-                if "seq" not in have:
-                    client.create_payload_index(self.collection, "seq", field_schema=models.PayloadSchemaType.FLOAT,
-                                                wait=True)
-        self._opened = True
-
-    def close(self) -> None:
-        """Forget the client (the vector backend owns and closes it)."""
-        with self._lock:
-            self._opened, self._closed = False, True
-
-    def _client(self) -> QdrantClient:
-        with self._lock:
-            if not self._opened:
-                if self._closed:
-                    raise StoreClosed(f"the engine graph {self.collection!r} was closed; call open() to use it again")
-                self._open_collection()
-        return self.host.engine()
-
-    # ------------------------------------------------------------------ engine calls
-    def filter(self, ns: str, kind: str, *conds: models.Condition,
-                should: Sequence[models.Condition] = ()) -> models.Filter:
-        # the narrowest condition first: qdrant-client's local mode checks them in order on every point
-        return models.Filter(must=[*conds, _match("ns", ns), _match("k", kind)], should=list(should) or None)
-
-    def retrieve(self, ids: Sequence[str]) -> list[dict[str, Any]]:
-        """Payloads of the points with these ids (missing ones left out)."""
-        client, out = self._client(), list[dict[str, Any]]()
-        ids = list(dict.fromkeys(ids))
-        for i in range(0, len(ids), _CHUNK):
-            with self.host.engine_call("graph retrieve"):
-                recs = client.retrieve(self.collection, ids[i:i + _CHUNK], with_payload=True, with_vectors=False)
-            out.extend(dict(r.payload or {}) for r in recs)
-        return out
-
-    def scroll(self, flt: models.Filter, fields: Sequence[str] | None = None) -> Iterator[dict[str, Any]]:
-        client, offset = self._client(), None
-        payload: Any = list(fields) if fields is not None else True
-        while True:
-            with self.host.engine_call("graph scroll"):
-                recs, offset = client.scroll(self.collection, scroll_filter=flt, limit=_PAGE, offset=offset,
-                                             with_payload=payload, with_vectors=False)
-            yield from (dict(r.payload or {}) for r in recs)
-            if offset is None:
-                return
-
-    def count(self, flt: models.Filter) -> int:
-        client = self._client()
-        with self.host.engine_call("graph count"):
-            return int(client.count(self.collection, count_filter=flt, exact=True).count)
-
-    def facet(self, flt: models.Filter, limit: int) -> list[tuple[str, int]]:
-        """Values of `ents` among the memories `flt` keeps, with how many hold each, most first."""
-        client = self._client()
-        with self.host.engine_call("graph facet"):
-            hits = client.facet(self.collection, "ents", facet_filter=flt, limit=limit, exact=True).hits
-        return [(str(h.value), int(h.count)) for h in hits]
-
-    def mention_counts(self, ns: str, ids: Collection[str], limit: int = _FACET_LIMIT) -> dict[str, int]:
-        """Memories linked to each entity id (a facet over `ents`; exact): one read, or one per id
-        when the memories' other names fill the facet's `limit`."""
-        if not ids:
-            return {}
-        hits = self.facet(self.filter(ns, "memory", _any("ents", ids)), limit)
-        if len(hits) < limit:
-            counts = dict(hits)
-            return {i: counts.get(i, 0) for i in ids}
-        return {i: self.count(self.filter(ns, "memory", _match("ents", i))) for i in ids}
-
-    def query_batch(self, requests: Sequence[models.QueryRequest]) -> list[models.QueryResponse]:
-        if not requests:
-            return []
-        client = self._client()
-        with self.host.engine_call("graph query"):
-            return list(client.query_batch_points(self.collection, requests=list(requests)))
-
-    def _upsert(self, points: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
-        client = self._client()
-        for i in range(0, len(points), _CHUNK):
-            with self.host.engine_call("graph upsert"):
-                client.upsert(self.collection, wait=True, points=[
-                    models.PointStruct(id=pid, vector=[1.0], payload=dict(p)) for pid, p in points[i:i + _CHUNK]])
-
-    def _delete(self, ids: Sequence[str]) -> None:
-        client = self._client()
-        for i in range(0, len(ids), _CHUNK):
-            with self.host.engine_call("graph delete"):
-                client.delete(self.collection, points_selector=models.PointIdsList(points=list(ids[i:i + _CHUNK])),
-                              wait=True)
-
-    def _set(self, ids: Sequence[str], payload: Mapping[str, Any]) -> None:
-        if not ids:
-            return
-        client = self._client()
-        with self.host.engine_call("graph set_payload"):
-            client.set_payload(self.collection, payload=dict(payload), points=list(ids), wait=True)
-
-    # ------------------------------------------------------------------ catalogue reads
-    def entity_points(self, ns: str, ids: Collection[str]) -> dict[str, dict[str, Any]]:
-        return {str(p["id"]): p for p in self.retrieve([_pid("entity", ns, i) for i in ids]) if p.get("ns") == ns}
-
-    def members(self, ns: str, groups: Collection[str]) -> dict[str, list[dict[str, Any]]]:
-        """The entity points of each group (canonical id -> points, sorted by id)."""
-        out: dict[str, list[dict[str, Any]]] = {g: [] for g in groups}
-        if groups:
-            for p in self.scroll(self.filter(ns, "entity", _any("canon", groups))):
-                out.setdefault(str(p["canon"]), []).append(p)
-        return {g: sorted(ps, key=lambda p: str(p["id"])) for g, ps in out.items()}
-
-    def lookup_in(self, ns: str, ids: Collection[str]) -> dict[str, tuple[str, str | None]]:
-        """`CatalogView.lookup`: existing ids -> (their group, the kind of its canonical entity)."""
-        found = self.entity_points(ns, ids)
-        canons = {str(p["canon"]) for p in found.values()}
-        more = self.entity_points(ns, canons - found.keys())
-        kinds = {i: p.get("ekind") for i, p in {**found, **more}.items()}
-        return {i: (str(p["canon"]), kinds.get(str(p["canon"]))) for i, p in found.items()}
-
-    def person_tokens_in(self, ns: str, tokens: Collection[str]) -> dict[str, list[str]]:
-        out: dict[str, set[str]] = {}
-        if tokens:
-            for p in self.scroll(self.filter(ns, "entity", _any("toks", tokens)), ["id", "toks"]):
-                for t in p.get("toks") or ():
-                    if t in tokens:
-                        out.setdefault(t, set()).add(str(p["id"]))
-        return {t: sorted(v) for t, v in out.items()}
 
     # ------------------------------------------------------------------ writes
     def _next_seqs(self, n: int) -> list[float]:
@@ -285,30 +90,31 @@ class EngineGraphStore:
         return [float(start + i) for i in range(n)]
 
     def _bump(self, ns: str) -> None:
-        self._upsert([(_pid("version", ns), {"k": "version", "ns": ns, "v": random.getrandbits(62)})])
+        self._upsert([(point_id("version", ns), {"k": "version", "ns": ns, "v": random.getrandbits(62)})])
 
     def _apply(self, ns: str, plan: EntityPlan, kinds: Mapping[str, str | None]) -> bool:
         """Write an alias plan: new entities, folded groups, kinds learnt. True when the entity list changed."""
         changed = bool(plan.created or plan.merges)
         if plan.created:
-            self._upsert([(_pid("entity", ns, e.id), _entity_payload(ns, e)) for e in plan.created])
+            self._upsert([(point_id("entity", ns, e.id), entity_payload(ns, e)) for e in plan.created])
         for old, new in plan.merges:
             self._regroup(ns, [str(p["id"]) for p in self.members(ns, [old])[old]], new)
         created = {e.id for e in plan.created}
         learnt = {e: k for e, k in kinds.items() if k and e not in created}
         for eid, p in self.entity_points(ns, learnt).items():
             if p.get("ekind") is None:
-                self._set([_pid("entity", ns, eid)], {"ekind": learnt[eid],
-                                                      "toks": _toks(eid, learnt[eid], str(p["canon"]))})
+                self._set([point_id("entity", ns, eid)], {"ekind": learnt[eid],
+                                                      "toks": name_toks(eid, learnt[eid], str(p["canon"]))})
                 changed = True
         return changed
 
     def _regroup(self, ns: str, ids: Sequence[str], into: str) -> None:
         """Move entities into the group of `into` (no longer canonical: no name tokens)."""
-        self._set([_pid("entity", ns, i) for i in ids if i != into], {"canon": into, "toks": []})
+        self._set([point_id("entity", ns, i) for i in ids if i != into], {"canon": into, "toks": []})
         if into in ids:
             p = self.entity_points(ns, [into]).get(into)
-            self._set([_pid("entity", ns, into)], {"canon": into, "toks": _toks(into, (p or {}).get("ekind"), into)})
+            toks = name_toks(into, (p or {}).get("ekind"), into)
+            self._set([point_id("entity", ns, into)], {"canon": into, "toks": toks})
 
     def link(self, namespace: str,
              items: Sequence[tuple[str, Sequence[EntityMention], MemoryType | None]]) -> None:
@@ -321,21 +127,21 @@ class EngineGraphStore:
             names = [n for ms, _t in batch.values() for n in ms]
             plan = plan_entities(_Catalog(self, ns), names)
             changed = self._apply(ns, plan, {eid: kind for eid, _n, kind in names if kind})
-            before = self.retrieve([_pid("memory", ns, m) for m in batch])
+            before = self.retrieve([point_id("memory", ns, m) for m in batch])
             dropped = {e for p in before if p.get("ns") == ns for e in p.get("ents") or ()}
             points, targets = [], set()
             for (mid, (ms, mtype)), seq in zip(batch.items(), self._next_seqs(len(batch)), strict=True):
                 ents = sorted({plan.resolved[eid] for eid, _n, _k in ms})
                 targets.update(ents)
                 tval = MemoryType(mtype).value if mtype is not None else None
-                points.append((_pid("memory", ns, mid), {"k": "memory", "ns": ns, "mid": mid, "ents": ents,
+                points.append((point_id("memory", ns, mid), {"k": "memory", "ns": ns, "mid": mid, "ents": ents,
                                                          "seq": seq, "type": tval}))
             self._upsert(points)
             # another worker may have collected a name between the plan and this write: bring it back
             lost = targets - self.entity_points(ns, targets).keys()
             if lost:
                 shown = {eid: (name, kind) for eid, name, kind in names}
-                self._upsert([(_pid("entity", ns, e), _entity_payload(ns, NewEntity(
+                self._upsert([(point_id("entity", ns, e), entity_payload(ns, NewEntity(
                     e, shown.get(e, (e, None))[0], shown.get(e, (e, None))[1], e))) for e in sorted(lost)])
                 changed = True
             removed = self._collect(ns, dropped - targets)
@@ -348,10 +154,10 @@ class EngineGraphStore:
         if not ids:
             return
         with self._lock:
-            found = [p for p in self.retrieve([_pid("memory", ns, m) for m in ids]) if p.get("ns") == ns]
+            found = [p for p in self.retrieve([point_id("memory", ns, m) for m in ids]) if p.get("ns") == ns]
             if not found:
                 return
-            self._delete([_pid("memory", ns, str(p["mid"])) for p in found])
+            self._delete([point_id("memory", ns, str(p["mid"])) for p in found])
             if self._collect(ns, {e for p in found for e in p.get("ents") or ()}):
                 self._bump(ns)
 
@@ -364,7 +170,7 @@ class EngineGraphStore:
         everyone = {str(p["id"]) for ps in members.values() for p in ps}
         mentioned = {i for i, n in self.mention_counts(ns, everyone).items() if n > 0}
         related = {str(p[end]) for p in self.scroll(self.filter(
-            ns, "relation", should=[_any("src", everyone), _any("dst", everyone)]), ["src", "dst"])
+            ns, "relation", should=[any_of("src", everyone), any_of("dst", everyone)]), ["src", "dst"])
             for end in ("src", "dst")} if everyone else set()
         gone: list[str] = []
         for g in sorted(groups):
@@ -374,7 +180,7 @@ class EngineGraphStore:
             used = not mentioned.isdisjoint(ids) or not related.isdisjoint(ids)
             if ids and orphaned(g, kind, ids, used=used, asserted=any(p.get("asserted") for p in ps)):
                 gone += ids
-        self._delete([_pid("entity", ns, i) for i in gone])
+        self._delete([point_id("entity", ns, i) for i in gone])
         return len(gone)
 
     def collect_orphans(self, namespace: str) -> int:
@@ -396,7 +202,7 @@ class EngineGraphStore:
                                                       (dst, " ".join(r.dst.split()), None)])
             self._apply(ns, plan, {})
             s, d = plan.resolved[src], plan.resolved[dst]
-            self._upsert([(_pid("relation", ns, s, label, d), {
+            self._upsert([(point_id("relation", ns, s, label, d), {
                 "k": "relation", "ns": ns, "src": s, "rel": label, "dst": d, "rkind": r.kind,
                 "conf": quantize_confidence(r.confidence), "vf": epoch_ms(r.valid_from), "vt": epoch_ms(r.valid_to)})])
             self._bump(ns)  # an entity with a relation is one the query matcher plans for
@@ -419,7 +225,7 @@ class EngineGraphStore:
                 moving = [str(p["id"]) for p in self.members(ns, [aid])[aid]] if left == aid else [aid]
                 self._regroup(ns, moving, target)
                 self._collect(ns, [left])
-            self._set([_pid("entity", ns, x) for x in (eid, aid)], {"asserted": True})
+            self._set([point_id("entity", ns, x) for x in (eid, aid)], {"asserted": True})
             self._bump(ns)
 
     # ------------------------------------------------------------------ reads
@@ -427,11 +233,11 @@ class EngineGraphStore:
         """The public view of these groups, in this order (canonical entities that exist)."""
         members = self.members(ns, groups)
         everyone = {str(p["id"]) for ps in members.values() for p in ps}
-        df = self.mention_counts(ns, everyone, limit=max(_FACET_LIMIT, 2 * len(everyone) + 1))
+        df = self.mention_counts(ns, everyone, limit=max(FACET_LIMIT, 2 * len(everyone) + 1))
         canon = {str(p["id"]): str(p["canon"]) for ps in members.values() for p in ps}
         rels: dict[str, set[tuple[str, bool]]] = {}
         if everyone:
-            for p in self.scroll(self.filter(ns, "relation", should=[_any("src", everyone), _any("dst", everyone)]),
+            for p in self.scroll(self.filter(ns, "relation", should=[any_of("src", everyone), any_of("dst", everyone)]),
                                  ["src", "rel", "dst"]):
                 s, d = canon.get(str(p["src"])), canon.get(str(p["dst"]))
                 if s != d:
@@ -466,25 +272,25 @@ class EngineGraphStore:
 
     def mentions_of(self, namespace: str, memory_id: str) -> list[str]:
         ns = check_namespace(namespace)
-        found = [p for p in self.retrieve([_pid("memory", ns, str(memory_id))]) if p.get("ns") == ns]
+        found = [p for p in self.retrieve([point_id("memory", ns, str(memory_id))]) if p.get("ns") == ns]
         return sorted(found[0].get("ents") or ()) if found else []
 
     def entity_version(self, namespace: str) -> int:
         ns = check_namespace(namespace)
-        found = [p for p in self.retrieve([_pid("version", ns)]) if p.get("ns") == ns]
+        found = [p for p in self.retrieve([point_id("version", ns)]) if p.get("ns") == ns]
         return int(found[0].get("v") or 0) if found else 0
 
     def linked(self, namespace: str, memory_ids: Sequence[str]) -> set[str]:
         """Which of these memories are linked (`store.upgrade` brings in the others)."""
         ns = check_namespace(namespace)
-        return {str(p["mid"]) for p in self.retrieve([_pid("memory", ns, str(m)) for m in memory_ids])
+        return {str(p["mid"]) for p in self.retrieve([point_id("memory", ns, str(m)) for m in memory_ids])
                 if p.get("ns") == ns}
 
     def stats(self, namespace: str | None = None) -> Mapping[str, int]:
-        ns_cond = [_match("ns", check_namespace(namespace))] if namespace is not None else []
+        ns_cond = [match("ns", check_namespace(namespace))] if namespace is not None else []
 
         def where(kind: str) -> models.Filter:
-            return models.Filter(must=[*ns_cond, _match("k", kind)])
+            return models.Filter(must=[*ns_cond, match("k", kind)])
 
         mentions, pairs = 0, set[tuple[str, str, str]]()
         for p in self.scroll(where("memory"), ["ns", "ents"]):

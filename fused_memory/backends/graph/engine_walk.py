@@ -24,7 +24,7 @@ from .traversal import HUB_MIN_DF, HUB_SHARE, EdgeView, GroupInfo, co_mention_co
 from .values import CO_MENTION_REL, entity_key
 
 if TYPE_CHECKING:
-    from .engine import EngineGraphStore
+    from .engine_points import GraphPoints
 
 __all__ = ["EngineWalk", "FACET_LIMIT", "COUNT_FACET_LIMIT"]
 
@@ -39,9 +39,9 @@ def _any(key: str, values: Collection[str]) -> models.FieldCondition:
 
 
 class EngineWalk:
-    """`TraversalSource` for one traversal of one namespace of an `EngineGraphStore`."""
+    """`TraversalSource` for one traversal of one namespace, over the engine graph's points."""
 
-    def __init__(self, store: EngineGraphStore, ns: str) -> None:
+    def __init__(self, store: GraphPoints, ns: str) -> None:
         self.store, self.ns = store, ns
         self.canon: dict[str, str] = {}             # entity id -> its group
         self.members: dict[str, list[str]] = {}     # group -> member ids
