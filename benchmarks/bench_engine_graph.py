@@ -135,8 +135,10 @@ def open_child(size: int) -> dict[str, Any]:
     from fused_memory.backends.lexical.sparse import SparseBM25
     from fused_memory.backends.protocols import VectorRecord
     from fused_memory.backends.vector.server import QdrantClientBackend
+    from fused_memory.config import FusionConfig
     from fused_memory.embeddings import HashingEmbedder
     from fused_memory.evaluation.synth import synth_memories
+    from fused_memory.results import ARMS
     from fused_memory.store.ingest import answer_tags, lexical_doc
     from fused_memory.text import normalize_entity_id
 
@@ -174,7 +176,7 @@ def open_child(size: int) -> dict[str, Any]:
     t0 = time.perf_counter()
     store = MemoryStore.connect(qdrant_client=client, embedder=emb, ner=False).open()
     row: dict[str, Any] = {"open_s": time.perf_counter() - t0, "open_calls": counter.total()}
-    ens = EnsembleMemory(store)
+    ens = EnsembleMemory(store, FusionConfig(timeouts_s={a: 600.0 for a in ARMS}))
     for name, query, arms in (("dense", "the Kestrel launch", ["dense"]), ("graph", "Sarah Chen", ["graph"])):
         before = counter.total()
         t = time.perf_counter()
@@ -191,9 +193,11 @@ def calls(size: int, queries: int) -> list[dict[str, Any]]:
     from qdrant_client import QdrantClient
 
     from fused_memory import EnsembleMemory, MemoryStore
+    from fused_memory.config import FusionConfig
     from fused_memory.embeddings import HashingEmbedder
     from fused_memory.evaluation.bench import plan_label
     from fused_memory.evaluation.synth import SYNTH_NOW, simple_queries, synth_memories, synth_queries
+    from fused_memory.results import ARMS
 
     client = QdrantClient(location=":memory:")
     store = MemoryStore.connect(qdrant_client=client, embedder=HashingEmbedder(dim=64), ner=False).open()
@@ -201,7 +205,7 @@ def calls(size: int, queries: int) -> list[dict[str, Any]]:
     store.add(mems)
     qs = synth_queries(mems, queries) + simple_queries(mems, queries // 2)
     counter = CallCounter(client)
-    ens = EnsembleMemory(store)
+    ens = EnsembleMemory(store, FusionConfig(timeouts_s={a: 600.0 for a in ARMS}))  # local mode is slow: no timeouts
     by_plan: dict[str, list[tuple[int, float]]] = {}
     for q in qs:
         before = counter.total()

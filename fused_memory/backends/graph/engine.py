@@ -95,8 +95,9 @@ class EngineGraphStore(GraphPoints):
     def _apply(self, ns: str, plan: EntityPlan, kinds: Mapping[str, str | None]) -> bool:
         """Write an alias plan: new entities, folded groups, kinds learnt. True when the entity list changed."""
         changed = bool(plan.created or plan.merges)
-        if plan.created:
-            self._upsert([(point_id("entity", ns, e.id), entity_payload(ns, e)) for e in plan.created])
+        if plan.created:  # a kind another mention of the batch gave is the new entity's own
+            self._upsert([(point_id("entity", ns, e.id), entity_payload(ns, NewEntity(
+                e.id, e.name, e.kind or kinds.get(e.id), e.canon))) for e in plan.created])
         for old, new in plan.merges:
             self._regroup(ns, [str(p["id"]) for p in self.members(ns, [old])[old]], new)
         created = {e.id for e in plan.created}
