@@ -11,7 +11,9 @@ What `add` guarantees
   graph, and a read that starts afterwards sees it. With the embedded default it is durable
   against a crash of the process (SIGKILL included): the vector write goes through qdrant-edge's
   WAL and the graph write is a committed SQLite transaction; BM25 is rebuilt from the payloads on
-  open. (No fsync per write: an OS crash or power loss may lose the last writes.)
+  open. (No fsync per write: an OS crash or power loss may lose the last writes.) With `connect()`
+  and no graph server, the graph write goes to the same Qdrant as the vectors (`backends.graph.engine`):
+  no part of the store is held only in the process.
 * When `add` raises, no memory is left half-written: the indexes written for the failing chunk
   (256 memories) are rolled back - new memories removed, overwritten ones restored from their
   previous payload - and the error says what failed (and, as a note, what could not be undone if
@@ -129,7 +131,9 @@ class MemoryStore(SharedHandle):
         """Scale-out: a Qdrant server or cluster (`qdrant_url`; `qdrant_location` for qdrant-client's
         local mode; or `qdrant_client`, a `QdrantClient` you configured, as langchain-qdrant takes
         `client=`) and, with `neo4j_uri` (or `neo4j_driver`, your own `neo4j.Driver`), Neo4j or any
-        Bolt server; else an embedded graph under `graph_path`. A client or driver you pass is used
+        Bolt server; else the graph lives in the Qdrant collection too (`backends.graph.engine`),
+        shared and durable like the memories (`graph_path`, a graph file in this process, only
+        beside local mode). A client or driver you pass is used
         as it is and left open by `close()`: the store closes only what it opened. `lexical`: "engine"
         (the default here: BM25 on the engine's sparse vectors, shared by every process; Qdrant >= 1.19)
         or "bm25" (an index in this process, refilled from every payload on open)."""

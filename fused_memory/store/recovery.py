@@ -1,8 +1,8 @@
 """Keeping the indexes consistent when a write fails or the process dies (the guarantees are listed in
 `memory_store`): the checks `open` makes before touching a backend, the rebuild of an in-process
 BM25 index and the reconcile of the embedded graph from the vector payloads, and the rollback of a
-failed `add`. A store with neither (a server with the lexical index in the engine and a Bolt graph)
-opens without reading a single memory: its open time does not depend on the corpus."""
+failed `add`. A store with neither (a server with the lexical index in the engine and the engine
+or a Bolt graph) opens without reading a single memory: its open time does not depend on the corpus."""
 
 from __future__ import annotations
 
