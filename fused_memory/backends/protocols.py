@@ -27,7 +27,7 @@ __all__ = [
     "LiveNamespaces",
     "VectorReader", "SparseVector", "SparseQuery", "SparseAnswer", "SparseSearch", "FacetCounter", "OrderedScan",
     "LexicalDoc", "LexicalIndex", "TypeCounter", "RebuiltOnOpen", "Reconcilable",
-    "GraphStore",
+    "GraphStore", "VersionPolled",
 ]
 
 
@@ -295,6 +295,16 @@ class GraphStore(Protocol):
         other end of those edges (`graph.traversal`, "Asked relations")."""
         ...
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class VersionPolled(Protocol):
+    """Optional beside a remote `GraphStore`: how many seconds the store may reuse an
+    `entity_version` it read (`store.versions`; 1 s for a graph that does not say). The engine
+    graph says 0: its version is one point read by id, and another worker's new name must be
+    matched on the next query."""
+
+    version_ttl_s: float
 
 
 @runtime_checkable

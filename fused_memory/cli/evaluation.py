@@ -232,7 +232,8 @@ def add_commands(subparsers: Any) -> None:
                    help=f"preceding turns of a session indexed with each turn "
                         f"(default {DEFAULT_CONTEXT_TURNS}, 0: none)")
     e.add_argument("--backend", choices=("embedded", "qdrant-local"), default="embedded",
-                   help="the embedded store (default), or the server backend's code on qdrant-client's local mode")
+                   help="the embedded store (default), or what connect() builds (the server backend's code, the "
+                        "graph in the engine) on qdrant-client's local mode")
     e.add_argument("--lexical", choices=("engine", "bm25"),
                    help="the lexical index: sparse vectors in the engine, or rank-bm25-exact in process "
                         "(default: the backend's, bm25 embedded and engine on a server)")

@@ -165,7 +165,8 @@ class Evaluator:
     `embedder=None` is the default MiniLM embedder (what the published numbers use); tests may pass
     another. `path=None` uses a temporary directory removed by `close()`. `context_turns` is how
     many preceding turns of a session are indexed with each turn (`conversation_context`; 0: none).
-    `backend` is one of `EVAL_BACKENDS`; `lexical` the store's lexical index ("engine" or "bm25";
+    `backend` is one of `EVAL_BACKENDS` ("qdrant-local": what connect() builds, on qdrant-client's
+    local mode, the graph in the engine too); `lexical` the store's lexical index ("engine" or "bm25";
     None: that backend's default), so both can be scored on one dataset.
     """
 
@@ -186,8 +187,8 @@ class Evaluator:
         if backend == "embedded":
             self.store = MemoryStore.embedded(self.path, embedder=embedder, show_progress=False, lexical=lexical)
         else:
-            self.store = MemoryStore.connect(qdrant_location=f"{self.path}/qdrant", graph_path=f"{self.path}/graph",
-                                             embedder=embedder, show_progress=False, lexical=lexical)
+            self.store = MemoryStore.connect(qdrant_location=f"{self.path}/qdrant", embedder=embedder,
+                                             show_progress=False, lexical=lexical)  # the graph in the engine
         self.ingest_s = 0.0
         self._ingested = False
 

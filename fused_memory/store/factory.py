@@ -67,14 +67,32 @@ def embedded_parts(path: str | Path, *, embedder: Any, ner: bool, show_progress:
             "config": StoreConfig(path=str(root), ner=ner, show_progress=show_progress, lexical=mode)}
 
 
+def _graph_file(graph_path: Any, vectors: Any) -> str:
+    """The embedded graph's folder for connect(): only beside a Qdrant that this process alone
+    uses (local mode). Beside a server, other workers could neither see its relations and
+    entities nor keep them: refused, naming the fix (the graph then lives in the collection)."""
+    if not isinstance(graph_path, (str, Path)) or not str(graph_path).strip():
+        raise ConfigurationError(f"graph_path must be a directory path, got {graph_path!r}; leave it out to keep "
+                                 "the graph in the Qdrant collection beside the memories")
+    if not vectors.local:
+        raise ConfigurationError(
+            "graph_path keeps the graph in this process's files, which the other workers on this Qdrant server "
+            "cannot see: leave graph_path out (the graph then lives in the Qdrant collection, shared and durable "
+            "as the memories) or give neo4j_uri for a Bolt graph server")
+    return str(graph_path)
+
+
 def connected_parts(*, qdrant_url: str | None, qdrant_api_key: str | None, qdrant_location: str | None,
                     qdrant_client: Any, collection: str, neo4j_uri: str | None,
                     neo4j_auth: tuple[str, str] | None, neo4j_driver: Any, neo4j_database: str | None,
                     graph_dialect: str | None, graph_path: str | None, embedder: Any, ner: bool,
                     show_progress: bool | None, lexical: str | None = None) -> dict[str, Any]:
     """A Qdrant server or cluster (or qdrant-client local mode, or the caller's own `QdrantClient`)
-    and, when `neo4j_uri` or `neo4j_driver` is given, a Bolt server for the graph; else an embedded
-    graph. A client or driver the caller passes is used as configured and never closed by the store."""
+    and, when `neo4j_uri` or `neo4j_driver` is given, a Bolt server for the graph; else the graph
+    in the Qdrant collection itself (`backends.graph.engine`), as shared and as durable as the
+    memories: no part of the store lives only in one process (`graph_path`, an embedded graph
+    file, is taken only beside local mode). A client or driver the caller passes is used as
+    configured and never closed by the store."""
     from ..backends.graph.embedded import EmbeddedGraphStore
     from ..backends.lexical.engine import DEFAULT_STATS_TTL_S
     from ..backends.vector.server import QdrantClientBackend
@@ -91,14 +109,19 @@ def connected_parts(*, qdrant_url: str | None, qdrant_api_key: str | None, qdran
                       qdrant_location=qdrant_location, neo4j_uri=neo4j_uri, neo4j_auth=neo4j_auth,
                       neo4j_database=neo4j_database, graph_dialect=graph_dialect, ner=ner,
                       show_progress=show_progress, lexical=mode)
+    vectors = QdrantClientBackend(url=qdrant_url or None, api_key=qdrant_api_key, location=qdrant_location or None,
+                                  collection=collection, client=qdrant_client, sparse=mode == "engine")
     graph: GraphStore
     if neo4j_uri or neo4j_driver is not None:
         from ..backends.graph.cypher import CypherGraphStore
+        if graph_path is not None:
+            raise ConfigurationError("connect() takes a Bolt graph (neo4j_uri / neo4j_driver) or graph_path, not both")
         graph = CypherGraphStore(neo4j_uri or None, auth=neo4j_auth, database=neo4j_database, dialect=graph_dialect,
                                  driver=neo4j_driver)
+    elif graph_path is not None:
+        graph = EmbeddedGraphStore(_graph_file(graph_path, vectors))
     else:
-        graph = EmbeddedGraphStore(graph_path)
-    vectors = QdrantClientBackend(url=qdrant_url or None, api_key=qdrant_api_key, location=qdrant_location or None,
-                                  collection=collection, client=qdrant_client, sparse=mode == "engine")
+        from ..backends.graph.engine import EngineGraphStore
+        graph = EngineGraphStore(vectors)
     return {"vectors": vectors, "lexical": _lexical_index(mode, vectors, ttl_s=DEFAULT_STATS_TTL_S),
             "embedder": _embedder(embedder), "graph": graph, "config": cfg}

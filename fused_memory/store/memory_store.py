@@ -11,7 +11,9 @@ What `add` guarantees
   graph, and a read that starts afterwards sees it. With the embedded default it is durable
   against a crash of the process (SIGKILL included): the vector write goes through qdrant-edge's
   WAL and the graph write is a committed SQLite transaction; BM25 is rebuilt from the payloads on
-  open. (No fsync per write: an OS crash or power loss may lose the last writes.)
+  open. (No fsync per write: an OS crash or power loss may lose the last writes.) With `connect()`
+  and no graph server, the graph write goes to the same Qdrant as the vectors (`backends.graph.engine`):
+  no part of the store is held only in the process.
 * When `add` raises, no memory is left half-written: the indexes written for the failing chunk
   (256 memories) are rolled back - new memories removed, overwritten ones restored from their
   previous payload - and the error says what failed (and, as a note, what could not be undone if
@@ -169,7 +171,9 @@ class MemoryStore(SharedHandle):
         """Scale-out: a Qdrant server or cluster (`qdrant_url`; `qdrant_location` for qdrant-client's
         local mode; or `qdrant_client`, a `QdrantClient` you configured, as langchain-qdrant takes
         `client=`) and, with `neo4j_uri` (or `neo4j_driver`, your own `neo4j.Driver`), Neo4j or any
-        Bolt server; else an embedded graph under `graph_path`. A client or driver you pass is used
+        Bolt server; else the graph lives in the Qdrant collection too (`backends.graph.engine`),
+        shared and durable like the memories (`graph_path`, a graph file in this process, only
+        beside local mode). A client or driver you pass is used
         as it is and left open by `close()`: the store closes only what it opened. `lexical`: "engine"
         (the default here: BM25 on the engine's sparse vectors, shared by every process; Qdrant >= 1.19)
         or "bm25" (an index in this process, refilled from every payload on open)."""
@@ -319,6 +323,8 @@ class MemoryStore(SharedHandle):
                                 to_payload(m, [x.kind for x in ms], answer_tags(m.text) if m.indexed else ()), sparse)
                    for m, v, ms, sparse in zip(prepared, vectors, mentions,
                                                sparse_vectors(self.vectors, self.lexical, prepared), strict=True)]
+        for ns in dict.fromkeys(m.namespace for m in prepared):  # older links first: recency keeps its order
+            self._upgrades.ensure(self, ns)
         with self._write_lock:
             self._ensure_open()  # under the lock: a close() that ran before this write is seen
             before = snapshot(self.vectors, prepared)
@@ -562,6 +568,7 @@ class MemoryStore(SharedHandle):
         if self.graph is None:
             raise ConfigurationError("this store has no graph backend")
         self._ensure_open()
+        self._upgrades.ensure(self, namespace)  # a graph brought into the engine on first use (`upgrade`)
         return self.graph.traverse(namespace, seeds, max_hops, limit, now, multi_hop_factor=multi_hop_factor,
                                    types=types, asked=asked)
 
@@ -569,6 +576,7 @@ class MemoryStore(SharedHandle):
         """The query-time phrase matcher over this namespace's entities, rebuilt after this store's
         writes and, on a graph other processes share, after theirs (`versions.SharedVersions`)."""
         self._ensure_open()
+        self._upgrades.ensure(self, namespace)
         version = (self._versions.get(namespace, 0), self._shared_versions(self.graph, namespace))
         cached = self._matchers.get(namespace)
         if cached is not None and cached[0] == version:

@@ -1,14 +1,14 @@
 """Keeping the indexes consistent when a write fails or the process dies (the guarantees are listed in
 `memory_store`): the checks `open` makes before touching a backend, the rebuild of an in-process
 BM25 index and the reconcile of the embedded graph from the vector payloads, and the rollback of a
-failed `add`. A store with neither (a server with the lexical index in the engine and a Bolt graph)
-opens without reading a single memory: its open time does not depend on the corpus."""
+failed `add`. A store with neither (a server with the lexical index in the engine and the engine
+or a Bolt graph) opens without reading a single memory: its open time does not depend on the corpus."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..backends.codec import LAYOUT_VERSION, from_payload, payload_mentions
 from ..backends.protocols import LexicalDoc, RebuiltOnOpen, Reconcilable, VectorBackend, VectorRecord
@@ -16,10 +16,8 @@ from ..errors import ConfigurationError, EmbeddingMismatch
 from ..types import EntityMention, Memory
 from .ingest import answer_tags, lexical_doc
 from .meta import merged_sessions, write_merged
-from .upgrade import ANSWERS, SPARSE, backfill, backfill_sparse, pending, sparse_vectors, wanted
-
-if TYPE_CHECKING:
-    from .memory_store import MemoryStore
+from .parts import StoreParts
+from .upgrade import ANSWERS, GRAPH, SPARSE, backfill, backfill_sparse, pending, sparse_vectors, wanted
 
 __all__ = ["check_meta", "open_backends", "rebuild", "backfill", "snapshot", "undo", "merged_sessions"]  # the last
 # two live in `upgrade` and `meta` now, and are named here for callers that import them from here
@@ -48,7 +46,7 @@ def check_meta(meta: dict[str, Any], want: dict[str, Any], where: object) -> Non
             "open it with the same embedder or re-ingest into a new store")
 
 
-def open_backends(store: MemoryStore, want: dict[str, Any]) -> dict[str, Any]:
+def open_backends(store: StoreParts, want: dict[str, Any]) -> dict[str, Any]:
     """`MemoryStore.open`'s work, under its lock: check the meta against the embedder pin `want`,
     open the backends, write the meta of a new store, rebuild BM25 and reconcile the graph. A
     store that is refused is left untouched and closed. Returns the meta in force."""
@@ -64,7 +62,8 @@ def open_backends(store: MemoryStore, want: dict[str, Any]) -> dict[str, Any]:
                     f"the store at {where} holds memories but its meta (layout, embedder pin) is "
                     "missing; restore meta.json from a backup or re-ingest into a new store")
             # every memory this version writes has what `upgrade` would add: nothing to check, ever
-            meta = {"layout": LAYOUT_VERSION, "embedder": want, "sessions": {}, "upgraded": wanted(store.vectors)}
+            meta = {"layout": LAYOUT_VERSION, "embedder": want, "sessions": {},
+                    "upgraded": wanted(store.vectors, store.graph)}
             store.vectors.write_meta(meta)
         if store.graph is not None:
             store.graph.open()
@@ -77,7 +76,7 @@ def open_backends(store: MemoryStore, want: dict[str, Any]) -> dict[str, Any]:
     return dict(meta)
 
 
-def rebuild(store: MemoryStore, meta: dict[str, Any]) -> dict[str, Any]:
+def rebuild(store: StoreParts, meta: dict[str, Any]) -> dict[str, Any]:
     """An in-process BM25 index from the payloads; a graph that can reconcile (the embedded one)
     made to agree with them: it repairs a crash between the vector write and the graph write, or a
     rollback that could not reach the graph, and fills an in-memory graph after a restart. When
@@ -86,7 +85,7 @@ def rebuild(store: MemoryStore, meta: dict[str, Any]) -> dict[str, Any]:
     rebuilt = store.lexical if isinstance(store.lexical, RebuiltOnOpen) else None
     if rebuilt is None and not isinstance(store.graph, Reconcilable):
         return meta  # older memories are brought up to date per namespace on first use (`upgrade`)
-    todo = pending(store.vectors, meta)
+    todo = pending(store.vectors, meta) - {GRAPH}  # the engine graph is brought in per namespace (`upgrade`)
     if rebuilt is not None:
         rebuilt.clear()
     docs: list[LexicalDoc] = []
@@ -129,7 +128,7 @@ def snapshot(vectors: VectorBackend, batch: list[Memory]) -> dict[tuple[str, str
     return {(ns, str(p["memory_id"])): p for ns, mids in ids.items() for p in vectors.get(ns, mids)}
 
 
-def undo(store: MemoryStore, batch: list[Memory], before: dict[tuple[str, str], Any],
+def undo(store: StoreParts, batch: list[Memory], before: dict[tuple[str, str], Any],
          exc: BaseException) -> None:
     """Roll a failed write back in every index: new memories removed, overwritten ones restored.
     Best effort per step; what could not be undone is logged and noted on `exc`, and the embedded

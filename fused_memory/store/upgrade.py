@@ -7,6 +7,9 @@ What such a memory may lack, each named as the store's meta lists it under "upgr
 * `bm25`: the sparse lexical vector (`backends.lexical.sparse`), when the collection got it after
   the memory was written (a store written with the in-process BM25 index, opened with the
   lexical index in the engine). Derived from the payload the same way.
+* `graph`: the memory's link in the engine graph (`backends.graph.engine`), for a collection a
+  connect() store wrote while its graph lived in the process. Derived from the payload's mentions
+  (`codec.payload_mentions`), oldest memory first, so "most recently linked" keeps its meaning.
 
 The meta's "upgraded" lists what *every* memory of the store has. A store created by this version
 lists both (when it keeps sparse vectors), and nothing is ever checked. For an older store:
@@ -28,29 +31,29 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..backends.codec import from_payload
+from ..backends.codec import from_payload, payload_mentions
+from ..backends.graph.engine import EngineGraphStore
 from ..backends.lexical.engine import EngineLexicalIndex
 from ..backends.lexical.sparse import SparseBM25
-from ..backends.protocols import LexicalIndex, PayloadWriter, SparseSearch, SparseVector, VectorBackend
+from ..backends.protocols import GraphStore, LexicalIndex, PayloadWriter, SparseSearch, SparseVector, VectorBackend
 from ..types import Memory
 from .ingest import answer_tags, lexical_doc
 from .meta import write_merged
-
-if TYPE_CHECKING:
-    from .memory_store import MemoryStore
+from .parts import StoreParts
 
 #: The sparse vector of a memory kept out of ranking (`Memory.indexed` False): no term finds it.
 NO_TERMS = SparseVector((), ())
 
-__all__ = ["NO_TERMS", "ANSWERS", "SPARSE", "wanted", "pending", "sparse_vectors", "backfill", "backfill_sparse",
-           "NamespaceUpgrades"]
+__all__ = ["NO_TERMS", "ANSWERS", "SPARSE", "GRAPH", "wanted", "pending", "sparse_vectors", "backfill",
+           "backfill_sparse", "backfill_graph", "NamespaceUpgrades"]
 
 _log = logging.getLogger("fused_memory.store.memory_store")
 
 ANSWERS = "answers"
 SPARSE = "bm25"
+GRAPH = "graph"
 _PAGE = 256
 
 
@@ -58,14 +61,15 @@ def _sparse_on(vectors: VectorBackend) -> bool:
     return isinstance(vectors, SparseSearch) and vectors.sparse_enabled
 
 
-def wanted(vectors: VectorBackend) -> list[str]:
-    """What every memory this version writes into `vectors` has (known once it is open)."""
-    return [ANSWERS, *([SPARSE] if _sparse_on(vectors) else [])]
+def wanted(vectors: VectorBackend, graph: GraphStore | None = None) -> list[str]:
+    """What every memory this version writes into `vectors` (and `graph`) has (known once open)."""
+    return [ANSWERS, *([SPARSE] if _sparse_on(vectors) else []),
+            *([GRAPH] if isinstance(graph, EngineGraphStore) else [])]
 
 
-def pending(vectors: VectorBackend, meta: Mapping[str, Any]) -> frozenset[str]:
+def pending(vectors: VectorBackend, meta: Mapping[str, Any], graph: GraphStore | None = None) -> frozenset[str]:
     """What some memories of the store may still lack."""
-    return frozenset(wanted(vectors)) - set(meta.get("upgraded") or ())
+    return frozenset(wanted(vectors, graph)) - set(meta.get("upgraded") or ())
 
 
 def sparse_vectors(vectors: VectorBackend, lexical: LexicalIndex, memories: Sequence[Memory]
@@ -124,6 +128,24 @@ def _write_sparse(vectors: SparseSearch, lexical: LexicalIndex, namespace: str, 
     return len(page)
 
 
+def backfill_graph(vectors: VectorBackend, graph: EngineGraphStore, namespace: str) -> int:
+    """Link the namespace's memories the engine graph does not hold yet, from their payloads,
+    oldest first (a memory linked meanwhile by a worker of this version is left as it is);
+    returns how many."""
+    payloads = sorted(vectors.scroll(namespace), key=lambda p: (float(p.get("created_at") or 0.0),
+                                                                str(p["memory_id"])))
+    done = 0
+    for i in range(0, len(payloads), _PAGE):
+        page = payloads[i:i + _PAGE]
+        have = graph.linked(namespace, [str(p["memory_id"]) for p in page])
+        items = [(str(p["memory_id"]), payload_mentions(p), from_payload(p).type) for p in page
+                 if str(p["memory_id"]) not in have]
+        if items:
+            graph.link(namespace, items)
+            done += len(items)
+    return done
+
+
 def _untagged(vectors: VectorBackend, namespace: str) -> dict[tuple[str, tuple[str, ...]], list[str]]:
     out: dict[tuple[str, tuple[str, ...]], list[str]] = {}
     for p in vectors.scroll(namespace):
@@ -146,10 +168,10 @@ class NamespaceUpgrades:
         with self._lock:
             self._done.clear()
 
-    def ensure(self, store: MemoryStore, namespace: str) -> dict[str, int]:
+    def ensure(self, store: StoreParts, namespace: str) -> dict[str, int]:
         """Upgrade `namespace` once per process, if the store's meta says it may need it; returns
         what was done (empty: nothing)."""
-        todo = pending(store.vectors, store._meta)
+        todo = pending(store.vectors, store._meta, store.graph)
         if not todo or namespace in self._done or not isinstance(namespace, str):
             return {}
         with store._write_lock:
@@ -161,11 +183,11 @@ class NamespaceUpgrades:
                     self._done.add(namespace)
             return done
 
-    def upgrade_all(self, store: MemoryStore) -> dict[str, int]:
+    def upgrade_all(self, store: StoreParts) -> dict[str, int]:
         """Every namespace, then the meta records it for every process (`MemoryStore.upgrade`)."""
         totals: dict[str, int] = {}
         with store._write_lock:
-            todo = pending(store.vectors, store._meta)
+            todo = pending(store.vectors, store._meta, store.graph)
             if not todo:
                 return totals
             complete = True
@@ -175,15 +197,18 @@ class NamespaceUpgrades:
                 for name, n in done.items():
                     totals[name] = totals.get(name, 0) + n
             if complete:
-                store._meta = write_merged(store.vectors, {**store._meta, "upgraded": wanted(store.vectors)})
+                store._meta = write_merged(store.vectors, {**store._meta,
+                                                           "upgraded": wanted(store.vectors, store.graph)})
         return totals
 
     @staticmethod
-    def _upgrade(store: MemoryStore, namespace: str, todo: frozenset[str]) -> tuple[dict[str, int], bool]:
+    def _upgrade(store: StoreParts, namespace: str, todo: frozenset[str]) -> tuple[dict[str, int], bool]:
         done: dict[str, int] = {}
         ok = True
         if SPARSE in todo:
             done[SPARSE] = backfill_sparse(store.vectors, store.lexical, namespace)
+        if GRAPH in todo and isinstance(store.graph, EngineGraphStore):
+            done[GRAPH] = backfill_graph(store.vectors, store.graph, namespace)
         if ANSWERS in todo:
             untagged = _untagged(store.vectors, namespace)
             ok = not untagged or backfill(store.vectors, untagged)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from ..backends.protocols import GraphStore
+from ..backends.protocols import GraphStore, VersionPolled
 
 __all__ = ["SharedVersions"]
 
@@ -26,9 +26,10 @@ class SharedVersions:
         if graph is None or not graph.remote:
             return 0
         now = time.monotonic()
+        ttl = float(graph.version_ttl_s) if isinstance(graph, VersionPolled) else self.ttl_s
         with self._lock:
             seen = self._seen.get(namespace)
-        if seen is not None and now - seen[1] < self.ttl_s:
+        if seen is not None and now - seen[1] < ttl:
             return seen[0]
         version = int(graph.entity_version(namespace))
         with self._lock:

@@ -1,5 +1,6 @@
 """Fixtures of the graph contract: a factory that opens a new store object over the same data,
-for the embedded store and for the Cypher store against a real FalkorDB Bolt server."""
+for the embedded store, for the Cypher store against a real FalkorDB Bolt server, and for the
+engine graph in qdrant-client's local mode (`backends.graph.engine`)."""
 
 from __future__ import annotations
 
@@ -12,13 +13,22 @@ from graph_contract import Factory
 
 from fused_memory.backends.graph.cypher import CypherGraphStore
 from fused_memory.backends.graph.embedded import EmbeddedGraphStore
+from fused_memory.backends.graph.engine import EngineGraphStore
+from fused_memory.backends.vector.server import QdrantClientBackend
 
 from falkordb_server import bolt_server  # noqa: F401 - session fixture shared with tests/integration
 
 
-@pytest.fixture(params=["embedded", "cypher"])
+@pytest.fixture(params=["embedded", "cypher", "engine"])
 def make(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Factory]:
     """Each call opens a *new* store object over the same data (that is what reopen means)."""
+    yield from _factories(request, tmp_path, request.param)
+
+
+@pytest.fixture(params=["embedded", "cypher"])
+def make_legacy(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Factory]:
+    """The backends an older fused-memory wrote stores with (the engine graph came later: no store
+    of it predates garbage collection), for what such a store must still do."""
     yield from _factories(request, tmp_path, request.param)
 
 
@@ -33,6 +43,16 @@ def _factories(request: pytest.FixtureRequest, tmp_path: Path, backend: str) -> 
     if backend == "embedded":
         def new() -> Any:
             return EmbeddedGraphStore(str(tmp_path / "graph"))
+    elif backend == "engine":  # qdrant-client local mode on a folder: a reopen is a new client on the same files
+        hosts: list[QdrantClientBackend] = []
+
+        def new() -> Any:
+            for h in hosts:
+                h.close()
+            hosts.append(QdrantClientBackend(location=str(tmp_path / "qdrant")))
+            return EngineGraphStore(hosts[-1])
+
+        request.addfinalizer(lambda: [h.close() for h in hosts])
     else:
         uri = request.getfixturevalue("bolt_server")
 

@@ -6,7 +6,8 @@ and some memory ids exist in several namespaces at once (the same id is a differ
 Expected: 0 hits from another namespace in any arm (checked by id, by the other namespaces' marker
 words, and on hydrated memories by namespace and text); a delete in one namespace leaves every
 other namespace's counts (vector store, lexical index, graph) and memories untouched. Runs on the
-embedded graph and on the Cypher graph over FalkorDB (whose one graph also holds other tests' data).
+embedded graph, on the Cypher graph over FalkorDB (whose one graph also holds other tests' data), and
+on connect()'s graph in the Qdrant engine (qdrant-client local mode).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fused_memory.embeddings import HashingEmbedder
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.query.parse import parse_query
 from fused_memory.results import ARMS, EntityCandidate, EntityRef
@@ -28,7 +30,7 @@ from fused_memory.store.memory_store import MemoryStore
 from fused_memory.text import normalize_entity_id
 from fused_memory.types import Memory, MemoryType, TimeWindow
 
-from _support import NOW, counts, embedded, lexical_ids, with_cypher_graph
+from _support import DIM, NOW, counts, embedded, lexical_ids, with_cypher_graph
 
 SUFFIX = uuid.uuid4().hex[:6]
 NAMESPACES = tuple(f"{n}-{SUFFIX}" for n in ("acme", "globex", "initech", "o'hare `x`"))
@@ -60,11 +62,14 @@ def build(spec: tuple) -> Memory:
                   event_at=NOW - timedelta(days=days) if mtype is MemoryType.EVENT else None)
 
 
-@pytest.fixture(params=["embedded", "cypher"])
+@pytest.fixture(params=["embedded", "cypher", "connect"])
 def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryStore]:
     path = tmp_path_factory.mktemp("isolation")
-    s = (embedded(path) if request.param == "embedded"
-         else with_cypher_graph(path, request.getfixturevalue("bolt_server")))
+    if request.param == "connect":  # qdrant-client local mode: the graph and BM25 in the collection's engine
+        s = MemoryStore.connect(qdrant_location=str(path / "qdrant"), embedder=HashingEmbedder(dim=DIM), ner=False)
+    else:
+        s = (embedded(path) if request.param == "embedded"
+             else with_cypher_graph(path, request.getfixturevalue("bolt_server")))
     s.open()
     yield s
     s.close()

@@ -1,5 +1,6 @@
-"""The entity graph behind `GraphStore`: `embedded` (SQLite in process, with `space` per namespace)
-and `cypher` (the neo4j driver over Bolt, with `dialect`, `queries` and `cypher_gc`), sharing
+"""The entity graph behind `GraphStore`: `embedded` (SQLite in process, with `space` per namespace),
+`cypher` (the neo4j driver over Bolt, with `dialect`, `queries` and `cypher_gc`) and `engine` (points
+in a Qdrant collection beside the memories, with `engine_points` and `engine_walk`), sharing
 `traversal` (the scored hop walk and its constants), `aliases`, `values` (checks and keys) and `gc`
 (when a name no memory mentions is deleted).
 

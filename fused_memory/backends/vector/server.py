@@ -18,7 +18,7 @@ import json
 import threading
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 from qdrant_client import QdrantClient, models
@@ -169,6 +169,17 @@ class QdrantClientBackend:
                     else:
                         self._client = QdrantClient(path=self.location, force_disable_check_same_thread=True)
             return self._client
+
+    def engine(self) -> QdrantClient:
+        """The client, for the engine graph beside this collection (`backends.graph.engine`): one
+        client, since a local-mode folder admits only one. Works before `open`."""
+        return self._connect()
+
+    @contextmanager
+    def engine_call(self, what: str) -> Iterator[None]:
+        """One call of the engine graph: serialized in local mode, failures as `BackendError`s."""
+        with self._guard(), engine_errors(what, _classify):
+            yield
 
     def _require(self) -> QdrantClient:
         if self._dim is None:
