@@ -14,7 +14,10 @@ from .results import ARMS
 
 __all__ = ["FusionConfig", "StoreConfig", "DEFAULT_WEIGHTS", "DEFAULT_TIMEOUTS_S", "DEFAULT_RRF_K",
            "DEFAULT_RECENCY_WEIGHT", "DEFAULT_CURRENT_STATE_RECENCY", "DEFAULT_HALF_LIFE_DAYS", "DEFAULT_RECENCY_BAND",
-           "DEFAULT_DUPLICATE_COSINE", "RESERVED_NAMES", "LEXICAL_MODES"]
+           "DEFAULT_DUPLICATE_COSINE", "RESERVED_NAMES", "LEXICAL_MODES", "ORDERS"]
+
+#: How the fused candidates are ordered (`FusionConfig.order`).
+ORDERS = ("learned", "rrf")
 
 #: The lexical index a store can use (`StoreConfig.lexical`).
 LEXICAL_MODES = ("engine", "bm25")
@@ -56,7 +59,7 @@ DEFAULT_RECENCY_BAND = 0.1
 #: 0.92 and 0.90; public LoCoMo is unchanged at each.
 DEFAULT_DUPLICATE_COSINE = 0.92
 #: Names the stage after fusion uses in contributions and failures; no custom arm may take them.
-RESERVED_NAMES: frozenset[str] = frozenset({"recency", "rerank", "collapse"})
+RESERVED_NAMES: frozenset[str] = frozenset({"recency", "rerank", "collapse", "learned"})
 
 
 @dataclass(frozen=True)
@@ -122,10 +125,24 @@ class FusionConfig:
     #: Final order of the reranked hits: by blend * 1/(k + rerank rank) + (1 - blend) * 1/(k + fused
     #: rank). 1: the reranker's order; 0: the fused order (the reranker's scores only shown).
     rerank_blend: float = 1.0
+    # ------------------------------------------------------------------ the order of the fused candidates
+    #: "learned": the fused top `learned_depth` reordered by the ranker (`fused_memory.ranking`, a small
+    #: linear model over each candidate's evidence; docs/architecture.md, "The learned order"); "rrf":
+    #: score-weighted RRF's order as it is. Either way the stage after fusion and a reranker follow.
+    order: str = "learned"
+    #: A ranker file (`fused-memory train-ranker --out`); None: the one shipped in the package.
+    ranker: str | None = None
+    #: How many of the fused candidates the learned order reorders (the rest keep RRF's order).
+    learned_depth: int = 50
 
     def __post_init__(self) -> None:
         self._check_after()
-        for name, minimum in (("k", 0), ("depth", 1), ("widen_below", 0), ("max_query_chars", 1), ("pool_min", 0),
+        if self.order not in ORDERS:
+            raise ConfigurationError(f"order must be one of {', '.join(map(repr, ORDERS))}, got {self.order!r}")
+        if self.ranker is not None and not isinstance(self.ranker, (str, os.PathLike)):
+            raise ConfigurationError(f"ranker must be a path to a ranker file or None, got {self.ranker!r}")
+        for name, minimum in (("k", 0), ("depth", 1), ("learned_depth", 1), ("widen_below", 0), ("max_query_chars", 1),
+                              ("pool_min", 0),
                               ("after_depth", 1), ("rerank_depth", 1)):
             value = getattr(self, name)  # "5", 1.5 and True were taken, then failed inside a query
             if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < minimum:

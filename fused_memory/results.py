@@ -160,11 +160,18 @@ class FusedHit:
     rerank_score: float | None = None
     #: This hit's rank before the reranker reordered the top; None when no reranker ordered it.
     rank_before_rerank: int | None = None
+    #: What the learned order said of this hit (`fused_memory.ranking.Learned`: its `score`, its
+    #: `rrf_rank`, `top()` the features that moved it most); None when RRF's order stood.
+    learned: Any = field(default=None, compare=False)
 
     def explain(self) -> str:
-        """e.g. `lexical#1(0.93) + dense#4(0.81) k=10 -> 0.1627 | rerank 0.912: #4 -> #1`."""
+        """e.g. `lexical#1(0.93) + dense#4(0.81) k=10 -> 0.1627 | learned +1.20 (rrf #3; log_len +0.61, ...)
+        | rerank 0.912: #4 -> #1`. Under the learned order the score is the RRF score of the place
+        the hit landed at; the arms' terms are what RRF gave it."""
         parts = " + ".join(f"{c.arm}#{c.rank}({c.raw_score:.2f})" for c in self.contributions)
         out = f"{parts or 'none'} k={self.k} -> {self.score:.4f}"
+        if self.learned is not None:
+            out += f" | {self.learned.explain()}"
         if self.rerank_score is not None:
             out += f" | rerank {self.rerank_score:.3f}: #{self.rank_before_rerank} -> #{self.rank}"
         if self.supersedes:
@@ -187,6 +194,7 @@ class FusedHit:
             "collapsed": list(self.collapsed), "supersedes": list(self.supersedes),
             "superseded_by": self.superseded_by, "rerank_score": self.rerank_score,
             "rank_before_rerank": self.rank_before_rerank,
+            "learned_score": self.learned.score if self.learned is not None else None,
         }
 
 

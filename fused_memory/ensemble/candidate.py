@@ -8,6 +8,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from ..results import Contribution
 from ..types import Memory
@@ -30,6 +31,7 @@ class Candidate:
     superseded_by: str | None = None
     rerank_score: float | None = None
     rank_before_rerank: int | None = None
+    learned: Any = None  # what the learned order said of it (`ranking.Learned`), None under RRF's order
 
 
 def memory_time(m: Memory) -> datetime | None:

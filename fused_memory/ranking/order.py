@@ -1,0 +1,65 @@
+"""The learned order: the fused top `depth` reordered by a `Ranker`, the rest left in RRF's order.
+
+Each reordered candidate keeps its per-arm RRF contributions (what each arm said) and takes the
+fused score of the place it lands at, so the scores still fall down the ranking on RRF's scale
+and what reads them afterwards (the recency list's fusion, the reranker's blend) works as it did.
+The learned score and the features that moved it most are kept beside it (`Learned`) for
+`FusedHit.explain()`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
+
+import numpy as np
+
+from ..results import Hit, ParsedQuery, QueryPlan
+from .features import Fused, candidate_features
+from .model import Ranker
+
+__all__ = ["Learned", "learned_order", "order_by_scores"]
+
+F = TypeVar("F", bound=Fused)
+
+
+@dataclass(frozen=True)
+class Learned:
+    """What the learned order said of one candidate: its score, its RRF rank before the order, and
+    the features that moved the score most, (name, weight x standardized value)."""
+
+    score: float
+    rrf_rank: int
+    row: np.ndarray = field(repr=False, compare=False)
+    ranker: Ranker = field(repr=False, compare=False)
+
+    def top(self, n: int = 3) -> tuple[tuple[str, float], ...]:
+        """The `n` features that moved the score most (worked out when asked: it is not free)."""
+        return self.ranker.top_features(self.row, n)
+
+    def explain(self) -> str:
+        moved = ", ".join(f"{name} {share:+.2f}" for name, share in self.top())
+        return f"learned {self.score:+.2f} (rrf #{self.rrf_rank}{'; ' + moved if moved else ''})"
+
+
+def order_by_scores(n: int, scores: np.ndarray) -> list[int]:
+    """Positions 0..n-1 by descending score; ties keep RRF's order (stable)."""
+    return [int(i) for i in np.argsort(-scores[:n], kind="stable")]
+
+
+def learned_order(ranker: Ranker, fused: Sequence[F], results: Mapping[str, Sequence[Hit]], plan: QueryPlan,
+                  parsed: ParsedQuery, depth: int) -> tuple[list[F], dict[str, Learned]]:
+    """`fused` (RRF's ranking, best first) with its top `depth` reordered by `ranker`, and per
+    reordered memory id what the ranker said of it."""
+    head = list(fused[:depth])
+    if len(head) < 2:
+        return list(fused), {}
+    x = candidate_features(head, results, plan, parsed)
+    scores = ranker.scores(x)
+    order = order_by_scores(len(head), scores)
+    places = [f.score for f in head]
+    out: list[Any] = [replace(head[i], score=places[pos]) for pos, i in enumerate(order)]  # type: ignore[type-var]
+    info = {f.memory_id: Learned(float(s), i + 1, x[i], ranker)
+            for i, (f, s) in enumerate(zip(head, scores, strict=True))}
+    return out + list(fused[depth:]), info
