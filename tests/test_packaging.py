@@ -54,7 +54,7 @@ def test_wheel_holds_three_packages_and_no_namespace_inits(wheel: Path) -> None:
     for init in ("fused_memory/__init__.py", "langchain_fused_memory/__init__.py",
                  "fused_memory/adapters.py", "llama_index/retrievers/fused_memory/__init__.py",
                  "fused_memory/py.typed", "langchain_fused_memory/py.typed",
-                 "llama_index/retrievers/fused_memory/py.typed"):
+                 "llama_index/retrievers/fused_memory/py.typed", "fused_memory/ranking/ranker.json"):
         assert init in names, init
     assert "llama_index/__init__.py" not in names and "llama_index/retrievers/__init__.py" not in names
     assert not any(n.startswith(("tests/", "integrations/", "examples/", "benchmarks/")) for n in names)

@@ -153,8 +153,8 @@ def _plain(value: Any) -> Any:
 
 
 def _fusion_json(config: FusionConfig) -> dict[str, Any]:
-    return {"order": config.order, "ranker": None if config.ranker is None else str(config.ranker), "rrf_k": config.k, "weights": dict(config.weights),
-            "depth": config.depth,
+    return {"order": config.order, "ranker": None if config.ranker is None else str(config.ranker),
+            "rrf_k": config.k, "weights": dict(config.weights), "depth": config.depth,
             "widen_below": config.widen_below, "pool_min": config.pool_min,
             "after": {"recency_weight": config.recency_weight, "current_state_recency": config.current_state_recency,
                       "recency_half_life_days": config.recency_half_life_days, "recency_band": config.recency_band,
