@@ -1,7 +1,8 @@
 """The learned order against RRF on public LoCoMo, out of fold (docs/results.md, "The learned order").
 
     python benchmarks/learned_order.py capture --data ../shared/bench/locomo/public --cache /tmp/lo/locomo.jsonl.gz
-    python benchmarks/learned_order.py loco --cache /tmp/lo/locomo.jsonl.gz [--ablation] [--c 1.0]
+    python benchmarks/learned_order.py loco --cache /tmp/lo/locomo.jsonl.gz [--ablation] [--c 0.01,0.1,1]
+    python benchmarks/learned_order.py latency --cache /tmp/lo/locomo.jsonl.gz
 
 `capture` asks every question once through the ensemble and keeps what reached fusion
 (`evaluation.candidates`); `loco` then runs in seconds from that cache: per conversation, RRF's k
@@ -66,6 +67,35 @@ def _print(table: dict) -> None:
     print(f"mean over the five folds of R@5 learned - RRF: {table['fold_mean_R@5_diff'] * 100:+.2f} points")
 
 
+def latency(queries, repeats: int = 5, depth: int = 20) -> dict:
+    """What the learned order adds to fusion, per query, over real candidate lists: RRF's top 10
+    (`fuse(limit=10)`, what the ensemble fuses today) against RRF's top `depth` plus the learned order,
+    the two taking turns query by query so machine load falls on both alike."""
+    from fused_memory.evaluation.learning import DEFAULT_RRF, fused_list
+    from fused_memory.ranking import default_ranker, learned_order
+
+    ranker = default_ranker()
+    rrf_ms, learned_ms = [], []
+    for _ in range(repeats):
+        for q in queries:
+            if q.plan.shortcut is not None:
+                continue
+            t0 = time.perf_counter()
+            fused_list(q, DEFAULT_RRF, 10)
+            t1 = time.perf_counter()
+            head = fused_list(q, DEFAULT_RRF, depth)
+            learned_order(ranker, head, q.results, q.plan, q.parsed, depth, 10)
+            t2 = time.perf_counter()
+            rrf_ms.append((t1 - t0) * 1000)
+            learned_ms.append((t2 - t1) * 1000)
+    a, b = np.array(rrf_ms), np.array(learned_ms)
+    return {"n": len(a), "depth": depth, "rrf_p50_ms": round(float(np.median(a)), 4),
+            "learned_p50_ms": round(float(np.median(b)), 4),
+            "added_p50_ms": round(float(np.median(b - a)), 4), "ratio_p50": round(float(np.median(b / a)), 2),
+            "rrf_p99_ms": round(float(np.quantile(a, 0.99)), 4),
+            "learned_p99_ms": round(float(np.quantile(b, 0.99)), 4)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -74,11 +104,20 @@ def main() -> None:
     c.add_argument("--cache", required=True)
     lo = sub.add_parser("loco")
     lo.add_argument("--cache", required=True)
-    lo.add_argument("--c", type=float, default=1.0)
-    lo.add_argument("--depth", type=int, default=50)
-    lo.add_argument("--ablation", action="store_true")
+    lo.add_argument("--c", default="0.01,0.1,1", help="regularization; several: chosen inside each fold's training "
+                                                       "conversations (`learning.choose_c`)")
+    lo.add_argument("--depth", type=int, default=20)
+    lo.add_argument("--ablation", action="store_true", help="also leave out each feature group in turn")
+    lo.add_argument("--ablation-c", type=float, default=0.1, help="the ablation's regularization (one, not chosen "
+                                                                   "per fold: five times faster)")
     lo.add_argument("--json")
+    la = sub.add_parser("latency")
+    la.add_argument("--cache", required=True)
+    la.add_argument("--depth", type=int, default=20)
     args = ap.parse_args()
+    if args.cmd == "latency":
+        print(json.dumps(latency([replay(r) for r in load_records(args.cache)], depth=args.depth), indent=1))
+        return
     if args.cmd == "capture":
         data = Path(args.data)
         ds = load_dataset(data / "memories.jsonl", data / "queries.jsonl")
@@ -88,18 +127,30 @@ def main() -> None:
     t0 = time.perf_counter()
     queries = [replay(r) for r in load_records(args.cache)]
     grid = rrf_grid()
-    scores = grid_scores(queries, grid, stderr_progress)
+    cached = Path(args.cache + f".grid{len(grid)}.npy")  # RRF's R@5 per setting and query: the slow part
+    if cached.exists():
+        scores = np.load(cached)
+    else:
+        scores = grid_scores(queries, grid, stderr_progress)
+        np.save(cached, scores)
     print(f"{len(queries)} queries, RRF grid of {len(grid)} settings ({time.perf_counter() - t0:.0f} s)",
           file=sys.stderr)
-    folds = leave_one_out(queries, depth=args.depth, c=args.c, grid=grid, scores=scores, progress=stderr_progress)
+    cs = tuple(float(v) for v in args.c.split(","))
+    folds = leave_one_out(queries, depth=args.depth, c=cs, grid=grid, scores=scores, progress=stderr_progress)
     table = _table(queries, folds)
     print(f"Leave one conversation out, C={args.c}, depth={args.depth}")
     _print(table)
     result = {"all_features": table, "folds": [{"conversation": f.conversation, "rrf_k": f.rrf.k,
-                                                "weights": f.rrf.weight_map()} for f in folds]}
+                                                "weights": f.rrf.weight_map(), "c": (f.ranker.meta or {}).get("c")}
+                                               for f in folds]}
     if args.ablation:
+        full = _table(queries, leave_one_out(queries, depth=args.depth, c=args.ablation_c, grid=grid, scores=scores))
+        result["ablation: every feature"] = full
+        print(f"every feature, C={args.ablation_c:<14} R@5 {full['all']['R@5']['learned']:.4f} "
+              f"({full['all']['R@5']['diff'] * 100:+.1f} over RRF)  R@10 {full['all']['R@10']['learned']:.4f} "
+              f"({full['all']['R@10']['diff'] * 100:+.1f})")
         for group, names in FEATURE_GROUPS.items():
-            t = _table(queries, leave_one_out(queries, depth=args.depth, c=args.c, grid=grid, scores=scores,
+            t = _table(queries, leave_one_out(queries, depth=args.depth, c=args.ablation_c, grid=grid, scores=scores,
                                               mask=names))
             result[f"without {group}"] = t
             print(f"without {group:<24} R@5 {t['all']['R@5']['learned']:.4f} ({t['all']['R@5']['diff'] * 100:+.1f}"

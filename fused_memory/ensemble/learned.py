@@ -62,7 +62,7 @@ def ordered_fusion(ranker: Ranker | None, job: Job, config: FusionConfig, failur
             return whole[:limit]  # it failed on this query already (a second call widens the window)
         t0 = time.perf_counter()
         try:
-            ordered, info = learned_order(ranker, whole, results, job.plan, job.parsed, depth)
+            ordered, info = learned_order(ranker, whole, results, job.plan, job.parsed, depth, limit)
         except Exception as exc:  # noqa: BLE001 - the order must not cost the answer
             failures.append(ArmFailure(LEARNED, f"the learned order failed ({type(exc).__name__}: {exc}); "
                                                 f"RRF's order stands", "error"))

@@ -31,7 +31,7 @@ from .candidates import Replayed
 from .metrics import recall_at_k
 
 __all__ = ["RrfSetting", "DEFAULT_RRF", "fused_list", "training_rows", "fit_ranker", "rrf_grid", "best_rrf",
-           "ranked_ids", "recalls", "leave_one_out", "FoldResult", "TrainingError"]
+           "ranked_ids", "recalls", "choose_c", "leave_one_out", "FoldResult", "TrainingError"]
 
 
 class TrainingError(FusedMemoryError):
@@ -60,7 +60,7 @@ def fused_list(q: Replayed, rrf: RrfSetting, limit: int | None = None) -> list[F
     return fuse(q.results, weights, rrf.k, limit=limit)
 
 
-def training_rows(queries: Iterable[Replayed], rrf: RrfSetting = DEFAULT_RRF, depth: int = 50
+def training_rows(queries: Iterable[Replayed], rrf: RrfSetting = DEFAULT_RRF, depth: int = 20
                   ) -> tuple[np.ndarray, np.ndarray]:
     """Features and labels (1: a gold memory) of the fused top `depth` of every query whose top
     `depth` holds a gold memory (the others teach the order nothing)."""
@@ -103,7 +103,7 @@ def fit_ranker(x: np.ndarray, y: np.ndarray, *, c: float = 1.0, meta: Mapping[st
     return Ranker(w, mean, scale, float(model.intercept_[0]), "trained", dict(meta or {}))
 
 
-def ranked_ids(q: Replayed, rrf: RrfSetting, ranker: Ranker | None, depth: int = 50, k: int = 10) -> list[str]:
+def ranked_ids(q: Replayed, rrf: RrfSetting, ranker: Ranker | None, depth: int = 20, k: int = 10) -> list[str]:
     """The top `k` ids of one query: RRF's order, or the learned order over RRF's top `depth`."""
     head = fused_list(q, rrf, max(depth, k))
     if ranker is not None and q.plan.shortcut is None:
@@ -152,12 +152,33 @@ class FoldResult:
     per_query: Mapping[str, tuple[tuple[float, ...], tuple[float, ...]]]
 
 
-def leave_one_out(queries: Sequence[Replayed], *, depth: int = 50, c: float = 1.0,
+def choose_c(queries: Sequence[Replayed], rrf: RrfSetting, cs: Sequence[float], depth: int = 20,
+             mask: Sequence[str] | None = None) -> float:
+    """The regularization, chosen inside the training queries alone: leave one conversation out
+    among them, the C with the best mean R@5 + R@10 (ties: the smaller C, the simpler model)."""
+    convs = sorted({q.conversation_id for q in queries})
+    if len(cs) == 1 or len(convs) < 2:
+        return cs[0]
+    rows = {conv: training_rows([q for q in queries if q.conversation_id != conv], rrf, depth) for conv in convs}
+    best, best_score = cs[0], -1.0
+    for c in sorted(cs):
+        total = 0.0
+        for conv in convs:
+            ranker = fit_ranker(*rows[conv], c=c, mask=mask)
+            total += sum(sum(recalls(q, ranked_ids(q, rrf, ranker, depth)))
+                         for q in queries if q.conversation_id == conv)
+        if total > best_score + 1e-9:
+            best, best_score = c, total
+    return best
+
+
+def leave_one_out(queries: Sequence[Replayed], *, depth: int = 20, c: float | Sequence[float] = 1.0,
                   mask: Sequence[str] | None = None, grid: Sequence[RrfSetting] | None = None,
                   scores: np.ndarray | None = None, progress: Callable[[str], None] = lambda _: None
                   ) -> list[FoldResult]:
     """One fold per conversation: RRF re-tuned and the ranker fitted on the other conversations
-    (the ranker over the re-tuned RRF's candidates), both scored on the held-out one."""
+    (the ranker over the re-tuned RRF's candidates; several `c`: the regularization chosen by
+    `choose_c` on those conversations too), both scored on the held-out one."""
     grid = list(grid if grid is not None else rrf_grid())
     if scores is None:
         scores = grid_scores(queries, grid, progress)
@@ -166,13 +187,15 @@ def leave_one_out(queries: Sequence[Replayed], *, depth: int = 50, c: float = 1.
     for conv in convs:
         test = np.array([q.conversation_id == conv for q in queries])
         rrf = best_rrf(grid, scores, ~test)
-        x, y = training_rows((q for q, t in zip(queries, test, strict=False) if not t), rrf, depth)
-        ranker = fit_ranker(x, y, c=c, mask=mask)
+        train = [q for q, t in zip(queries, test, strict=True) if not t]
+        chosen = choose_c(train, rrf, tuple(c) if isinstance(c, Sequence) else (c,), depth, mask)
+        x, y = training_rows(train, rrf, depth)
+        ranker = fit_ranker(x, y, c=chosen, mask=mask, meta={"c": chosen})
         per = {}
-        for q, t in zip(queries, test, strict=False):
+        for q, t in zip(queries, test, strict=True):
             if t:
                 per[q.query_id] = (recalls(q, ranked_ids(q, rrf, None, depth)),
                                    recalls(q, ranked_ids(q, rrf, ranker, depth)))
         out.append(FoldResult(conv, rrf, ranker, per))
-        progress(f"fold {conv}: k={rrf.k} {rrf.weight_map()}")
+        progress(f"fold {conv}: k={rrf.k} {rrf.weight_map()} C={chosen}")
     return out

@@ -29,9 +29,9 @@ from ..results import ARMS, Contribution, Hit, ParsedQuery, QueryPlan
 __all__ = ["FEATURE_VERSION", "FEATURE_NAMES", "FEATURE_GROUPS", "Fused", "candidate_features"]
 
 #: Bumped whenever a feature is added, removed, reordered or computed differently.
-FEATURE_VERSION = "candidates-1"
+FEATURE_VERSION = "candidates-2"
 
-_PER_ARM = ("present", "rrank", "score", "wpresent")
+_PER_ARM = ("present", "rrank", "score", "wpresent", "rel")
 _TYPES = ("fact", "preference", "event", "entity")
 
 FEATURE_NAMES: tuple[str, ...] = (
@@ -44,7 +44,7 @@ FEATURE_NAMES: tuple[str, ...] = (
 
 #: Feature groups, for the ablation (docs/architecture.md, "The learned order").
 FEATURE_GROUPS: Mapping[str, tuple[str, ...]] = {
-    "arm evidence": tuple(f"{arm}_{f}" for arm in ARMS for f in ("present", "rrank", "score")),
+    "arm evidence": tuple(f"{arm}_{f}" for arm in ARMS for f in ("present", "rrank", "score", "rel")),
     "plan weights": tuple(f"{arm}_wpresent" for arm in ARMS),
     "fused rank and score": ("fused_rrank", "fused_logrank", "fused_rel", "n_arms"),
     "memory": ("at_hand", "log_len", "has_time", "time_tag", "log_age", *(f"type_{t}" for t in _TYPES)),
@@ -102,49 +102,71 @@ def candidate_features(fused: Sequence[Fused], results: Mapping[str, Sequence[Hi
     names |= {ref.text.casefold() for ref in parsed.entity_refs}
     hints = {t.value for t in plan.type_hints}
     pw = {arm: plan.weight(arm) for arm in ARMS}
+    best = {arm: hits[0].score for arm, hits in results.items() if hits and hits[0].score > 0}
     carried = _carried(results, {f.memory_id for f in fused})
-    rows: list[list[float]] = []
+    width = len(FEATURE_NAMES)
+    at: list[int] = []  # flat positions and values of the non-zero cells: one numpy write at the end
+    val: list[float] = []
+    fused_scores: list[float] = []
+    n_arms: list[float] = []
+    temporal, graph = _ARM_COL["temporal"], _ARM_COL["graph"]
     for i, f in enumerate(fused):
-        row = [0.0] * len(FEATURE_NAMES)
+        base = i * width
         for c in f.contributions:
             col = _ARM_COL.get(c.arm)
             if col is None:
                 continue
-            row[col] = 1.0
-            row[col + 1] = 1.0 / c.rank
-            row[col + 2] = c.raw_score
-            row[col + 3] = pw[c.arm]
-        rank = i + 1
-        row[_BASE] = 1.0 / rank
-        row[_BASE + 1] = math.log(rank)
-        row[_BASE + 2] = f.score / top
-        row[_BASE + 3] = float(len(f.contributions))
+            j = base + col
+            at += (j, j + 1, j + 2, j + 3, j + 4)
+            val += (1.0, 1.0 / c.rank, c.raw_score, pw[c.arm], c.raw_score / best.get(c.arm, 1.0))
+            if col == temporal and window:
+                at.append(base + _CUES)
+                val.append(1.0 / c.rank)
+            elif col == graph and names:
+                at.append(base + _CUES + 3)
+                val.append(1.0)
+        fused_scores.append(f.score)
+        n_arms.append(len(f.contributions))
         p = carried.get(f.memory_id)
-        time_tag = has_time = overlap = 0.0
-        if p is not None:
-            row[_BASE + 4] = 1.0
-            row[_BASE + 5] = math.log1p(len(p.get("text") or ""))
-            at = p.get("event_at")
-            has_time = 1.0 if at is not None else 0.0
-            row[_BASE + 6] = has_time
-            time_tag = 1.0 if "time" in (p.get("answers") or ()) else 0.0
-            row[_BASE + 7] = time_tag
-            when = at if at is not None else p.get("created_at")
-            if when is not None:
-                row[_BASE + 8] = math.log1p(max(0.0, now - float(when)) / 86400.0)
-            col = _TYPE_COL.get(p.get("type") or "")
-            if col is not None:
-                row[col] = 1.0
-                if p.get("type") in hints:
-                    row[_CUES + 5] = 1.0
-            if names:
-                overlap = sum(1.0 for e in p.get("entities") or () if e.casefold() in names)
-        graph = row[_ARM_COL["graph"]]
-        row[_CUES] = row[_ARM_COL["temporal"] + 1] if window else 0.0
-        row[_CUES + 1] = time_tag if asks_time else 0.0
-        row[_CUES + 2] = has_time if asks_time else 0.0
-        row[_CUES + 3] = graph if names else 0.0
-        row[_CUES + 4] = overlap
-        rows.append(row)
-    x[:] = rows
+        if p is None:
+            continue
+        when = p.get("event_at")
+        tagged = "time" in (p.get("answers") or ())
+        at += (base + _BASE + 4, base + _BASE + 5)
+        val += (1.0, math.log1p(len(p.get("text") or "")))
+        if when is not None:
+            at.append(base + _BASE + 6)
+            val.append(1.0)
+            if asks_time:
+                at.append(base + _CUES + 2)
+                val.append(1.0)
+        if tagged:
+            at.append(base + _BASE + 7)
+            val.append(1.0)
+            if asks_time:
+                at.append(base + _CUES + 1)
+                val.append(1.0)
+        when = when if when is not None else p.get("created_at")
+        if when is not None:
+            at.append(base + _BASE + 8)
+            val.append(math.log1p(max(0.0, now - float(when)) / 86400.0))
+        kind = p.get("type")
+        col = _TYPE_COL.get(kind or "")
+        if col is not None:
+            at.append(base + col)
+            val.append(1.0)
+            if kind in hints:
+                at.append(base + _CUES + 5)
+                val.append(1.0)
+        if names:
+            overlap = sum(1.0 for e in p.get("entities") or () if e.casefold() in names)
+            if overlap:
+                at.append(base + _CUES + 4)
+                val.append(overlap)
+    x.flat[at] = val
+    ranks = np.arange(1, n + 1, dtype=float)
+    x[:, _BASE] = 1.0 / ranks
+    x[:, _BASE + 1] = np.log(ranks)
+    x[:, _BASE + 2] = np.asarray(fused_scores) / top
+    x[:, _BASE + 3] = n_arms
     return x

@@ -10,7 +10,7 @@ The learned score and the features that moved it most are kept beside it (`Learn
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
@@ -49,17 +49,18 @@ def order_by_scores(n: int, scores: np.ndarray) -> list[int]:
 
 
 def learned_order(ranker: Ranker, fused: Sequence[F], results: Mapping[str, Sequence[Hit]], plan: QueryPlan,
-                  parsed: ParsedQuery, depth: int) -> tuple[list[F], dict[str, Learned]]:
-    """`fused` (RRF's ranking, best first) with its top `depth` reordered by `ranker`, and per
-    reordered memory id what the ranker said of it."""
-    head = list(fused[:depth])
+                  parsed: ParsedQuery, depth: int, keep: int | None = None) -> tuple[list[F], dict[str, Learned]]:
+    """`fused` (RRF's ranking, best first) with its top `depth` reordered by `ranker`, and what the
+    ranker said of each of the first `keep` (None: all) of the new order, by memory id."""
+    head = fused[:depth]
     if len(head) < 2:
         return list(fused), {}
     x = candidate_features(head, results, plan, parsed)
     scores = ranker.scores(x)
     order = order_by_scores(len(head), scores)
-    places = [f.score for f in head]
-    out: list[Any] = [replace(head[i], score=places[pos]) for pos, i in enumerate(order)]  # type: ignore[type-var]
-    info = {f.memory_id: Learned(float(s), i + 1, x[i], ranker)
-            for i, (f, s) in enumerate(zip(head, scores, strict=True))}
+    make = type(head[0])  # a FusedScore: (memory_id, score, contributions); `replace` costs 2 us a candidate
+    out: list[Any] = [make(head[i].memory_id, head[pos].score, head[i].contributions)  # type: ignore[call-arg]
+                      for pos, i in enumerate(order)]
+    told = order if keep is None else order[:keep]
+    info = {head[i].memory_id: Learned(float(scores[i]), i + 1, x[i], ranker) for i in told}
     return out + list(fused[depth:]), info
