@@ -2,6 +2,7 @@
 
     python benchmarks/learned_order.py capture --data ../shared/bench/locomo/public --cache /tmp/lo/locomo.jsonl.gz
     python benchmarks/learned_order.py loco --cache /tmp/lo/locomo.jsonl.gz [--ablation] [--c 0.01,0.1,1]
+    python benchmarks/learned_order.py select --cache /tmp/lo/locomo.jsonl.gz
     python benchmarks/learned_order.py latency --cache /tmp/lo/locomo.jsonl.gz
 
 `capture` asks every question once through the ensemble and keeps what reached fusion
@@ -28,6 +29,16 @@ from fused_memory.evaluation.learning import grid_scores, leave_one_out, rrf_gri
 from fused_memory.evaluation.runner import stderr_progress
 from fused_memory.evaluation.significance import bootstrap_ci
 from fused_memory.ranking.features import FEATURE_GROUPS
+
+
+def _grid_scores(queries, grid, cache: str) -> np.ndarray:
+    """RRF's R@5 per setting and query (the slow part), kept beside the cache."""
+    cached = Path(cache + f".grid{len(grid)}.npy")
+    if cached.exists():
+        return np.load(cached)
+    scores = grid_scores(queries, grid, stderr_progress)
+    np.save(cached, scores)
+    return scores
 
 
 def _table(queries, folds) -> dict:
@@ -67,7 +78,7 @@ def _print(table: dict) -> None:
     print(f"mean over the five folds of R@5 learned - RRF: {table['fold_mean_R@5_diff'] * 100:+.2f} points")
 
 
-def latency(queries, repeats: int = 5, depth: int = 20) -> dict:
+def latency(queries, repeats: int = 5, depth: int = 30) -> dict:
     """What the learned order adds to fusion, per query, over real candidate lists: RRF's top 10
     (`fuse(limit=10)`, what the ensemble fuses today) against RRF's top `depth` plus the learned order,
     the two taking turns query by query so machine load falls on both alike."""
@@ -96,6 +107,31 @@ def latency(queries, repeats: int = 5, depth: int = 20) -> dict:
             "learned_p99_ms": round(float(np.quantile(b, 0.99)), 4)}
 
 
+def select(queries, grid, scores, depths=(20, 30), cs=(0.01, 0.1, 1.0), seed: int = 0) -> list[dict]:
+    """Depth and C chosen on a random half of the questions (dev), the other half (test) scored once:
+    leave one conversation out at each setting, each question's learned - RRF split by its half."""
+    rng = np.random.default_rng(seed)
+    dev = {q.query_id for q in queries if rng.random() < 0.5}
+    rows = []
+    for depth in depths:
+        for c in cs:
+            folds = leave_one_out(queries, depth=depth, c=c, grid=grid, scores=scores)
+            diffs = {True: [], False: []}
+            for f in folds:
+                for qid, (rrf, learned) in f.per_query.items():
+                    diffs[qid in dev].append([b - a for a, b in zip(rrf, learned, strict=True)])
+            d, t = np.mean(diffs[True], axis=0) * 100, np.mean(diffs[False], axis=0) * 100
+            rows.append({"depth": depth, "c": c, "dev": [round(float(v), 2) for v in d],
+                         "test": [round(float(v), 2) for v in t], "n_dev": len(diffs[True]),
+                         "n_test": len(diffs[False])})
+            print(f"depth {depth} C {c:<5} dev R@5 {d[0]:+.2f} R@10 {d[1]:+.2f}   test R@5 {t[0]:+.2f} "
+                  f"R@10 {t[1]:+.2f}", flush=True)
+    best = max(rows, key=lambda r: sum(r["dev"]))
+    print(f"chosen on dev (R@5 + R@10): depth {best['depth']}, C {best['c']}; test R@5 {best['test'][0]:+.2f}, "
+          f"R@10 {best['test'][1]:+.2f}")
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -106,14 +142,16 @@ def main() -> None:
     lo.add_argument("--cache", required=True)
     lo.add_argument("--c", default="0.01,0.1,1", help="regularization; several: chosen inside each fold's training "
                                                        "conversations (`learning.choose_c`)")
-    lo.add_argument("--depth", type=int, default=20)
+    lo.add_argument("--depth", type=int, default=30)
     lo.add_argument("--ablation", action="store_true", help="also leave out each feature group in turn")
-    lo.add_argument("--ablation-c", type=float, default=0.1, help="the ablation's regularization (one, not chosen "
+    lo.add_argument("--ablation-c", type=float, default=1.0, help="the ablation's regularization (one, not chosen "
                                                                    "per fold: five times faster)")
     lo.add_argument("--json")
+    se = sub.add_parser("select")
+    se.add_argument("--cache", required=True)
     la = sub.add_parser("latency")
     la.add_argument("--cache", required=True)
-    la.add_argument("--depth", type=int, default=20)
+    la.add_argument("--depth", type=int, default=30)
     args = ap.parse_args()
     if args.cmd == "latency":
         print(json.dumps(latency([replay(r) for r in load_records(args.cache)], depth=args.depth), indent=1))
@@ -127,12 +165,10 @@ def main() -> None:
     t0 = time.perf_counter()
     queries = [replay(r) for r in load_records(args.cache)]
     grid = rrf_grid()
-    cached = Path(args.cache + f".grid{len(grid)}.npy")  # RRF's R@5 per setting and query: the slow part
-    if cached.exists():
-        scores = np.load(cached)
-    else:
-        scores = grid_scores(queries, grid, stderr_progress)
-        np.save(cached, scores)
+    if args.cmd == "select":
+        select(queries, grid, _grid_scores(queries, grid, args.cache))
+        return
+    scores = _grid_scores(queries, grid, args.cache)
     print(f"{len(queries)} queries, RRF grid of {len(grid)} settings ({time.perf_counter() - t0:.0f} s)",
           file=sys.stderr)
     cs = tuple(float(v) for v in args.c.split(","))

@@ -132,10 +132,10 @@ class FusionConfig:
     order: str = "learned"
     #: A ranker file (`fused-memory train-ranker --out`); None: the one shipped in the package.
     ranker: str | None = None
-    #: How many of the fused candidates the learned order reorders (the rest keep RRF's order). Out of
-    #: fold on public LoCoMo 20 and 50 were within 0.1 point of each other (R@5 +1.7 over RRF either
-    #: way); 20 costs half the time (docs/architecture.md, "The learned order").
-    learned_depth: int = 20
+    #: How many of the fused candidates the learned order reorders (the rest keep RRF's order): 30,
+    #: chosen with C on a random half of public LoCoMo's questions, out of fold, among 20 and 30 (50
+    #: costs twice 20's time); docs/architecture.md, "The learned order".
+    learned_depth: int = 30
 
     def __post_init__(self) -> None:
         self._check_after()

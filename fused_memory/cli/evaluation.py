@@ -280,8 +280,8 @@ def add_commands(subparsers: Any) -> None:
     t.add_argument("--memories", required=True, metavar="M.jsonl")
     t.add_argument("--queries", required=True, metavar="Q.jsonl")
     t.add_argument("--out", required=True, metavar="ranker.json")
-    t.add_argument("--c", type=float, default=0.1, help="inverse regularization strength (default 0.1)")
-    t.add_argument("--depth", type=int, default=20, help="fused candidates per query it learns from "
-                                                         "(default 20, as FusionConfig.learned_depth)")
+    t.add_argument("--c", type=float, default=1.0, help="inverse regularization strength (default 1.0)")
+    t.add_argument("--depth", type=int, default=30, help="fused candidates per query it learns from "
+                                                         "(default 30, as FusionConfig.learned_depth)")
     t.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     t.set_defaults(fn=cmd_train_ranker)

@@ -60,7 +60,7 @@ def fused_list(q: Replayed, rrf: RrfSetting, limit: int | None = None) -> list[F
     return fuse(q.results, weights, rrf.k, limit=limit)
 
 
-def training_rows(queries: Iterable[Replayed], rrf: RrfSetting = DEFAULT_RRF, depth: int = 20
+def training_rows(queries: Iterable[Replayed], rrf: RrfSetting = DEFAULT_RRF, depth: int = 30
                   ) -> tuple[np.ndarray, np.ndarray]:
     """Features and labels (1: a gold memory) of the fused top `depth` of every query whose top
     `depth` holds a gold memory (the others teach the order nothing)."""
@@ -103,7 +103,7 @@ def fit_ranker(x: np.ndarray, y: np.ndarray, *, c: float = 1.0, meta: Mapping[st
     return Ranker(w, mean, scale, float(model.intercept_[0]), "trained", dict(meta or {}))
 
 
-def ranked_ids(q: Replayed, rrf: RrfSetting, ranker: Ranker | None, depth: int = 20, k: int = 10) -> list[str]:
+def ranked_ids(q: Replayed, rrf: RrfSetting, ranker: Ranker | None, depth: int = 30, k: int = 10) -> list[str]:
     """The top `k` ids of one query: RRF's order, or the learned order over RRF's top `depth`."""
     head = fused_list(q, rrf, max(depth, k))
     if ranker is not None and q.plan.shortcut is None:
@@ -152,7 +152,7 @@ class FoldResult:
     per_query: Mapping[str, tuple[tuple[float, ...], tuple[float, ...]]]
 
 
-def choose_c(queries: Sequence[Replayed], rrf: RrfSetting, cs: Sequence[float], depth: int = 20,
+def choose_c(queries: Sequence[Replayed], rrf: RrfSetting, cs: Sequence[float], depth: int = 30,
              mask: Sequence[str] | None = None) -> float:
     """The regularization, chosen inside the training queries alone: leave one conversation out
     among them, the C with the best mean R@5 + R@10 (ties: the smaller C, the simpler model)."""
@@ -172,7 +172,7 @@ def choose_c(queries: Sequence[Replayed], rrf: RrfSetting, cs: Sequence[float], 
     return best
 
 
-def leave_one_out(queries: Sequence[Replayed], *, depth: int = 20, c: float | Sequence[float] = 1.0,
+def leave_one_out(queries: Sequence[Replayed], *, depth: int = 30, c: float | Sequence[float] = 1.0,
                   mask: Sequence[str] | None = None, grid: Sequence[RrfSetting] | None = None,
                   scores: np.ndarray | None = None, progress: Callable[[str], None] = lambda _: None
                   ) -> list[FoldResult]:
