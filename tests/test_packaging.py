@@ -92,6 +92,8 @@ def test_frameworks_are_extras_only(wheel: Path) -> None:
         assert {framework} <= _required(requires, {"langgraph"}) and {framework} <= _required(requires, {"test"})
         assert {framework} <= _required(requires, {"all"})
     assert "langchain-core" in _required(requires, {"langgraph"})  # the package the store lives in needs it
+    # training the learned order needs scikit-learn, the `train` extra's; the shipped model runs in numpy
+    assert "scikit-learn" in _required(requires, {"train"}) and "scikit-learn" not in _required(requires, set())
 
 
 def test_installed_wheel_imports_all_three(wheel: Path, tmp_path: Path) -> None:

@@ -201,6 +201,15 @@ def test_one_arm_alone_and_shortcut_plans_keep_rrfs_order(filled) -> None:
     assert _ids(shortcut)[0] == "t"
 
 
+def test_questions_about_the_current_state_keep_rrfs_order_for_the_recency_list(filled) -> None:
+    ens = EnsembleMemory(filled, ranker=_longest_first())
+    now = ens.retrieve("Where does Alice hike now?", namespace="n", now=NOW)
+    assert any(c.arm == "recency" for h in now.hits for c in h.contributions)  # the recency list ran
+    assert all(h.learned is None for h in now.hits) and LEARNED not in now.timings_ms
+    past = ens.retrieve("Where does Alice hike now?", namespace="n", now=NOW, recency=0)
+    assert all(h.learned is not None for h in past.hits)  # without the list, the learned order
+
+
 def test_a_ranker_file_of_another_feature_list_is_refused(tmp_path) -> None:
     doc = _doc(features=list(reversed(FEATURE_NAMES)))
     with pytest.raises(ConfigurationError, match="feature names differ"):
