@@ -23,25 +23,34 @@ from fused_memory.evaluation.synth import SYNTH_NOW, shape_queries, synth_memori
 ORDERS = ("rrf", "learned")
 
 
-def _run(store, queries, namespace, now) -> dict:
+def _run(store, queries, namespace, now, kinds=None) -> dict:
     ensembles = {o: EnsembleMemory(store, FusionConfig(order=o)) for o in ORDERS}
     rows = {o: {"top10": [], "first": [], "learned_ms": [], "total_ms": []} for o in ORDERS}
-    for text, answers in queries:
+    by_kind: dict = {}
+    for n, (text, answers) in enumerate(queries):
         for o in ORDERS:
             r = ensembles[o].retrieve(text, namespace=namespace, now=now, k=10)
             ids = [h.memory.id for h in r.hits]
             rows[o]["top10"].append(float(bool(answers & set(ids))))
             rows[o]["first"].append(float(bool(ids) and ids[0] in answers))
+            if kinds is not None:
+                cell = by_kind.setdefault(kinds[n], {}).setdefault(o, [0, 0, 0])
+                cell[0] += 1
+                cell[1] += int(bool(answers & set(ids)))
+                cell[2] += int(bool(ids) and ids[0] in answers)
             rows[o]["total_ms"].append(r.timings_ms["total"])
             if "learned" in r.timings_ms:
                 rows[o]["learned_ms"].append(r.timings_ms["learned"])
     for e in ensembles.values():
         e.close()
-    return {o: {"n": len(v["top10"]), "top10": round(statistics.fmean(v["top10"]), 4),
+    out = {o: {"n": len(v["top10"]), "top10": round(statistics.fmean(v["top10"]), 4),
                 "first": round(statistics.fmean(v["first"]), 4),
                 "total_p50_ms": round(statistics.median(v["total_ms"]), 3),
                 "learned_p50_ms": round(statistics.median(v["learned_ms"]), 3) if v["learned_ms"] else None}
             for o, v in rows.items()}
+    if kinds is not None:  # per kind: [questions, answer in the top 10, answer first]
+        out["by_kind"] = by_kind
+    return out
 
 
 def main() -> None:
@@ -57,13 +66,13 @@ def main() -> None:
         store.add(memories, show_progress=False)
         qs = [*synth_queries(memories, args.queries), *shape_queries(memories, args.queries // 3)]
         asked = [(q.text, set(q.answers())) for q in qs if q.answers()]
-        out["synth"] = _run(store, asked, "bench", SYNTH_NOW)
+        out["synth"] = _run(store, asked, "bench", SYNTH_NOW, [q.kind for q in qs if q.answers()])
         store.close()
         data = churn_set()
         store = MemoryStore.embedded(f"{tmp}/churn").open()
         store.add(list(data.memories), show_progress=False)
         asked = [(q.text, {q.expected} if q.kind == "current" else set(q.group)) for q in data.queries]
-        out["churn"] = _run(store, asked, data.namespace, data.now)
+        out["churn"] = _run(store, asked, data.namespace, data.now, [q.kind for q in data.queries])
         store.close()
     print(json.dumps(out, indent=1))
     if args.json:
