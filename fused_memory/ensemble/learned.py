@@ -5,8 +5,9 @@
 `ordered_fusion` returns what the stage after fusion calls in place of `fusion.fuse`: RRF's ranking
 with its top reordered by the ranker (`ranking.learned_order`). It stands aside (RRF as is) where
 an order has nothing to learn from or must not cost time: `order="rrf"`, one arm alone (the caller
-asked for that arm's ranking), and the shortcut plans (one cheap arm; they keep their speed); and
-where the recency list runs (questions about the current state): its weight was tuned against
+asked for that arm's ranking), the shortcut plans (one cheap arm; they keep their speed), a time
+window or an asked relation (`ranking.applies`: the plan's rules order those); and where the
+recency list runs (questions about the current state): its weight was tuned against
 RRF's scores, and the ranker, fitted on LoCoMo where nothing changes, pushed the newer version of a
 fact down ("We moved to Munich" below a badge number for "Where do I live now?"). A
 ranker that raises leaves that query in RRF's order, reported in `Retrieval.failures` under
@@ -23,7 +24,7 @@ from typing import Any
 
 from ..config import FusionConfig
 from ..errors import ConfigurationError
-from ..ranking import Learned, Ranker, default_ranker, learned_order, load_ranker
+from ..ranking import Learned, Ranker, applies, default_ranker, learned_order, load_ranker
 from ..results import ArmFailure, Hit
 from .after_fusion import recency_weight
 from .fanout import Job
@@ -55,7 +56,7 @@ def ordered_fusion(ranker: Ranker | None, job: Job, config: FusionConfig, failur
                    learned: dict[str, Learned]) -> Fuse:
     """`fusion.fuse`, or fusion followed by the learned order for this query. What the ranker said
     of each candidate goes into `learned`; a ranker that raises adds a failure and RRF's order stands."""
-    if ranker is None or job.plan.shortcut is not None or len(job.plan.arms) == 1 or recency_weight(job, config) > 0:
+    if ranker is None or not applies(job.plan, job.parsed) or recency_weight(job, config) > 0:
         return fuse
     depth = config.learned_depth
 

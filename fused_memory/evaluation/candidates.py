@@ -69,7 +69,8 @@ def _record(job: Any, outcomes: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "lists": lists, "payloads": payloads,
         "plan": {"arms": list(plan.arms), "weights": dict(plan.weights), "shortcut": plan.shortcut,
-                 "type_hints": sorted(t.value for t in plan.type_hints)},
+                 "type_hints": sorted(t.value for t in plan.type_hints),
+                 "asked": [list(a) for a in plan.asked_relations]},
         "parsed": {"text": parsed.text, "now": parsed.now.isoformat(), "answer_type": parsed.answer_type,
                    "window": [window.start.isoformat(), window.end.isoformat()] if window else None,
                    "entities": [[r.text, [[c.entity_id, c.name] for c in r.candidates[:1]]]
@@ -136,7 +137,8 @@ def replay(record: Mapping[str, Any]) -> Replayed:
                for arm, rows in record["lists"].items()}
     p, q = record["plan"], record["parsed"]
     plan = QueryPlan(type_hints=frozenset(MemoryType(t) for t in p["type_hints"]), arms=tuple(p["arms"]),
-                     weights=p["weights"], shortcut=p["shortcut"])
+                     weights=p["weights"], shortcut=p["shortcut"],
+                     asked_relations=tuple((e, r, bool(f)) for e, r, f in p.get("asked", ())))
     window = TimeWindow(_time(q["window"][0]), _time(q["window"][1])) if q["window"] else None
     refs = tuple(EntityRef(text, tuple(EntityCandidate(eid, name) for eid, name in cands))
                  for text, cands in q["entities"])

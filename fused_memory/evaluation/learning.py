@@ -26,7 +26,7 @@ from ..ensemble.fusion import FusedScore, fuse
 from ..errors import FusedMemoryError
 from ..ranking.features import FEATURE_NAMES, candidate_features
 from ..ranking.model import Ranker
-from ..ranking.order import learned_order
+from ..ranking.order import applies, learned_order
 from .candidates import Replayed
 from .metrics import recall_at_k
 
@@ -66,7 +66,7 @@ def training_rows(queries: Iterable[Replayed], rrf: RrfSetting = DEFAULT_RRF, de
     `depth` holds a gold memory (the others teach the order nothing)."""
     xs, ys = [], []
     for q in queries:
-        if q.plan.shortcut is not None:  # shortcut plans keep RRF's order (and their speed)
+        if not applies(q.plan, q.parsed):  # the queries the ensemble leaves in RRF's order
             continue
         head = fused_list(q, rrf, depth)
         y = np.array([1.0 if f.memory_id in q.gold else 0.0 for f in head])
@@ -106,7 +106,7 @@ def fit_ranker(x: np.ndarray, y: np.ndarray, *, c: float = 1.0, meta: Mapping[st
 def ranked_ids(q: Replayed, rrf: RrfSetting, ranker: Ranker | None, depth: int = 30, k: int = 10) -> list[str]:
     """The top `k` ids of one query: RRF's order, or the learned order over RRF's top `depth`."""
     head = fused_list(q, rrf, max(depth, k))
-    if ranker is not None and q.plan.shortcut is None:
+    if ranker is not None and applies(q.plan, q.parsed):
         head, _ = learned_order(ranker, head, q.results, q.plan, q.parsed, depth)
     return [f.memory_id for f in head[:k]]
 

@@ -6,7 +6,7 @@ training lives in `fused_memory.evaluation.learning` and needs the `[train]` ext
 
 from .features import FEATURE_GROUPS, FEATURE_NAMES, FEATURE_VERSION, candidate_features
 from .model import Ranker, default_ranker, load_ranker, parse_ranker
-from .order import Learned, learned_order
+from .order import Learned, applies, learned_order
 
 __all__ = ["FEATURE_GROUPS", "FEATURE_NAMES", "FEATURE_VERSION", "candidate_features", "Ranker", "default_ranker",
-           "load_ranker", "parse_ranker", "Learned", "learned_order"]
+           "load_ranker", "parse_ranker", "Learned", "applies", "learned_order"]

@@ -19,7 +19,7 @@ from ..results import Hit, ParsedQuery, QueryPlan
 from .features import Fused, candidate_features
 from .model import Ranker
 
-__all__ = ["Learned", "learned_order", "order_by_scores"]
+__all__ = ["Learned", "learned_order", "order_by_scores", "applies"]
 
 F = TypeVar("F", bound=Fused)
 
@@ -41,6 +41,16 @@ class Learned:
     def explain(self) -> str:
         moved = ", ".join(f"{name} {share:+.2f}" for name, share in self.top())
         return f"learned {self.score:+.2f} (rrf #{self.rrf_rank}{'; ' + moved if moved else ''})"
+
+
+def applies(plan: QueryPlan, parsed: ParsedQuery) -> bool:
+    """Whether the learned order reorders this query's candidates (training reads the same rule):
+    not for one arm alone or a plan that needs no embedding (nothing to weigh; they keep their
+    speed), nor where the plan's own rules already decide the order: a time window (its events
+    first) and a relation the query asks (the graph re-rooted there). LoCoMo, which the model
+    learns from, has few of either, and the model pushed their answers down."""
+    return (plan.shortcut is None and len(plan.arms) > 1 and parsed.temporal_window is None
+            and not plan.asked_relations)
 
 
 def order_by_scores(n: int, scores: np.ndarray) -> list[int]:
