@@ -62,8 +62,9 @@ class EnsembleMemory:
     what each is worth. `arms` replaces or adds arms by name (any object with the `Retriever`
     protocol). `reranker` reorders the top of every retrieval (a `fused_memory.rerank.Reranker`, a
     LangChain document compressor or a LlamaIndex node postprocessor; a call may bring its own).
-    `ranker` (a ranker file's path or a `ranking.Ranker`) orders the fused candidates under
-    `FusionConfig(order="learned")`, the default; None: `config.ranker`, else the shipped one.
+    `ranker` (a ranker file's path or a `ranking.Ranker`) orders the fused candidates (the learned
+    order) unless `FusionConfig(order="rrf")`; None: `config.ranker`, else RRF's order, or the
+    shipped ranker under `order="learned"`.
     Construction does no I/O but reading that file. A copy is a new ensemble over the same store (`handles`).
     """
 

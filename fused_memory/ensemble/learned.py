@@ -39,10 +39,11 @@ Fuse = Callable[..., list[FusedScore]]
 
 
 def resolve_ranker(config: FusionConfig, ranker: object = None) -> Ranker | None:
-    """The ranker an ensemble orders with: None under `order="rrf"`; else `ranker` (a `Ranker` or a
-    path to a ranker file), else `config.ranker`, else the shipped one. A file is read and checked
+    """The ranker an ensemble orders with: None under `order="rrf"`, and under the default `order=None`
+    when no ranker is given; else `ranker` (a `Ranker` or a path to a ranker file), else
+    `config.ranker`, else (`order="learned"`) the shipped one. A file is read and checked
     here, once, so a bad one is refused when the ensemble is built (`ConfigurationError`)."""
-    if config.order == "rrf":
+    if config.order == "rrf" or (config.order is None and ranker is None and config.ranker is None):
         return None
     if isinstance(ranker, Ranker):
         return ranker

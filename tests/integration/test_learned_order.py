@@ -92,7 +92,7 @@ def test_a_bad_ranker_file_is_refused_when_the_ensemble_is_built(filled, tmp_pat
 
 
 def test_order_and_ranker_settings_are_checked() -> None:
-    with pytest.raises(ConfigurationError, match="order must be one of 'learned', 'rrf'"):
+    with pytest.raises(ConfigurationError, match="order must be one of 'learned', 'rrf' or None"):
         FusionConfig(order="lambdamart")
     with pytest.raises(ConfigurationError, match="ranker must be a path"):
         FusionConfig(ranker=3)  # type: ignore[arg-type]
@@ -103,8 +103,10 @@ def test_order_and_ranker_settings_are_checked() -> None:
 def test_the_shipped_ranker_is_this_versions(filled) -> None:
     shipped = default_ranker()
     assert shipped.to_json()["feature_version"] == FEATURE_VERSION and len(shipped.weights) == len(FEATURE_NAMES)
-    assert EnsembleMemory(filled).ranker is shipped  # the default order is the learned one
+    assert EnsembleMemory(filled, FusionConfig(order="learned")).ranker is shipped
+    assert EnsembleMemory(filled).ranker is None  # the default: RRF's order unless a ranker is given
     assert EnsembleMemory(filled, FusionConfig(order="rrf")).ranker is None
+    assert EnsembleMemory(filled, FusionConfig(order="rrf"), ranker=shipped).ranker is None  # "rrf" wins
 
 
 def test_a_ranker_file_written_back_loads_the_same(tmp_path) -> None:
