@@ -171,12 +171,19 @@ class FusedHit:
     version_slot: str | None = None
     #: How many days older than this memory each of `supersedes` is.
     older_by_days: tuple[float, ...] = ()
+    #: What the learned order said of this hit (`fused_memory.ranking.Learned`: its `score`, its
+    #: `rrf_rank`, `top()` the features that moved it most); None when RRF's order stood.
+    learned: Any = field(default=None, compare=False)
 
     def explain(self) -> str:
-        """e.g. `lexical#1(0.93) + dense#4(0.81) k=10 -> 0.1627 | rerank 0.912: #4 -> #1`; a graph
-        hit names its path, `graph#1(0.85: Sarah Chen <-reports_to- Tom Becker, 1 hop, asked relation)`."""
+        """e.g. `lexical#1(0.93) + dense#4(0.81) k=10 -> 0.1627 | learned +1.20 (rrf #3; log_len +0.61, ...)
+        | rerank 0.912: #4 -> #1`; a graph hit names its path, `graph#1(0.85: Sarah Chen <-reports_to-
+        Tom Becker, 1 hop, asked relation)`. Under the learned order the score is the RRF score of the
+        place the hit landed at; the arms' terms are what RRF gave it."""
         parts = " + ".join(f"{c.arm}#{c.rank}({c.raw_score:.2f}{_path(c)})" for c in self.contributions)
         out = f"{parts or 'none'} k={self.k} -> {self.score:.4f}"
+        if self.learned is not None:
+            out += f" | {self.learned.explain()}"
         if self.rerank_score is not None:
             out += f" | rerank {self.rerank_score:.3f}: #{self.rank_before_rerank} -> #{self.rank}"
         how = f"slot: {self.version_slot}" if self.version_slot else "similar text"
@@ -201,6 +208,7 @@ class FusedHit:
             "collapsed": list(self.collapsed), "supersedes": list(self.supersedes),
             "superseded_by": self.superseded_by, "rerank_score": self.rerank_score,
             "rank_before_rerank": self.rank_before_rerank,
+            "learned_score": self.learned.score if self.learned is not None else None,
         }
 
 

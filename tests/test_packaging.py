@@ -54,7 +54,7 @@ def test_wheel_holds_three_packages_and_no_namespace_inits(wheel: Path) -> None:
     for init in ("fused_memory/__init__.py", "langchain_fused_memory/__init__.py",
                  "fused_memory/adapters.py", "llama_index/retrievers/fused_memory/__init__.py",
                  "fused_memory/py.typed", "langchain_fused_memory/py.typed",
-                 "llama_index/retrievers/fused_memory/py.typed"):
+                 "llama_index/retrievers/fused_memory/py.typed", "fused_memory/ranking/ranker.json"):
         assert init in names, init
     assert "llama_index/__init__.py" not in names and "llama_index/retrievers/__init__.py" not in names
     assert not any(n.startswith(("tests/", "integrations/", "examples/", "benchmarks/")) for n in names)
@@ -92,6 +92,8 @@ def test_frameworks_are_extras_only(wheel: Path) -> None:
         assert {framework} <= _required(requires, {"langgraph"}) and {framework} <= _required(requires, {"test"})
         assert {framework} <= _required(requires, {"all"})
     assert "langchain-core" in _required(requires, {"langgraph"})  # the package the store lives in needs it
+    # training the learned order needs scikit-learn, the `train` extra's; the shipped model runs in numpy
+    assert "scikit-learn" in _required(requires, {"train"}) and "scikit-learn" not in _required(requires, set())
 
 
 def test_installed_wheel_imports_all_three(wheel: Path, tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from ..errors import ConfigurationError
 from ..results import ARMS
 from ..terminal import terminal_safe
 
-__all__ = ["add_commands", "cmd_eval", "cmd_bench", "parse_int_list", "parse_arms", "parse_weights"]
+__all__ = ["add_commands", "cmd_eval", "cmd_bench", "cmd_train_ranker", "parse_int_list", "parse_arms", "parse_weights"]
 
 
 def parse_int_list(text: str, what: str) -> tuple[int, ...]:
@@ -150,6 +150,44 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return _emit(args, lambda: format_bench(results), results, lambda png: plot_bench(results, png))
 
 
+def cmd_train_ranker(args: argparse.Namespace) -> int:
+    """Ask every labelled query once, fit the learned order on its candidates, write the ranker file."""
+    import json
+    import os
+
+    from ..evaluation.candidates import capture, replay
+    from ..evaluation.data import load_dataset
+    from ..evaluation.learning import fit_ranker, training_rows
+    from ..evaluation.runner import stderr_progress
+
+    if args.c <= 0 or args.depth < 2:
+        raise ConfigurationError(f"--c must be > 0 and --depth >= 2, got {args.c} and {args.depth}")
+    for flag, path in (("--memories", args.memories), ("--queries", args.queries)):
+        if os.path.realpath(path) == os.path.realpath(args.out):
+            raise ConfigurationError(f"--out {args.out} is also {flag}; write the ranker somewhere else")
+    try:  # fail before the long part: scikit-learn present, the output writable
+        import sklearn  # noqa: F401
+    except ImportError:
+        raise ConfigurationError("train-ranker needs scikit-learn: pip install 'fused-memory[train]'") from None
+    dataset = load_dataset(args.memories, args.queries)
+    progress = _progress(args, stderr_progress)
+    queries = [replay(r) for r in capture(dataset, progress=progress)]
+    x, y = training_rows(queries, depth=args.depth)
+    meta = {"memories": os.path.basename(args.memories), "queries": os.path.basename(args.queries),
+            "n_queries": len(queries), "n_candidates": int(len(y)), "n_gold": int(y.sum()), "c": args.c,
+            "depth": args.depth}
+    ranker = fit_ranker(x, y, c=args.c, meta=meta)
+    try:
+        with open(args.out, "w", encoding="utf-8") as fh:
+            json.dump(ranker.to_json(), fh, indent=1)
+            fh.write("\n")
+    except OSError as exc:
+        raise ConfigurationError(f"--out {args.out}: cannot be written ({exc.strerror or exc})") from None
+    print(terminal_safe(f"fused-memory: wrote {args.out} ({len(queries)} queries, {int(y.sum())} gold among "
+                        f"{len(y)} candidates)"), file=sys.stderr)
+    return 0
+
+
 def _check_outputs(args: argparse.Namespace, inputs: dict[str, str] | None = None) -> None:
     """Fail before the long part, not after it: matplotlib present, output paths writable, and no
     output written over an input or over the other output (`--json Q.jsonl` replaced the queries)."""
@@ -190,7 +228,7 @@ def _emit(args: argparse.Namespace, table: Callable[[], str], data: Any, plot: C
 
 
 def add_commands(subparsers: Any) -> None:
-    """Add `eval` and `bench` to the `fused-memory` subcommands."""
+    """Add `eval`, `bench` and `train-ranker` to the `fused-memory` subcommands."""
     e = subparsers.add_parser(
         "eval", help="Recall@k / NDCG@10 of the ensemble, each arm and ablations on a JSONL dataset",
         description="Ingest each conversation of M.jsonl into its own namespace of a fresh embedded store "
@@ -262,3 +300,18 @@ def add_commands(subparsers: Any) -> None:
                         "measured); a store there holding other memories is refused")
     b.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     b.set_defaults(fn=cmd_bench)
+
+    t = subparsers.add_parser(
+        "train-ranker", help="fit the learned order on labelled queries (eval JSONL format; needs [train])",
+        description="Ingest M.jsonl into a fresh store, ask every query of Q.jsonl that has gold_ids once, and fit "
+                    "the learned order (a logistic regression over each fused candidate's features) on which "
+                    "candidates are gold. Load the result with FusionConfig(ranker=OUT) or "
+                    "EnsembleMemory(store, ranker=OUT).")
+    t.add_argument("--memories", required=True, metavar="M.jsonl")
+    t.add_argument("--queries", required=True, metavar="Q.jsonl")
+    t.add_argument("--out", required=True, metavar="ranker.json")
+    t.add_argument("--c", type=float, default=1.0, help="inverse regularization strength (default 1.0)")
+    t.add_argument("--depth", type=int, default=30, help="fused candidates per query it learns from "
+                                                         "(default 30, as FusionConfig.learned_depth)")
+    t.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    t.set_defaults(fn=cmd_train_ranker)

@@ -37,7 +37,7 @@ from ..results import ArmFailure, FusedHit, Hit, ParsedQuery
 from .candidate import Candidate
 from .duplicates import collapse, mmr
 from .fanout import Job, Task
-from .fusion import fuse
+from .fusion import FusedScore, fuse
 from .hydration import hydrate
 from .recency import about_now, add_recency, contenders
 from .reranking import apply_rerank, rerank_task
@@ -80,7 +80,7 @@ class Staged:
         kept = [c for c in ranked if c.score > 0 and c.score >= floor]
         hits = tuple(FusedHit(c.memory, c.score, rank, c.contributions, config.k, c.collapsed, c.supersedes,
                               c.superseded_by, c.rerank_score, c.rank_before_rerank, c.version_slot,
-                              c.older_by_days)
+                              c.older_by_days, c.learned)
                      for rank, c in enumerate(kept[:self.job.k], start=1))
         return hits, (self.reranker if ms is not None else None)
 
@@ -141,11 +141,12 @@ def _solo(job: Job) -> bool:
 
 
 def after_fusion(store: EnsembleSource, job: Job, results: Mapping[str, Sequence[Hit]], weights: Mapping[str, float],
-                 config: FusionConfig, default: Reranker | None
+                 config: FusionConfig, default: Reranker | None, order: Callable[..., list[FusedScore]] = fuse
                  ) -> tuple[list[Candidate], list[ArmFailure], Task | None, Reranker | None]:
     """The ranked candidates (up to the window, best first), the failures of reads (hydration, stored
     vectors), the rerank task and the reranker it runs: the call's, else the ensemble's `default`
-    (not for one arm alone)."""
+    (not for one arm alone). `order` ranks the fused candidates (`fuse`'s signature): RRF, or RRF
+    followed by the learned order (`ensemble.learned`)."""
     solo = _solo(job)
     weight = recency_weight(job, config)
     reranker = job.after.reranker or (None if solo else default)
@@ -156,9 +157,9 @@ def after_fusion(store: EnsembleSource, job: Job, results: Mapping[str, Sequence
     failures: list[ArmFailure] = []
     read = _VectorRead(store, job.namespace)
     while True:
-        fused = fuse(results, weights, config.k, limit=size)
+        fused = order(results, weights, config.k, limit=size)
         kept, unread = hydrate(store, job.namespace, results, fused, size,
-                               _whole(results, weights, config.k))
+                               _whole(results, weights, config.k, order))
         failures[:] = unread
         t0 = time.perf_counter()
         ranked = [Candidate(m, f.score, f.contributions) for f, m in kept]
@@ -197,8 +198,9 @@ def staged(job: Job, ranked: list[Candidate], failures: list[ArmFailure], answer
                   reranker_name(reranker) if reranker is not None else None)
 
 
-def _whole(results: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: int) -> Callable[[], list]:
-    return lambda: fuse(results, weights, k)
+def _whole(results: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: int,
+           order: Callable[..., list[FusedScore]] = fuse) -> Callable[[], list]:
+    return lambda: order(results, weights, k)
 
 
 class _VectorRead:

@@ -8,6 +8,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from ..results import Contribution
 from ..types import Memory
@@ -32,6 +33,7 @@ class Candidate:
     rank_before_rerank: int | None = None
     version_slot: str | None = None
     older_by_days: tuple[float, ...] = ()
+    learned: Any = None  # what the learned order said of it (`ranking.Learned`), None under RRF's order
 
 
 def memory_time(m: Memory) -> datetime | None:

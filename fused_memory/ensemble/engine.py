@@ -29,6 +29,7 @@ from ..query.optimizer import DEFAULT_RULES, optimize, optimize_off
 from ..query.parse import check_embed_text, parse_query
 from ..query.shortcuts import IDENTIFIER
 from ..query.store_rules import filter_share, with_store
+from ..ranking import Learned, Ranker
 from ..rerank import Reranker, as_reranker
 from ..results import ARMS, ArmFailure, Hit, ParsedQuery, QueryPlan, Retrieval
 from ..retrievers import make_retriever
@@ -40,6 +41,7 @@ from .after_fusion import Staged, after_fusion, staged
 from .caller_plan import with_caller
 from .fanout import Job, Outcome, Task, checked, failed, raiser
 from .hung_arms import FailureLog, HungArms
+from .learned import ordered_fusion, resolve_ranker, with_learned
 from .lookup import EntityLookup
 from .options import check_after, check_options, check_rules_off
 from .plans import fallback_plan, missed, shortcut_arm, shortcut_request, with_memories
@@ -60,13 +62,16 @@ class EnsembleMemory:
     what each is worth. `arms` replaces or adds arms by name (any object with the `Retriever`
     protocol). `reranker` reorders the top of every retrieval (a `fused_memory.rerank.Reranker`, a
     LangChain document compressor or a LlamaIndex node postprocessor; a call may bring its own).
-    Construction does no I/O. A copy is a new ensemble over the same store (`handles`).
+    `ranker` (a ranker file's path or a `ranking.Ranker`) orders the fused candidates (the learned
+    order) unless `FusionConfig(order="rrf")`; None: `config.ranker`, else RRF's order, or the
+    shipped ranker under `order="learned"`.
+    Construction does no I/O but reading that file. A copy is a new ensemble over the same store (`handles`).
     """
 
     def __init__(self, store: EnsembleSource, config: FusionConfig | None = None, *, optimizer: bool = True,
                  arms: Mapping[str, Retriever] | None = None, max_workers: int = 8,
                  clock: Callable[[], datetime] = utcnow, reranker: object = None,
-                 rules_off: Collection[str] = ()) -> None:
+                 rules_off: Collection[str] = (), ranker: object = None) -> None:
         if not isinstance(store, EnsembleSource) or not isinstance(config, (FusionConfig, type(None))):
             raise ConfigurationError(f"EnsembleMemory(store, config) takes a MemoryStore and a FusionConfig, "
                                      f"got {type(store).__name__} and {type(config).__name__}")
@@ -75,6 +80,9 @@ class EnsembleMemory:
         self.store = store
         self.config = config or FusionConfig()
         self.reranker: Reranker | None = as_reranker(reranker) if reranker is not None else None
+        # the one read a constructor does: the ranker file (a local JSON of a few kB), so that a
+        # missing or mismatched one is refused here rather than in every query (`learned`)
+        self.ranker: Ranker | None = resolve_ranker(self.config, ranker)
         self.optimizer = optimizer
         self.rules_off = check_rules_off(rules_off)
         self.clock = clock
@@ -409,7 +417,11 @@ class EnsembleMemory:
             raise BackendUnavailable("every retriever failed: " + "; ".join(f"{a}: {r}" for a, r in causes.items()),
                                      causes)
         weights = {a: self.config.weights.get(a, 1.0) * job.plan.weight(a) for a in results}
-        ranked, unread, rerank, reranker = after_fusion(self.store, job, results, weights, self.config, self.reranker)
+        learned: dict[str, Learned] = {}
+        order = ordered_fusion(self.ranker, job, self.config, failures, learned)
+        ranked, unread, rerank, reranker = after_fusion(self.store, job, results, weights, self.config, self.reranker,
+                                                        order)
+        ranked = with_learned(ranked, learned)
         failures.extend(unread)
         job.timings["fuse"] = (time.perf_counter() - t0) * 1000
         return staged(job, ranked, failures, list(results), how["widened"], how["pooled"], rerank, reranker)

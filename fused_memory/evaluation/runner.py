@@ -3,7 +3,8 @@
 Systems are rows of the report, all answered from one ingest so they differ only in how they
 retrieve:
 
-* `fused`: the ensemble as shipped (optimizer on);
+* `fused`: the ensemble as shipped (optimizer on, RRF's order); `fused_learned` the same with the
+  learned order and the shipped ranker (`FusionConfig(order="learned")`);
 * one row per arm alone (`arms=[name]`), so the gain of fusion over each arm is visible. Single
   arms run with the optimizer *off*: with it on, the optimizer would skip e.g. the temporal arm on
   a query without a time cue, and an arm that never ran would look worse than it is, inflating
@@ -76,6 +77,8 @@ class System:
     #: Optimizer rules left out (`EnsembleMemory(rules_off=...)`): what one rule is worth is the
     #: ensemble with it against the ensemble without it (benchmarks/bench_rules.py).
     rules_off: tuple[str, ...] = ()
+    #: The order of the fused candidates (`FusionConfig.order`); None: the config's.
+    order: str | None = None
 
 
 def default_systems(arms: Sequence[str] = ARMS, *, single_arms: bool = True,
@@ -87,7 +90,7 @@ def default_systems(arms: Sequence[str] = ARMS, *, single_arms: bool = True,
     if unknown or not chosen:
         raise FusedMemoryError(f"unknown arm(s) {unknown or list(arms)}; arms are {', '.join(ARMS)}")
     every = None if chosen == ARMS else chosen
-    out = [System("fused", every, True, "fused")]
+    out = [System("fused", every, True, "fused"), System("fused_learned", every, True, "fused", order="learned")]
     if single_arms:
         out += [System(a, (a,), SINGLE_ARM_OPTIMIZER, "arm") for a in chosen]
     if ablations:
@@ -150,7 +153,8 @@ def _plain(value: Any) -> Any:
 
 
 def _fusion_json(config: FusionConfig) -> dict[str, Any]:
-    return {"rrf_k": config.k, "weights": dict(config.weights), "depth": config.depth,
+    return {"order": config.order, "ranker": None if config.ranker is None else str(config.ranker),
+            "rrf_k": config.k, "weights": dict(config.weights), "depth": config.depth,
             "widen_below": config.widen_below, "pool_min": config.pool_min,
             "after": {"recency_weight": config.recency_weight, "current_state_recency": config.current_state_recency,
                       "recency_half_life_days": config.recency_half_life_days, "recency_band": config.recency_band,
@@ -245,8 +249,9 @@ class Evaluator:
         systems = tuple(systems or default_systems())
         depth_k = max((*ks, *ndcg_ks))
         names = metric_names(ks, ndcg_ks)
-        ensembles = {(s.optimizer, s.rules_off): EnsembleMemory(self.store, config, optimizer=s.optimizer,
-                                                                rules_off=s.rules_off) for s in systems}
+        ensembles = {(s.optimizer, s.rules_off, s.order): EnsembleMemory(
+            self.store, config.with_(order=s.order) if s.order else config, optimizer=s.optimizer,
+            rules_off=s.rules_off) for s in systems}
         scored: dict[str, list[tuple[str, dict[str, float]]]] = {s.name: [] for s in systems}
         latency: dict[str, list[float]] = {s.name: [] for s in systems}
         failures: dict[str, int] = {s.name: 0 for s in systems}
@@ -263,7 +268,7 @@ class Evaluator:
                 for s in systems:
                     t0 = time.perf_counter()
                     try:
-                        result = ensembles[(s.optimizer, s.rules_off)].retrieve(
+                        result = ensembles[(s.optimizer, s.rules_off, s.order)].retrieve(
                             q.question, namespace=q.conversation_id, k=depth_k, now=now,
                             arms=list(s.arms) if s.arms is not None else None)
                         ranked = tuple(result.ids())
@@ -296,7 +301,8 @@ class Evaluator:
         config_json: dict[str, Any] = {
             "ks": list(ks), "ndcg_ks": list(ndcg_ks), "fusion": _fusion_json(config),
             "systems": [{"name": s.name, "arms": list(s.arms) if s.arms else "planned",
-                         "optimizer": s.optimizer, "kind": s.kind, "rules_off": list(s.rules_off)}
+                         "optimizer": s.optimizer, "kind": s.kind, "rules_off": list(s.rules_off),
+                         "order": s.order or config.order}
                         for s in systems],
             "single_arm_optimizer": SINGLE_ARM_OPTIMIZER,
             "embedder": getattr(getattr(self.store.embedder, "id", None), "name", None),

@@ -40,8 +40,10 @@ def test_core_imports_no_framework() -> None:
         import fused_memory
         import fused_memory.ensemble, fused_memory.store.memory_store, fused_memory.retrievers, fused_memory.cli
         import fused_memory.adapters, fused_memory.agent_writes
+        import fused_memory.ranking, fused_memory.evaluation.learning  # training imports scikit-learn when it runs
         from fused_memory.embeddings import default_embedder
-        frameworks = ("langchain_core", "langchain", "llama_index", "langgraph", "langmem")
+        fused_memory.ranking.default_ranker()
+        frameworks = ("langchain_core", "langchain", "llama_index", "langgraph", "langmem", "sklearn", "lightgbm")
         loaded = sorted(m for m in sys.modules if m.split(".")[0] in frameworks)
         print(loaded)
     """)
