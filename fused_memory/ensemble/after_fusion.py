@@ -176,6 +176,11 @@ def after_fusion(store: EnsembleSource, job: Job, results: Mapping[str, Sequence
             place = {c.memory.id: i for i, c in enumerate(ranked)}
             groups = [replace(g, members=tuple(sorted(place[m] for m in group))) for g, group in zip(groups, ids,
                                                                                                      strict=True)]
+        if mode == "now" and weight == 0:
+            # not a question about the current state ("apple", "red cars"): only versions a key ties
+            # together are reordered; alike texts naming other values ("red apple", "red car") are no
+            # evidence of a change there (LangGraph's store tests, docs/architecture.md "Versions of a fact")
+            groups = [g for g in groups if g.slot is not None]
         if mode is not None and groups:
             ranked = order_versions(ranked, groups, past=mode == "past", query_words=_words(job.parsed.text),
                                     before=job.parsed.temporal_window.end if job.parsed.temporal_window else None)

@@ -339,12 +339,15 @@ class FusedMemoryStore(BaseStore):
         labels_of = dict(spaces)
         items = [_as_search_item(h.memory, labels_of[h.memory.namespace], h.score, h.superseded_by)
                  for *_, h in ranked[:want]]
-        if len(items) < want:  # the rest of what matches, unscored, newest first
+        if len(items) < want:  # the rest of what matches, newest first: under a query an indexed item no
+            # arm scored above 0 scores 0.0 (LangGraph's stores score every indexed item), an unindexed one None
             seen = {(h.memory.namespace, h.memory.id) for *_, h in ranked}
             page = None if op.filter else want + len(seen)  # a filter reads every value; else the newest do
             rest = [m for name, _ in spaces for m in self.store.memories(name, limit=page)
                     if (m.namespace, m.id) not in seen and (not op.filter or matches(item_value(m), op.filter))]
-            items += [_as_search_item(m, labels_of[m.namespace], None) for m in _newest_first(rest)[:want - len(items)]]
+            rest = sorted(_newest_first(rest), key=lambda m: not (op.query and is_indexed(m)))  # scored first
+            items += [_as_search_item(m, labels_of[m.namespace], 0.0 if op.query and is_indexed(m) else None)
+                      for m in rest[:want - len(items)]]
         return items[op.offset:want]
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
