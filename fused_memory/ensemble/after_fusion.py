@@ -42,7 +42,7 @@ from .hydration import hydrate
 from .recency import about_now, add_recency, contenders
 from .reranking import apply_rerank, rerank_task
 from .source import EnsembleSource, VectorLookup
-from .versions import near_versions, order_versions, version_groups
+from .versions import named_subject, near_versions, order_versions, version_groups
 
 __all__ = ["Staged", "after_fusion", "recency_weight", "version_mode", "window", "COLLAPSE"]
 
@@ -177,10 +177,11 @@ def after_fusion(store: EnsembleSource, job: Job, results: Mapping[str, Sequence
             groups = [replace(g, members=tuple(sorted(place[m] for m in group))) for g, group in zip(groups, ids,
                                                                                                      strict=True)]
         if mode == "now" and weight == 0:
-            # not a question about the current state ("apple", "red cars"): only versions a key ties
-            # together are reordered; alike texts naming other values ("red apple", "red car") are no
-            # evidence of a change there (LangGraph's store tests, docs/architecture.md "Versions of a fact")
-            groups = [g for g in groups if g.slot is not None]
+            # not a question about the current state ("apple", "red cars"): versions found by similarity
+            # are reordered only when their members name a subject; alike texts of no one naming other
+            # values ("red apple", "red car") are no evidence of a change (LangGraph's store tests,
+            # docs/architecture.md "Versions of a fact")
+            groups = [g for g in groups if g.slot is not None or named_subject(ranked, g)]
         if mode is not None and groups:
             ranked = order_versions(ranked, groups, past=mode == "past", query_words=_words(job.parsed.text),
                                     before=job.parsed.temporal_window.end if job.parsed.temporal_window else None)

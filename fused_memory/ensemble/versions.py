@@ -51,7 +51,8 @@ from ..types import Memory
 from .candidate import Candidate, memory_time, text_key
 from .duplicates import Content, VectorRead, content, same_content
 
-__all__ = ["MAX_VERSIONS", "Version", "values", "version_groups", "near_versions", "order_versions"]
+__all__ = ["MAX_VERSIONS", "Version", "values", "version_groups", "near_versions", "order_versions",
+           "named_subject"]
 
 _DAY_S = 86400.0
 _READS: dict[tuple[object, ...], _Read] = {}
@@ -126,6 +127,18 @@ def _same_subject(a: _Read, b: _Read) -> bool:
     """Two memories that both name someone or something name the same first: "Met Ethan Chen in
     Lisbon" is no version of "Met Jonas Kowalski in Lisbon", however alike."""
     return a.subject is None or b.subject is None or a.subject == b.subject
+
+
+def named_subject(candidates: Sequence[Candidate], group: Version) -> bool:
+    """Whether every member of `group` names someone or something (its subject): versions found by
+    similarity alone are a weaker sign when no member names whose fact it is (a person, a thing, or
+    the speaker: "I", "my")."""
+    return all(_read(candidates[i].memory).subject is not None or _FIRST_PERSON.search(candidates[i].memory.text)
+               for i in group.members)
+
+
+#: The speaker's own facts ("I drive a Civic", "my rent is..."): the user is their subject.
+_FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|we|us|our)\b", re.IGNORECASE)
 
 
 def _new_value(older: _Read, newer: _Read) -> bool:
