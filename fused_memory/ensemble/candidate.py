@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 from ..results import Contribution
 from ..types import Memory
 
-__all__ = ["Candidate", "memory_time", "text_key"]
+__all__ = ["Candidate", "Groups", "memory_time", "text_key"]
 
 _NOT_WORD = re.compile(r"[\W_]+")
 
@@ -45,3 +46,23 @@ def text_key(text: str) -> str:
     """A text as duplicates compare it: NFKC, case-folded, every run of punctuation, symbols and
     spaces one space ("User prefers green tea." and "user prefers  green tea!" are one text)."""
     return _NOT_WORD.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
+
+
+class Groups:
+    """Union-find over candidate indices: the groups that pairwise `join`s make (near-duplicates,
+    versions of a fact), each rooted at its smallest index, so at its best-ranked member."""
+
+    def __init__(self, indices: Iterable[int]) -> None:
+        self._parent = {i: i for i in indices}
+
+    def root(self, i: int) -> int:
+        parent = self._parent
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    def join(self, i: int, j: int) -> None:
+        a, b = self.root(i), self.root(j)
+        if a != b:
+            self._parent[max(a, b)] = min(a, b)

@@ -43,7 +43,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..text import tokenize
-from .candidate import Candidate, memory_time, text_key
+from .candidate import Candidate, Groups, memory_time, text_key
 
 __all__ = ["Content", "VectorRead", "content", "same_content", "duplicate_groups", "collapse", "mmr"]
 
@@ -111,24 +111,13 @@ def duplicate_groups(candidates: Sequence[Candidate], vectors: Mapping[str, np.n
     candidates of different texts says the same thing in words (`same_content`), with their ids,
     so most queries read no vector at all (the read is ~0.5 ms for 20 memories)."""
     n = len(candidates)
-    parent = list(range(n))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    def join(i: int, j: int) -> None:
-        a, b = root(i), root(j)
-        if a != b:
-            parent[max(a, b)] = min(a, b)
+    groups_of = Groups(range(n))
 
     first: dict[str, int] = {}
     for i, c in enumerate(candidates):
         key = text_key(c.memory.text)
         if key in first:
-            join(first[key], i)
+            groups_of.join(first[key], i)
         else:
             first[key] = i
     if threshold is not None and vectors is not None and len(first) > 1:
@@ -146,10 +135,10 @@ def duplicate_groups(candidates: Sequence[Candidate], vectors: Mapping[str, np.n
                 for i, j in pairs:
                     a, b = unit.get(candidates[i].memory.id), unit.get(candidates[j].memory.id)
                     if a is not None and b is not None and len(a) == len(b) and float(a @ b) >= threshold:
-                        join(i, j)
+                        groups_of.join(i, j)
     groups: dict[int, list[int]] = {}
     for i in range(n):
-        groups.setdefault(root(i), []).append(i)
+        groups.setdefault(groups_of.root(i), []).append(i)
     return sorted(groups.values(), key=lambda g: g[0])
 
 

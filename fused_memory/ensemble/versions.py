@@ -48,7 +48,7 @@ import numpy as np
 from ..query.slots import SLOT_FIELD, memory_slot
 from ..text import tokenize
 from ..types import Memory
-from .candidate import Candidate, memory_time, text_key
+from .candidate import Candidate, Groups, memory_time, text_key
 from .duplicates import Content, VectorRead, content, same_content
 
 __all__ = ["MAX_VERSIONS", "Version", "values", "version_groups", "near_versions", "order_versions",
@@ -165,18 +165,7 @@ def version_groups(candidates: Sequence[Candidate], vectors: Mapping[str, np.nda
     n = min(limit, len(candidates))
     timed = [i for i in range(n) if memory_time(candidates[i].memory) is not None]
     read = {i: _read(candidates[i].memory) for i in timed}
-    parent = {i: i for i in timed}
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    def join(i: int, j: int) -> None:
-        a, b = root(i), root(j)
-        if a != b:
-            parent[max(a, b)] = min(a, b)
+    groups_of = Groups(timed)
 
     unkeyed_pairs: list[tuple[int, int]] = []
     for x, i in enumerate(timed):
@@ -187,12 +176,12 @@ def version_groups(candidates: Sequence[Candidate], vectors: Mapping[str, np.nda
             older, newer = (a, b) if a.epoch <= b.epoch else (b, a)
             if a.slot is not None and a.slot == b.slot:
                 if (a.given and b.given) or _new_value(older, newer):  # a caller's key needs no value
-                    join(i, j)
+                    groups_of.join(i, j)
             elif (a.slot is None) != (b.slot is None):
                 keyless = b if a.slot is not None else a
                 if _names_slot(keyless, a.slot or b.slot or "") and _new_value(older, newer) \
                         and not (a.turn or b.turn):
-                    join(i, j)
+                    groups_of.join(i, j)
                 elif keyless is newer and cosine is not None and newer.change and _same_subject(a, b) \
                         and not (a.turn or b.turn):
                     unkeyed_pairs.append((i, j))  # "Cancelled Comcast, we have fiber from Sonic"
@@ -207,10 +196,10 @@ def version_groups(candidates: Sequence[Candidate], vectors: Mapping[str, np.nda
             for i, j in unkeyed_pairs:
                 u, v = unit.get(candidates[i].memory.id), unit.get(candidates[j].memory.id)
                 if u is not None and v is not None and len(u) == len(v) and float(u @ v) >= (cosine or 1.0):
-                    join(i, j)
+                    groups_of.join(i, j)
     groups: dict[int, list[int]] = {}
     for i in timed:
-        groups.setdefault(root(i), []).append(i)
+        groups.setdefault(groups_of.root(i), []).append(i)
     out = []
     for members in groups.values():
         if 1 < len(members) <= MAX_VERSIONS:
