@@ -5,10 +5,12 @@ the end, clearly separated."""
 
 from __future__ import annotations
 
+import json
 import math
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -16,6 +18,8 @@ from types import MappingProxyType
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fused_memory.backends.protocols import (
     OrderedScan,
@@ -26,7 +30,7 @@ from fused_memory.backends.protocols import (
     VectorQuery,
     VectorRecord,
 )
-from fused_memory.backends.vector.common import SCROLL_PAGE, point_id
+from fused_memory.backends.vector.common import POINT_ID_NAMESPACE, SCROLL_PAGE, point_id
 from fused_memory.backends.vector.edge import QdrantEdgeBackend
 from fused_memory.backends.vector.server import QdrantClientBackend
 from fused_memory.errors import BackendError, BackendUnavailable, EmbeddingMismatch, InvalidMemory
@@ -467,6 +471,14 @@ def test_edge_second_open_of_same_path_is_a_backend_error(tmp_path: Path) -> Non
 def test_edge_point_ids_are_deterministic_per_namespace() -> None:
     assert point_id("a", "m") == point_id("a", "m") != point_id("b", "m")
     assert point_id("a:b", "c") != point_id("a", "b:c")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(max_size=20), st.text(max_size=60))
+def test_point_ids_are_the_uuid5_of_the_json_pair(namespace: str, memory_id: str) -> None:
+    """Stores written before point ids were built without `uuid`/`json` keep their ids: the id is
+    exactly uuid5 of the JSON-encoded pair, for any strings (surrogates, quotes, NUL included)."""
+    assert point_id(namespace, memory_id) == str(uuid.uuid5(POINT_ID_NAMESPACE, json.dumps([namespace, memory_id])))
 
 
 # ---------------------------------------------------------------- qdrant-client specifics
