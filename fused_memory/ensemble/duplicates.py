@@ -47,7 +47,11 @@ from .candidate import Candidate, Groups, memory_time, text_key
 
 __all__ = ["Content", "VectorRead", "content", "same_content", "duplicate_groups", "collapse", "mmr"]
 
-_VALUE = re.compile(r"[^\W_]*\d[^\W_]*(?:[-.:/][^\W_]+)*")
+#: A token with a digit and what it joins ("e-12345", "3pm", "v0.9"). Written to start only at the
+#: start of a run of letters and digits that holds a digit (the look-behind and look-ahead): the
+#: same matches as `[^\W_]*\d[^\W_]*(?:[-.:/][^\W_]+)*`, which tried every position of every
+#: word and was half of a memory's reading in the stage after fusion (tested equal on random text).
+_VALUE = re.compile(r"(?<![^\W_])(?=[^\W_]*\d)[^\W_]+(?:[-.:/][^\W_]+)*")
 _NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot|without)\b|n't\b")
 
 

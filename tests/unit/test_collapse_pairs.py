@@ -4,10 +4,13 @@ every pair (the definition), whatever the order the checks run in."""
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fused_memory.ensemble.candidate import Candidate
 from fused_memory.ensemble.duplicates import content, duplicate_groups, same_content
@@ -58,3 +61,13 @@ def test_groups_are_same_content_on_every_pair(seed: int) -> None:
     groups = duplicate_groups(candidates, same_vector, 0.9)
     assert groups == _reference(texts)
     assert any(len(g) > 1 for g in groups) and len(groups) > 1  # copies and distinct facts both
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab1 9-.:/_é٣x'"), max_size=40) | st.text(max_size=40))
+def test_a_texts_values_are_its_tokens_with_a_digit_as_first_written(text: str) -> None:
+    """The values pattern starts only where a run of letters and digits holding a digit starts;
+    it finds what the first pattern (which tried every position) found, on any text."""
+    first = re.compile(r"[^\W_]*\d[^\W_]*(?:[-.:/][^\W_]+)*")
+    folded = text.casefold().replace("\u2019", "'")
+    assert content(text).values == frozenset(v for v in first.findall(folded) if any(ch.isdigit() for ch in v))
