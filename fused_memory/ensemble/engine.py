@@ -46,6 +46,7 @@ from .lookup import EntityLookup
 from .options import check_after, check_options, check_rules_off
 from .plans import fallback_plan, missed, shortcut_arm, shortcut_request, with_memories
 from .reranking import RERANK
+from .slack import Slack, read_ahead
 from .source import EnsembleSource
 from .waiting import await_all, wait_all
 from .widening import WIDENABLE, needs_widening, widened
@@ -340,8 +341,10 @@ class EnsembleMemory:
                 built.append((name, exc, req))
         vector_jobs = [(name, arm, req) for name, arm, req in built if isinstance(arm, VectorArm)]
         read = k if plan.shortcut == IDENTIFIER else 0
+        # the other arms read ahead while the query is embedded (`slack`)
+        slack = Slack(k) if vector_jobs and len(vector_jobs) < len(built) else None
         tasks = [Task(name, (name,), 1.0, raiser(arm)) if isinstance(arm, Exception) else
-                 Task(name, (name,), float(timeouts.get(name, 2.0)), self._single(name, arm, req, forced, read))
+                 Task(name, (name,), float(timeouts.get(name, 2.0)), self._single(name, arm, req, forced, read, slack))
                  for name, arm, req in built if not isinstance(arm, VectorArm)]
         if vector_jobs:
             # submitted first: the query embedding is the start of the longest path, and onnxruntime
@@ -351,14 +354,14 @@ class EnsembleMemory:
             names = tuple(n for n, _, _ in vector_jobs)
             tasks.insert(0, Task("vector:" + "+".join(names), names,
                                   max(float(timeouts.get(n, 2.0)) for n in names),
-                                  self._batch(vector_jobs, forced)))
+                                  self._batch(vector_jobs, forced, slack)))
         return tasks
 
     def _widen(self, name: str, req: ArmRequest, hits: list[Hit]) -> bool:
         return needs_widening(name, req, hits, self.config.widen_below)
 
-    def _single(self, name: str, arm: Retriever, req: ArmRequest, forced: bool, read: int = 0
-                ) -> Callable[[], Outcome]:
+    def _single(self, name: str, arm: Retriever, req: ArmRequest, forced: bool, read: int = 0,
+                slack: Slack | None = None) -> Callable[[], Outcome]:
         def run() -> Outcome:
             hits = checked(name, arm.search(req))
             note = ""
@@ -367,12 +370,19 @@ class EnsembleMemory:
                 hits, note = widened(hits, again, req.k, forced), "widened"
             if read:  # a custom arm under the name too: the check reads memories by id only
                 hits = with_memories(self.store, req.namespace, hits, read)
+            elif slack is not None:
+                hits = read_ahead(self.store, req.namespace, hits, slack)
             return {name: (hits, note)}
         return run
 
-    def _batch(self, jobs: Sequence[tuple[str, VectorArm, ArmRequest]], forced: bool) -> Callable[[], Outcome]:
+    def _batch(self, jobs: Sequence[tuple[str, VectorArm, ArmRequest]], forced: bool,
+               slack: Slack | None = None) -> Callable[[], Outcome]:
         def run() -> Outcome:
-            vector = self.store.embed_query(jobs[0][2].text_to_embed())
+            try:
+                vector = self.store.embed_query(jobs[0][2].text_to_embed())
+            finally:
+                if slack is not None:
+                    slack.close()
             reqs = [replace(r, vector=vector) for _, _, r in jobs]
             results, pooled = run_vector_arms(self.store, [(arm, r) for (_, arm, _), r in zip(jobs, reqs, strict=True)],
                                               self.config.pool_min)
