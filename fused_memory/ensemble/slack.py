@@ -19,10 +19,9 @@ what it saved (docs/results.md, "Fixed costs").
 from __future__ import annotations
 
 import threading
-from dataclasses import replace
 
-from ..errors import FusedMemoryError, StoreClosed
 from ..results import Hit
+from .plans import with_memories
 from .source import EnsembleSource
 
 __all__ = ["Slack", "read_ahead"]
@@ -44,18 +43,7 @@ class Slack:
 
 
 def read_ahead(store: EnsembleSource, namespace: str, hits: list[Hit], slack: Slack) -> list[Hit]:
-    """`hits` with the memories of the first `slack.depth` read in, if the slack is still open. A
-    failed read leaves them as they were: hydration reads them again and reports what it cannot,
-    as without this read."""
-    if not slack.open():
-        return hits
-    wanted = [h.memory_id for h in hits[:slack.depth] if h.memory is None and h.payload is None]
-    if not wanted:
-        return hits
-    try:
-        found = {m.id: m for m in store.get_many(namespace, wanted)}
-    except StoreClosed:
-        raise
-    except FusedMemoryError:
-        return hits
-    return [replace(h, memory=found[h.memory_id]) if h.memory_id in found else h for h in hits]
+    """`hits` with the memories of the first `slack.depth` read in (`plans.with_memories`), if the
+    slack is still open. A failed read leaves them as they were: hydration reads them again and
+    reports what it cannot, as without this read."""
+    return with_memories(store, namespace, hits, slack.depth) if slack.open() else hits
