@@ -159,7 +159,7 @@ def after_fusion(store: EnsembleSource, job: Job, results: Mapping[str, Sequence
     while True:
         fused = order(results, weights, config.k, limit=size)
         kept, unread = hydrate(store, job.namespace, results, fused, size,
-                               _whole(results, weights, config.k, order))
+                               _whole(results, weights, config.k, order), job.ahead)
         failures[:] = unread
         t0 = time.perf_counter()
         ranked = [Candidate(m, f.score, f.contributions) for f, m in kept]

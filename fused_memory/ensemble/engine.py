@@ -35,7 +35,7 @@ from ..results import ARMS, ArmFailure, Hit, ParsedQuery, QueryPlan, Retrieval
 from ..retrievers import make_retriever
 from ..retrievers.base import ArmRequest, Retriever
 from ..retrievers.vector import ScopedGraphRetriever, VectorArm, run_vector_arms
-from ..types import MemoryType
+from ..types import Memory, MemoryType
 from ..validation import require_aware, utcnow
 from .after_fusion import Staged, after_fusion, staged
 from .caller_plan import with_caller
@@ -313,7 +313,8 @@ class EnsembleMemory:
         depth = max(self.config.depth, k)
         base = ArmRequest(query=parsed, namespace=namespace, k=depth, window=parsed.temporal_window,
                           max_hops=plan.max_hops, embed_text=plan.embed_text, asked=plan.asked_relations)
-        return Job(parsed, plan, namespace, k, self._tasks(plan, base, forced, k), started)
+        ahead: dict[str, Memory] = {}
+        return Job(parsed, plan, namespace, k, self._tasks(plan, base, forced, k, ahead), started, ahead=ahead)
 
     def _request_for(self, arm: str, plan: QueryPlan, base: ArmRequest) -> ArmRequest:
         if plan.shortcut is not None:
@@ -327,7 +328,8 @@ class EnsembleMemory:
             return replace(base, types=hints)
         return base
 
-    def _tasks(self, plan: QueryPlan, base: ArmRequest, forced: bool = False, k: int = 0) -> list[Task]:
+    def _tasks(self, plan: QueryPlan, base: ArmRequest, forced: bool = False, k: int = 0,
+               ahead: dict[str, Memory] | None = None) -> list[Task]:
         """One task per arm, and one for the vector arms together. In the identifier plan, which
         checks what BM25 found, BM25 also reads its own top `k` memories (`plans.with_memories`)."""
         timeouts = self.config.timeouts_s
@@ -342,7 +344,7 @@ class EnsembleMemory:
         vector_jobs = [(name, arm, req) for name, arm, req in built if isinstance(arm, VectorArm)]
         read = k if plan.shortcut == IDENTIFIER else 0
         # the other arms read ahead while the query is embedded (`slack`)
-        slack = Slack(k) if vector_jobs and len(vector_jobs) < len(built) else None
+        slack = Slack(k, ahead) if ahead is not None and vector_jobs and len(vector_jobs) < len(built) else None
         tasks = [Task(name, (name,), 1.0, raiser(arm)) if isinstance(arm, Exception) else
                  Task(name, (name,), float(timeouts.get(name, 2.0)), self._single(name, arm, req, forced, read, slack))
                  for name, arm, req in built if not isinstance(arm, VectorArm)]
@@ -370,8 +372,8 @@ class EnsembleMemory:
                 hits, note = widened(hits, again, req.k, forced), "widened"
             if read:  # a custom arm under the name too: the check reads memories by id only
                 hits = with_memories(self.store, req.namespace, hits, read)
-            elif slack is not None:
-                hits = read_ahead(self.store, req.namespace, hits, slack)
+            elif slack is not None:  # into the job's `ahead`, for hydration; the hits stay as the arm gave them
+                read_ahead(self.store, req.namespace, hits, slack)
             return {name: (hits, note)}
         return run
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..errors import BackendError
 from ..results import ArmFailure, Hit, ParsedQuery, QueryPlan
+from ..types import Memory
 from .options import AfterOptions
 
 __all__ = ["Outcome", "Task", "Job", "checked", "raiser", "failed"]
@@ -41,6 +42,10 @@ class Job:
     failures: list[ArmFailure] = field(default_factory=list)
     #: The call's options for the stage after fusion (`EnsembleMemory.retrieve` sets them).
     after: AfterOptions = field(default_factory=AfterOptions)
+    #: Memories BM25 and the graph read while the query was embedded (`slack`), by id: hydration
+    #: takes them before reading the store. Kept beside the hits, not in them, so that what an arm
+    #: answered (and the learned order's features of it) does not depend on that timing.
+    ahead: dict[str, Memory] = field(default_factory=dict)
 
 
 def checked(name: str, hits: Any) -> list[Hit]:

@@ -28,20 +28,22 @@ __all__ = ["hydrate"]
 
 
 def hydrate(store: EnsembleSource, namespace: str, results: Mapping[str, Sequence[Hit]], fused: Sequence[FusedScore],
-            k: int, ranked_all: Callable[[], Sequence[FusedScore]]
+            k: int, ranked_all: Callable[[], Sequence[FusedScore]], ahead: Mapping[str, Memory] | None = None
             ) -> tuple[list[tuple[FusedScore, Memory]], list[ArmFailure]]:
     """The fused top `k` with their memories, and the failures of arms left short. `fused` is the
     fused top `k`; `ranked_all()` the whole fused ranking, asked for only when a memory of the top
     `k` cannot be had: its read failed, or it was deleted since the arms saw it. The rest of the
-    ranking then fills the `k` places, with one more read if the first one worked."""
-    known = _at_hand(results, {f.memory_id for f in fused})
+    ranking then fills the `k` places, with one more read if the first one worked. `ahead`: memories
+    already read for this query (`slack`), taken after what the arms carry and before the store."""
+    ahead = ahead or {}
+    known = _at_hand(results, {f.memory_id for f in fused}, ahead)
     missing = [f.memory_id for f in fused if f.memory_id not in known]
     error = _read(store, namespace, missing, known)
     if all(f.memory_id in known for f in fused):
         return [(f, known[f.memory_id]) for f in fused], []
     gone = set() if error else set(missing) - known.keys()  # read without error, yet absent: deleted
     ranked = ranked_all()
-    known.update(_at_hand(results, {f.memory_id for f in ranked} - known.keys()))
+    known.update(_at_hand(results, {f.memory_id for f in ranked} - known.keys(), ahead))
     if error is None:  # a short read: read just the candidates that can still fill the k places
         more: list[str] = []
         places = 0
@@ -82,9 +84,9 @@ def _read(store: EnsembleSource, namespace: str, ids: Sequence[str], into: dict[
     return None
 
 
-def _at_hand(results: Mapping[str, Sequence[Hit]], wanted: set[str]) -> dict[str, Memory]:
-    """The wanted memories the arms already carry (as `memory` or as a raw payload); payloads are
-    decoded for the wanted ids only."""
+def _at_hand(results: Mapping[str, Sequence[Hit]], wanted: set[str], ahead: Mapping[str, Memory]) -> dict[str, Memory]:
+    """The wanted memories the arms already carry (as `memory` or as a raw payload; payloads are
+    decoded for the wanted ids only), then those read ahead."""
     known: dict[str, Memory] = {}
     for hits in results.values():
         for h in hits:
@@ -93,4 +95,5 @@ def _at_hand(results: Mapping[str, Sequence[Hit]], wanted: set[str]) -> dict[str
                     known[h.memory_id] = h.memory
                 elif h.payload is not None:
                     known[h.memory_id] = from_payload(h.payload)
+    known.update((m, ahead[m]) for m in wanted if m in ahead and m not in known)
     return known

@@ -19,9 +19,11 @@ what it saved (docs/results.md, "Fixed costs").
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 
+from ..errors import StoreClosed
 from ..results import Hit
-from .plans import with_memories
+from ..types import Memory
 from .source import EnsembleSource
 
 __all__ = ["Slack", "read_ahead"]
@@ -29,10 +31,11 @@ __all__ = ["Slack", "read_ahead"]
 
 class Slack:
     """Open until the query vector is there: the vector task closes it (`close`) as soon as its
-    embedding returns or fails. `depth`: how many of an arm's hits to read ahead."""
+    embedding returns or fails. `depth`: how many of an arm's hits to read ahead; `memories`: what
+    was read, by id (the job's `ahead`, which hydration reads)."""
 
-    def __init__(self, depth: int) -> None:
-        self.depth = depth
+    def __init__(self, depth: int, memories: dict[str, Memory]) -> None:
+        self.depth, self.memories = depth, memories
         self._closed = threading.Event()
 
     def close(self) -> None:
@@ -42,8 +45,21 @@ class Slack:
         return not self._closed.is_set()
 
 
-def read_ahead(store: EnsembleSource, namespace: str, hits: list[Hit], slack: Slack) -> list[Hit]:
-    """`hits` with the memories of the first `slack.depth` read in (`plans.with_memories`), if the
-    slack is still open. A failed read leaves them as they were: hydration reads them again and
-    reports what it cannot, as without this read."""
-    return with_memories(store, namespace, hits, slack.depth) if slack.open() else hits
+def read_ahead(store: EnsembleSource, namespace: str, hits: Sequence[Hit], slack: Slack) -> None:
+    """Read the memories of the first `slack.depth` hits into `slack.memories`, if the slack is
+    still open. The hits are left as the arm gave them. A read that fails for any reason but a
+    closed store is dropped: hydration reads what is missing and reports what it cannot, as without
+    this read."""
+    if not slack.open():
+        return
+    wanted = [h.memory_id for h in hits[:slack.depth]
+              if h.memory is None and h.payload is None and h.memory_id not in slack.memories]
+    if not wanted:
+        return
+    try:
+        found = store.get_many(namespace, wanted)
+    except StoreClosed:
+        raise
+    except Exception:  # noqa: BLE001 - a read ahead must never cost the arm its answer
+        return
+    slack.memories.update((m.id, m) for m in found)

@@ -92,7 +92,8 @@ class _Read:
     (~25 us of a memory's ~35) are read when a rule first asks for them: most pairs are settled
     before (equal texts, other subjects, a turn of a chat log), so most candidates never need them."""
 
-    __slots__ = ("slot", "text", "epoch", "subject", "given", "turn", "_source", "_said", "_values", "_change")
+    __slots__ = ("slot", "text", "epoch", "subject", "given", "turn", "_text", "_entities", "_said", "_values",
+                 "_change")
 
     def __init__(self, m: Memory) -> None:
         self.slot = memory_slot(m)
@@ -101,7 +102,7 @@ class _Read:
         self.subject = m.entities[0].casefold() if m.entities else None  # people write the subject first
         self.given = bool(m.predicate and m.predicate.strip())  # the key is the caller's predicate
         self.turn = _TURN.match(m.text) is not None  # a turn of a chat log: never a version by similarity
-        self._source = m
+        self._text, self._entities = m.text, m.entities  # not the memory: the memo holds up to 20k of these
         self._said: Content | None = None
         self._values: frozenset[str] | None = None
         self._change: bool | None = None
@@ -109,13 +110,13 @@ class _Read:
     @property
     def said(self) -> Content:
         if self._said is None:  # two threads may both read it: the same value either way
-            self._said = content(self._source.text)
+            self._said = content(self._text)
         return self._said
 
     @property
     def values(self) -> frozenset[str]:
         if self._values is None:
-            self._values = frozenset(e.casefold() for e in self._source.entities) | self.said.values
+            self._values = frozenset(e.casefold() for e in self._entities) | self.said.values
         return self._values
 
     @property
@@ -125,7 +126,7 @@ class _Read:
     @property
     def change(self) -> bool:
         if self._change is None:
-            self._change = _CHANGE.search(self._source.text) is not None
+            self._change = _CHANGE.search(self._text) is not None
         return self._change
 
 

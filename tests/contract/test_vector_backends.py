@@ -473,12 +473,20 @@ def test_edge_point_ids_are_deterministic_per_namespace() -> None:
     assert point_id("a:b", "c") != point_id("a", "b:c")
 
 
+_ANY = st.text(st.characters(exclude_categories=())  # lone surrogates too
+               | st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF, exclude_categories=()), max_size=60)
+
+
 @settings(max_examples=400, deadline=None)
-@given(st.text(max_size=20), st.text(max_size=60))
+@given(st.text(max_size=20) | _ANY, st.text(max_size=60) | _ANY)
 def test_point_ids_are_the_uuid5_of_the_json_pair(namespace: str, memory_id: str) -> None:
     """Stores written before point ids were built without `uuid`/`json` keep their ids: the id is
     exactly uuid5 of the JSON-encoded pair, for any strings (surrogates, quotes, NUL included)."""
     assert point_id(namespace, memory_id) == str(uuid.uuid5(POINT_ID_NAMESPACE, json.dumps([namespace, memory_id])))
+
+
+def test_a_point_id_of_another_type_than_str_is_the_one_it_always_was() -> None:
+    assert point_id("ns", 5) == str(uuid.uuid5(POINT_ID_NAMESPACE, json.dumps(["ns", 5])))  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------- qdrant-client specifics

@@ -11,11 +11,11 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
+from fused_memory.config import FusionConfig
 from fused_memory.embeddings import HashingEmbedder
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.ensemble import engine as engine_module
 from fused_memory.ensemble.slack import Slack, read_ahead
-from fused_memory.errors import BackendUnavailable
 from fused_memory.results import Hit
 from fused_memory.store.memory_store import MemoryStore
 from fused_memory.types import Memory
@@ -54,44 +54,64 @@ def store(tmp_path):
         yield s
 
 
-def test_an_open_slack_reads_the_first_hits_memories(store):
+def _slack(depth: int) -> Slack:
+    return Slack(depth, {})
+
+
+def test_an_open_slack_reads_the_first_hits_memories_beside_the_hits(store):
     ids = [m.id for m in store.memories(NS)][:6]
     hits = [Hit(i, 0.5) for i in ids]
-    out = read_ahead(store, NS, hits, Slack(4))
-    assert [h.memory_id for h in out] == ids
-    assert [h.memory.id if h.memory else None for h in out] == [*ids[:4], None, None]
+    slack = _slack(4)
+    read_ahead(store, NS, hits, slack)
+    assert sorted(slack.memories) == sorted(ids[:4])
+    assert all(slack.memories[i].id == i and slack.memories[i].namespace == NS for i in ids[:4])
+    assert all(h.memory is None for h in hits)  # what the arm answered is left as it was
 
 
 def test_a_closed_slack_reads_nothing(store):
-    slack = Slack(4)
+    slack = _slack(4)
     slack.close()
-    hits = [Hit(m.id, 0.5) for m in store.memories(NS)][:4]
-    assert read_ahead(store, NS, hits, slack) == hits and store.reads == []
+    read_ahead(store, NS, [Hit(m.id, 0.5) for m in store.memories(NS)][:4], slack)
+    assert slack.memories == {} and store.reads == []
 
 
 def test_a_memory_deleted_since_the_arm_saw_it_is_left_to_hydration(store):
     ids = [m.id for m in store.memories(NS)][:3]
     store.delete(NS, [ids[1]])
-    out = read_ahead(store, NS, [Hit(i, 0.5) for i in ids], Slack(3))
-    assert [h.memory is not None for h in out] == [True, False, True]
+    slack = _slack(3)
+    read_ahead(store, NS, [Hit(i, 0.5) for i in ids], slack)
+    assert sorted(slack.memories) == sorted([ids[0], ids[2]])
 
 
-def test_the_arms_read_ahead_while_the_query_is_embedded_and_the_ranking_is_the_same(store):
+def _retrieve(ens, query, ahead: bool):
+    shipped = engine_module.read_ahead
+    if not ahead:
+        engine_module.read_ahead = lambda store_, namespace, hits, slack: None
+    try:
+        return ens.retrieve(query, namespace=NS, k=5, now=NOW)
+    finally:
+        engine_module.read_ahead = shipped
+
+
+@pytest.mark.parametrize("order", ["rrf", "learned"])
+def test_the_arms_read_ahead_while_the_query_is_embedded_and_the_ranking_is_the_same(store, order):
+    """Dense carries only its top 5 (`depth=5`), so BM25's memories in the fused top 5 need a read:
+    with the read-ahead it happens in BM25's thread, while the slow query embedding runs, and
+    hydration (in the caller's thread) reads nothing; without it, hydration reads them. The
+    ranking, in RRF's order and in the learned one (whose features read what the arms carried), is
+    the same either way."""
     query = "what did Sarah do about the Berlin office ticket?"
-    ens = EnsembleMemory(store)
+    ens = EnsembleMemory(store, FusionConfig(depth=5, order=order))
     try:
         store.reads.clear()
-        shipped = ens.retrieve(query, namespace=NS, k=5, now=NOW)
-        assert "lexical" in shipped.plan.arms and "dense" in shipped.plan.arms
-        # read in the arms' threads; hydration, in this one, found every memory at hand
-        assert store.reads and all(name.startswith("fused-memory") for name in store.reads)
-        read_ahead_off = engine_module.read_ahead
-        engine_module.read_ahead = lambda store_, namespace, hits, slack: hits
-        try:
-            plain = ens.retrieve(query, namespace=NS, k=5, now=NOW)
-        finally:
-            engine_module.read_ahead = read_ahead_off
-        assert [(h.memory.id, h.score) for h in shipped.hits] == [(h.memory.id, h.score) for h in plain.hits]
+        plain = _retrieve(ens, query, ahead=False)
+        assert "lexical" in plain.plan.arms and "dense" in plain.plan.arms
+        assert threading.current_thread().name in store.reads  # hydration had memories to read
+        store.reads.clear()
+        shipped = _retrieve(ens, query, ahead=True)
+        assert store.reads and threading.current_thread().name not in store.reads  # read in the arms' threads
+        assert [(h.memory.id, h.score, h.contributions) for h in shipped.hits] == \
+               [(h.memory.id, h.score, h.contributions) for h in plain.hits]
     finally:
         ens.close()
 
@@ -99,8 +119,10 @@ def test_the_arms_read_ahead_while_the_query_is_embedded_and_the_ranking_is_the_
 def test_a_read_that_fails_leaves_the_hits_to_hydration(tmp_path):
     class Unreadable(MemoryStore):
         def get_many(self, namespace: str, memory_ids: str | Sequence[str]) -> list[Memory]:
-            raise BackendUnavailable("the vector engine is down")
+            raise RuntimeError("the vector engine is down")
 
     with Unreadable.embedded(tmp_path / "u", embedder=HashingEmbedder(dim=128), ner=False) as s:
         hits = [Hit(m.id, 0.5) for m in s.add([Memory(text=t, namespace=NS) for t in TEXTS[:3]])]
-        assert read_ahead(s, NS, hits, Slack(3)) == hits
+        slack = _slack(3)
+        read_ahead(s, NS, hits, slack)
+        assert slack.memories == {}

@@ -170,6 +170,8 @@ def point_id(namespace: str, memory_id: str) -> str:
     (tested on random and hostile ids), built without `json.dumps` and `uuid.UUID`: a query maps
     ten to twenty ids (hydration, stored vectors), and those two took ~18 us of the ~20 per id
     (docs/results.md, "Fixed costs")."""
+    if not (isinstance(namespace, str) and isinstance(memory_id, str)):  # a backend called with another type
+        return str(uuid.uuid5(POINT_ID_NAMESPACE, json.dumps([namespace, memory_id])))
     name = "[" + _json_str(namespace) + ", " + _json_str(memory_id) + "]"  # json.dumps' own output
     digest = bytearray(hashlib.sha1(_POINT_ID_PREFIX + name.encode("ascii")).digest()[:16])
     digest[6] = (digest[6] & 0x0F) | 0x50  # version 5
