@@ -4,8 +4,11 @@ store's plumbing rather than semantic quality (tests marked `slow` use the real 
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterator
 from datetime import datetime, timezone
+from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -13,6 +16,16 @@ from fused_memory.embeddings import HashingEmbedder
 from fused_memory.store.memory_store import MemoryStore
 
 NOW = datetime(2024, 5, 15, 12, 0, tzinfo=timezone.utc)  # a Wednesday
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def load_example(name: str) -> ModuleType:
+    """`examples/<name>.py` as a module, the way a user runs it, for the tests that run the examples."""
+    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture(params=["edge", "client"])

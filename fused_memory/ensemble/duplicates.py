@@ -45,7 +45,7 @@ import numpy as np
 from ..text import tokenize
 from .candidate import Candidate, Groups, memory_time, text_key
 
-__all__ = ["Content", "VectorRead", "content", "same_content", "duplicate_groups", "collapse", "mmr"]
+__all__ = ["Content", "VectorRead", "content", "same_content", "alike_pairs", "duplicate_groups", "collapse", "mmr"]
 
 #: A token with a digit and what it joins ("e-12345", "3pm", "v0.9"). Written to start only at the
 #: start of a run of letters and digits that holds a digit (the look-behind and look-ahead): the
@@ -131,19 +131,32 @@ def duplicate_groups(candidates: Sequence[Candidate], vectors: Mapping[str, np.n
         words = {i: _words(t) for i, t in texts.items()}
         pairs = [(i, j) for i in words for j in words if i < j and len(words[i] ^ words[j]) <= 1
                  and same_content(_content(texts[i]), _content(texts[j]))]
-        if pairs:
-            ids = list(dict.fromkeys(candidates[x].memory.id for pair in pairs for x in pair))
-            read = vectors(ids) if callable(vectors) else vectors
-            if read:
-                unit = {m: v / size if (size := float(np.linalg.norm(v))) > 0 else v for m, v in read.items()}
-                for i, j in pairs:
-                    a, b = unit.get(candidates[i].memory.id), unit.get(candidates[j].memory.id)
-                    if a is not None and b is not None and len(a) == len(b) and float(a @ b) >= threshold:
-                        groups_of.join(i, j)
+        for i, j in alike_pairs(candidates, pairs, vectors, threshold):
+            groups_of.join(i, j)
     groups: dict[int, list[int]] = {}
     for i in range(n):
         groups.setdefault(groups_of.root(i), []).append(i)
     return sorted(groups.values(), key=lambda g: g[0])
+
+
+def alike_pairs(candidates: Sequence[Candidate], pairs: Sequence[tuple[int, int]],
+                vectors: Mapping[str, np.ndarray] | VectorRead, threshold: float) -> list[tuple[int, int]]:
+    """Those of `pairs` (indices into `candidates`) whose stored vectors have a cosine of at least
+    `threshold`. The vectors are read once, for the memories of `pairs` only (none when there is
+    no pair); a pair missing a vector, or with vectors of two lengths, is not alike."""
+    if not pairs:
+        return []
+    read = vectors(list(dict.fromkeys(candidates[x].memory.id for pair in pairs for x in pair))) \
+        if callable(vectors) else vectors
+    if not read:
+        return []
+    unit = {m: v / size if (size := float(np.linalg.norm(v))) > 0 else v for m, v in read.items()}
+    out = []
+    for i, j in pairs:
+        a, b = unit.get(candidates[i].memory.id), unit.get(candidates[j].memory.id)
+        if a is not None and b is not None and len(a) == len(b) and float(a @ b) >= threshold:
+            out.append((i, j))
+    return out
 
 
 def collapse(candidates: Sequence[Candidate], vectors: Mapping[str, np.ndarray] | VectorRead | None = None,

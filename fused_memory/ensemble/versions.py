@@ -49,7 +49,7 @@ from ..query.slots import SLOT_FIELD, memory_slot
 from ..text import tokenize
 from ..types import Memory
 from .candidate import Candidate, Groups, memory_time, text_key
-from .duplicates import Content, VectorRead, content, same_content
+from .duplicates import Content, VectorRead, alike_pairs, content, same_content
 
 __all__ = ["MAX_VERSIONS", "Version", "values", "version_groups", "near_versions", "order_versions",
            "named_subject"]
@@ -208,15 +208,9 @@ def version_groups(candidates: Sequence[Candidate], vectors: Mapping[str, np.nda
             elif a.slot is None and cosine is not None and not (a.turn or b.turn) and _same_subject(a, b) \
                     and _new_value(older, newer) and not same_content(a.said, b.said):
                 unkeyed_pairs.append((i, j))
-    if unkeyed_pairs:
-        ids = list(dict.fromkeys(candidates[x].memory.id for pair in unkeyed_pairs for x in pair))
-        stored = vectors(ids) if callable(vectors) else vectors
-        if stored:
-            unit = {m: v / size if (size := float(np.linalg.norm(v))) > 0 else v for m, v in stored.items()}
-            for i, j in unkeyed_pairs:
-                u, v = unit.get(candidates[i].memory.id), unit.get(candidates[j].memory.id)
-                if u is not None and v is not None and len(u) == len(v) and float(u @ v) >= (cosine or 1.0):
-                    groups_of.join(i, j)
+    if vectors is not None:
+        for i, j in alike_pairs(candidates, unkeyed_pairs, vectors, cosine or 1.0):
+            groups_of.join(i, j)
     groups: dict[int, list[int]] = {}
     for i in timed:
         groups.setdefault(groups_of.root(i), []).append(i)
@@ -289,15 +283,6 @@ def near_versions(candidates: Sequence[Candidate], among: Sequence[int],
     pairs = [(i, j) for x, i in enumerate(timed) for j in timed[x + 1:]
              if read[i].text != read[j].text and _same_subject(read[i], read[j]) and not (read[i].turn or read[j].turn)
              and not same_content(read[i].said, read[j].said)]
-    if not pairs:
+    if vectors is None:
         return set()
-    ids = list(dict.fromkeys(candidates[x].memory.id for pair in pairs for x in pair))
-    stored = vectors(ids) if callable(vectors) else vectors
-    out: set[int] = set()
-    if stored:
-        unit = {m: v / size if (size := float(np.linalg.norm(v))) > 0 else v for m, v in stored.items()}
-        for i, j in pairs:
-            u, v = unit.get(candidates[i].memory.id), unit.get(candidates[j].memory.id)
-            if u is not None and v is not None and len(u) == len(v) and float(u @ v) >= cosine:
-                out.update((i, j))
-    return out
+    return {x for pair in alike_pairs(candidates, pairs, vectors, cosine) for x in pair}

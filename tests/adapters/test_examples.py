@@ -5,28 +5,16 @@ LangMem's tools, LangGraph with ours, LlamaIndex with the memory block)."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-from types import ModuleType
-
 import pytest
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, ToolMessage
 from llama_index.core.schema import NodeWithScore
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-
-
-def _load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.conftest import load_example
 
 
 def test_langchain_chain_puts_memories_in_the_prompt(capsys: pytest.CaptureFixture[str]) -> None:
-    result = _load("langchain_chain").main()
+    result = load_example("langchain_chain").main()
     docs = result["docs"]
     assert len(docs) == 3 and all(isinstance(d, Document) for d in docs)
     assert any("Berlin office" in d.page_content and "Sarah" in d.page_content for d in docs)
@@ -37,7 +25,7 @@ def test_langchain_chain_puts_memories_in_the_prompt(capsys: pytest.CaptureFixtu
 
 
 def test_langchain_agent_tool_artifact_holds_the_memory() -> None:
-    result = _load("langchain_agent").main()
+    result = load_example("langchain_agent").main()
     [tool_message] = [m for m in result["messages"] if isinstance(m, ToolMessage)]
     assert tool_message.artifact is result["artifact"]
     assert all(isinstance(d, Document) for d in result["artifact"])
@@ -46,7 +34,7 @@ def test_langchain_agent_tool_artifact_holds_the_memory() -> None:
 
 
 def test_llamaindex_query_engine_puts_memories_in_the_prompt() -> None:
-    result = _load("llamaindex_query_engine").main()
+    result = load_example("llamaindex_query_engine").main()
     nodes = result["source_nodes"]
     assert len(nodes) == 3 and all(isinstance(n, NodeWithScore) for n in nodes)
     assert any("meeting notes" in n.node.text for n in nodes)
@@ -55,7 +43,7 @@ def test_llamaindex_query_engine_puts_memories_in_the_prompt() -> None:
 
 
 def test_llamaindex_agent_tool_returned_the_memory() -> None:
-    result = _load("llamaindex_agent").main()
+    result = load_example("llamaindex_agent").main()
     nodes = result["nodes"]
     assert nodes and all(isinstance(n, NodeWithScore) for n in nodes)
     assert any("My manager is Sarah Chen" in n.node.text for n in nodes)
@@ -67,7 +55,7 @@ def _tool_messages(messages: list[object]) -> list[ToolMessage]:
 
 
 def test_langgraph_langmem_agent_finds_in_thread_2_what_thread_1_saved() -> None:
-    result = _load("langgraph_langmem_agent").main()
+    result = load_example("langgraph_langmem_agent").main()
     saves = _tool_messages(result["thread_1"])
     assert [m.name for m in saves] == ["manage_memory", "manage_memory"]
     assert all(m.content.startswith("created memory") for m in saves)
@@ -80,7 +68,7 @@ def test_langgraph_langmem_agent_finds_in_thread_2_what_thread_1_saved() -> None
 
 
 def test_langgraph_tools_agent_finds_in_thread_2_what_thread_1_saved() -> None:
-    result = _load("langgraph_tools_agent").main()
+    result = load_example("langgraph_tools_agent").main()
     saves = _tool_messages(result["thread_1"])
     assert [m.name for m in saves] == ["save_memory", "save_memory"] and all(m.status == "success" for m in saves)
     assert saves[0].content.startswith("Saved to memory: [event, 2024-03-01T09:00:00+01:00, id=")
@@ -93,14 +81,14 @@ def test_langgraph_tools_agent_finds_in_thread_2_what_thread_1_saved() -> None:
 
 
 def test_llamaindex_memory_block_carries_a_fact_to_the_next_conversation() -> None:
-    result = _load("llamaindex_memory_block").main()
+    result = load_example("llamaindex_memory_block").main()
     assert result["answer"] == "From memory: [fact] My manager there is Priya Nair, she is great so far."
     assert {(m.session_id, m.metadata["role"]) for m in result["stored"]} == {("monday", "user")}  # not the replies
     assert result["shown"].startswith("<memory>\n<fused_memory>\n[fact] My manager there is Priya Nair")
 
 
 def test_langchain_rerank_example_reorders_and_survives_a_broken_reranker() -> None:
-    result = _load("langchain_rerank").main()
+    result = load_example("langchain_rerank").main()
     reranked, unranked = result["reranked"], result["unranked"]
     assert "45 seconds in production" in reranked[0].page_content
     assert reranked[0].metadata["rank_before_rerank"] == 2
@@ -111,7 +99,7 @@ def test_langchain_rerank_example_reorders_and_survives_a_broken_reranker() -> N
 
 
 def test_llamaindex_rerank_example_puts_the_reranked_nodes_in_the_prompt() -> None:
-    result = _load("llamaindex_rerank").main()
+    result = load_example("llamaindex_rerank").main()
     nodes = result["source_nodes"]
     assert "45 seconds in production" in nodes[0].node.text and nodes[0].node.metadata["rank_before_rerank"] == 2
     assert nodes[0].node.metadata["reranked_by"] == "llamaindex:WordOverlapRerank"

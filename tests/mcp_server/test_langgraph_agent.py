@@ -5,28 +5,18 @@ misspelled argument reaches the model as an error ToolMessage instead of ending 
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from langchain_core.messages import ToolMessage
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+from tests.conftest import load_example
 
 pytestmark = pytest.mark.slow
 
 
-def _load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_a_langgraph_agent_saves_and_finds_memories_through_the_mcp_tools(tmp_path: Path) -> None:
-    result = _load("mcp_agent").main(str(tmp_path / "store"))
+    result = load_example("mcp_agent").main(str(tmp_path / "store"))
     assert result["tools"] == ["delete_memory", "list_memories", "save_memory", "search_memory"]
     saves = [m for m in result["thread_1"] if isinstance(m, ToolMessage)]
     assert [m.status for m in saves] == ["success", "success"]

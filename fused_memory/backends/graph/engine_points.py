@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from qdrant_client import QdrantClient, models
 
 from ...errors import StoreClosed
+from ..vector.server import create_points_collection
 from .aliases import NewEntity, name_parts, person_like
 
 __all__ = ["EngineHost", "GraphPoints", "GRAPH_SUFFIX", "FACET_LIMIT", "point_id", "entity_payload", "name_toks",
@@ -92,13 +93,7 @@ class GraphPoints:
             return
         client = self.host.engine()
         with self.host.engine_call(f"cannot open the graph collection {self.collection!r}"):
-            if not client.collection_exists(self.collection):
-                try:
-                    client.create_collection(self.collection, vectors_config=models.VectorParams(
-                        size=1, distance=models.Distance.DOT))
-                except Exception:  # another worker created it first
-                    if not client.collection_exists(self.collection):
-                        raise
+            create_points_collection(client, self.collection)
             have = set(client.get_collection(self.collection).payload_schema or {})
             with warnings.catch_warnings():  # local mode warns that indexes have no effect there
                 warnings.simplefilter("ignore", UserWarning)

@@ -53,7 +53,7 @@ from .common import (
 )
 from .sparse import check_server_version
 
-__all__ = ["QdrantClientBackend", "DEFAULT_TIMEOUT_S"]
+__all__ = ["QdrantClientBackend", "DEFAULT_TIMEOUT_S", "create_points_collection"]
 
 #: Seconds before a request to the server gives up: an unreachable server must fail the arm fast
 #: (the ensemble drops a late arm anyway), not hang the caller.
@@ -61,6 +61,18 @@ DEFAULT_TIMEOUT_S = 5
 _UNAVAILABLE_STATUS = frozenset({408, 429, 502, 503, 504})
 #: Distinct values a `facet` reads: memory types are a handful (`MemoryType`).
 _FACET_LIMIT = 64
+
+
+def create_points_collection(client: QdrantClient, name: str) -> None:
+    """Create `name` for points that are payloads only (a one-dimensional vector the engine
+    requires), unless it exists; another worker creating it at the same time is not an error."""
+    if client.collection_exists(name):
+        return
+    try:
+        client.create_collection(name, vectors_config=models.VectorParams(size=1, distance=models.Distance.DOT))
+    except Exception:  # another worker created it first
+        if not client.collection_exists(name):
+            raise
 
 
 def _classify(exc: Exception) -> FusedMemoryError:
@@ -442,13 +454,7 @@ class QdrantClientBackend:
         text = encode_meta(meta)
         client = self._connect()
         with self._guard(), engine_errors("write meta", _classify):
-            if not client.collection_exists(self.meta_collection):
-                try:
-                    client.create_collection(self.meta_collection, vectors_config=models.VectorParams(
-                        size=1, distance=models.Distance.DOT))
-                except Exception:  # another writer created it first
-                    if not client.collection_exists(self.meta_collection):
-                        raise
+            create_points_collection(client, self.meta_collection)
             client.upsert(self.meta_collection, wait=True, points=[
                 models.PointStruct(id=META_POINT_ID, vector=[1.0], payload={"json": text})])
 
