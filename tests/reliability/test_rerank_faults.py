@@ -23,7 +23,9 @@ NS = "alice"
 TEXTS = ["Kestrel deploys on Fridays", "Kestrel is written in Rust", "The Kestrel team meets on Monday",
          "Kestrel's timeout is 45 seconds", "Sarah leads the Kestrel project", "Kestrel uses PostgreSQL"]
 QUERY = "what do I know about Kestrel?"
-TIMEOUT = 0.3
+#: Long enough that a query which did wait for it is told apart from one answered at once on a
+#: loaded 2-core CI host (a whole query has taken 0.4 s there), short enough to keep the test quick.
+TIMEOUT = 1.0
 
 
 @pytest.fixture

@@ -343,6 +343,16 @@ def test_specific_beats_vague() -> None:
     assert m is not None and m.window.start == d(2024, 5, 3)
 
 
+def test_words_read_by_one_rule_do_not_join_the_words_around_them() -> None:
+    """Once "tomorrow" is read, "this" and "week" on either side of it are not "this week" (found by
+    the fuzz test: the window ended after now, and no phrase in the query asks ahead of a week)."""
+    m = parse_time("this tomorrow week", NOW)
+    assert m is not None and m.phrase == "tomorrow"
+    assert m.window.start == d(2024, 5, 16)
+    m = parse_time("what did we do last yesterday week?", NOW)
+    assert m is not None and m.phrase == "yesterday"
+
+
 def test_a_week_of_this_month_not_yet_begun_is_last_years() -> None:
     m = parse_time("the second week of March", d(2024, 3, 5, 12))
     assert m is not None and (m.window.start, m.window.end) == (d(2023, 3, 8), d(2023, 3, 14, *EOD))

@@ -220,6 +220,12 @@ TIME_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
     _compiled(FUTURE_TAG_PATTERN) if r[0] == "future" else r[2] for r in _RULES)
 
 
+#: What a rule's match is overwritten with before the next rule reads the text: neither a word
+#: character nor whitespace, so no later pattern's `\s+` joins the words on either side of what was
+#: read ("this tomorrow week" is "tomorrow", not "this week"), and `(?<!\w)` still sees a boundary.
+_MASK = "\0"
+
+
 def parse_time(text: str, now: datetime, *, last_session_end: datetime | None = None, recent_days: int = 30,
                few_months: tuple[int, int] = (90, 30)) -> TemporalMatch | None:
     """The time window `text` asks about, or None when it names none we can trust.
@@ -253,7 +259,7 @@ def parse_time(text: str, now: datetime, *, last_session_end: datetime | None = 
                 window = _clip(span, now)
             except (ValueError, OverflowError):  # e.g. a date outside datetime's range: no window
                 window = None
-            pieces += [work[last:m.start()], " " * (m.end() - m.start())]
+            pieces += [work[last:m.start()], _MASK * (m.end() - m.start())]
             last = m.end()
             key = (2 if dated else 4 if tier == ABS else tier, order)
             if window is not None and (best is None or key < best[0]):
