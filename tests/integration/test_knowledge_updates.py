@@ -177,7 +177,7 @@ def test_a_chat_model_names_the_slot_no_rule_found(tmp_path):
 
 class _Hangs:
     def invoke(self, prompt: str) -> str:
-        time.sleep(1.0)
+        time.sleep(3.0)
         return "user | editor"
 
 
@@ -193,7 +193,8 @@ class _Breaks:
 ])
 def test_a_failing_hanging_or_garbage_model_leaves_the_memory_written_without_a_key(tmp_path, caplog, model, said):
     with MemoryStore.embedded(tmp_path, ner=True) as store:
-        store.slot_extractor = ChatSlotExtractor(model, timeout_s=0.2)
+        # the scripted models answer well within the timeout, even on a loaded host
+        store.slot_extractor = ChatSlotExtractor(model, timeout_s=1.0)
         with caplog.at_level(logging.WARNING, logger="fused_memory"):
             (m,) = store.add(Memory(text="Switched to VS Code for everything.", namespace=NS, id="kept"))
         assert SLOT_FIELD not in m.metadata and store.get_many(NS, ["kept"])[0].text == m.text
