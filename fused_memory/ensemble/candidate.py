@@ -9,6 +9,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from ..results import Contribution
@@ -42,9 +43,12 @@ def memory_time(m: Memory) -> datetime | None:
     return m.event_at or m.created_at
 
 
+@lru_cache(maxsize=8192)
 def text_key(text: str) -> str:
     """A text as duplicates compare it: NFKC, case-folded, every run of punctuation, symbols and
-    spaces one space ("User prefers green tea." and "user prefers  green tea!" are one text)."""
+    spaces one space ("User prefers green tea." and "user prefers  green tea!" are one text).
+    Cached (a pure function of the text): versions and collapse key the same candidates in a query,
+    and the next query many of them again."""
     return _NOT_WORD.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
 
 

@@ -52,6 +52,8 @@ __all__ = ["Content", "VectorRead", "content", "same_content", "alike_pairs", "d
 #: same matches as `[^\W_]*\d[^\W_]*(?:[-.:/][^\W_]+)*`, which tried every position of every
 #: word and was half of a memory's reading in the stage after fusion (tested equal on random text).
 _VALUE = re.compile(r"(?<![^\W_])(?=[^\W_]*\d)[^\W_]+(?:[-.:/][^\W_]+)*")
+#: Any digit: a text without one has no value, and `_VALUE` need not scan it (most texts).
+_DIGIT = re.compile(r"\d")
 _NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot|without)\b|n't\b")
 
 
@@ -67,7 +69,8 @@ class Content:
 
 def content(text: str) -> Content:
     folded = text.casefold().replace("\u2019", "'")
-    values = frozenset(v for v in _VALUE.findall(folded) if any(ch.isdigit() for ch in v))
+    values = frozenset(v for v in _VALUE.findall(folded) if any(ch.isdigit() for ch in v)) \
+        if _DIGIT.search(folded) is not None else frozenset()
     return Content(values, len(_NEGATION.findall(folded)), _words(text))
 
 
