@@ -30,6 +30,7 @@ from ..errors import ConfigurationError, QueryError
 __all__ = [
     "EmbedderId",
     "Embedder",
+    "LoadsLazily",
     "is_embedder",
     "l2_normalize",
     "check_texts",
@@ -94,6 +95,18 @@ class Embedder(Protocol):
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray: ...
 
     def embed_query(self, text: str) -> np.ndarray: ...
+
+
+@runtime_checkable
+class LoadsLazily(Protocol):
+    """Optional: an embedder whose model is loaded on its first embedding (`MiniLMEmbedder`: ~0.3 s
+    from a warm disk, over 1.5 s from a cold one). `load()` loads it now, so a caller can pay that
+    where a timeout does not count it (the ensemble, before the arms start)."""
+
+    @property
+    def loaded(self) -> bool: ...
+
+    def load(self) -> object: ...
 
 
 _EMBEDDER_ATTRS = ("id", "dim", "embed_documents", "embed_query")

@@ -47,13 +47,15 @@ from .options import check_after, check_options, check_rules_off
 from .plans import fallback_plan, missed, shortcut_arm, shortcut_request, with_memories
 from .reranking import RERANK
 from .slack import Slack, read_ahead
-from .source import EnsembleSource
+from .source import EnsembleSource, ReadyToEmbed
 from .waiting import await_all, wait_all
 from .widening import WIDENABLE, needs_widening, widened
 
 __all__ = ["EnsembleMemory", "check_options"]
 
 _log = logging.getLogger("fused_memory.ensemble")  # the name the README tells users to configure
+#: How the task that runs the vector arms together is labelled ("vector:dense+type").
+VECTOR_TASK = "vector:"
 
 class EnsembleMemory:
     """The five arms over one `MemoryStore` (any `EnsembleSource`), fused by score-weighted RRF.
@@ -95,11 +97,12 @@ class EnsembleMemory:
 
     def _fresh_runtime(self) -> None:
         """What each ensemble (a copy too) keeps of its own: its pool, the scoped graph arm, the
-        record of hung arms and lookups, and the failure log. No I/O."""
+        record of hung arms and lookups, the failure log, and whether it saw the model loaded. No I/O."""
         self._scoped_graph: ScopedGraphRetriever | None = None
         self._executor: cf.ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()  # two first queries must not make two pools
         self._hung, self._failure_log, self._lookup = HungArms(), FailureLog(_log), EntityLookup()
+        self._embedder_ready = False  # `_ready_to_embed`
 
     def __copy__(self) -> EnsembleMemory:
         """A new ensemble over the same store, with everything this one was given or set (its
@@ -306,7 +309,7 @@ class EnsembleMemory:
         job = self._job(parsed, plan, namespace, k, forced is not None, started)
         if lookup_failure is not None:
             job.failures.append(lookup_failure)
-        job.timings["plan"] = (time.perf_counter() - started) * 1000
+        job.timings["plan"] = (time.perf_counter() - started) * 1000 - job.timings.get("model_load", 0.0)
         return job
 
     def _job(self, parsed: ParsedQuery, plan: QueryPlan, namespace: str, k: int, forced: bool, started: float) -> Job:
@@ -314,7 +317,26 @@ class EnsembleMemory:
         base = ArmRequest(query=parsed, namespace=namespace, k=depth, window=parsed.temporal_window,
                           max_hops=plan.max_hops, embed_text=plan.embed_text, asked=plan.asked_relations)
         ahead: dict[str, Memory] = {}
-        return Job(parsed, plan, namespace, k, self._tasks(plan, base, forced, k, ahead), started, ahead=ahead)
+        job = Job(parsed, plan, namespace, k, self._tasks(plan, base, forced, k, ahead), started, ahead=ahead)
+        if any(t.label.startswith(VECTOR_TASK) for t in job.tasks):
+            self._ready_to_embed(job)
+        return job
+
+    def _ready_to_embed(self, job: Job) -> None:
+        """The embedding model loaded before the arms start, when it loads on first use: the load
+        (~0.3 s, over 2 s on a busy host) is the first query's own time (`timings_ms["model_load"]`),
+        not a dense timeout that fails it. Called where the job is built, in the caller's thread
+        (an executor's for `aretrieve`), so sync and async share it."""
+        if self._embedder_ready or not isinstance(self.store, ReadyToEmbed):
+            return
+        t0 = time.perf_counter()
+        try:
+            loaded_now = self.store.ready_to_embed()
+        except Exception:  # noqa: BLE001 - the vector task meets the same error and reports it, as before
+            return
+        self._embedder_ready = True  # a model once loaded stays loaded: later queries skip the checks (~10 us)
+        if loaded_now:
+            job.timings["model_load"] = (time.perf_counter() - t0) * 1000
 
     def _request_for(self, arm: str, plan: QueryPlan, base: ArmRequest) -> ArmRequest:
         if plan.shortcut is not None:
@@ -354,7 +376,7 @@ class EnsembleMemory:
             # waited ~2 ms for the GIL until they were done. Alternating A/B, ensemble p50 at 1k / 10k /
             # 100k: 10.62 -> 9.90, 13.27 -> 12.30, 18.40 -> 18.03 ms.
             names = tuple(n for n, _, _ in vector_jobs)
-            tasks.insert(0, Task("vector:" + "+".join(names), names,
+            tasks.insert(0, Task(VECTOR_TASK + "+".join(names), names,
                                   max(float(timeouts.get(n, 2.0)) for n in names),
                                   self._batch(vector_jobs, forced, slack)))
         return tasks

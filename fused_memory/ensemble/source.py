@@ -1,6 +1,7 @@
 """What the ensemble reads from its store, as a protocol: a `MemoryStore` is one, and so is anything
 that answers the same calls (a wrapper that injects faults, in the reliability tests). `VectorLookup`
-is optional: a source that has it lets the stage after fusion compare stored vectors."""
+is optional: a source that has it lets the stage after fusion compare stored vectors; so is
+`ReadyToEmbed`, a source whose embedding model can be loaded before the arms' timeouts start."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from ..query.entities import EntityMatcher
 from ..retrievers.base import MemorySource
 from ..types import Memory, MemoryType
 
-__all__ = ["EnsembleSource", "VectorLookup"]
+__all__ = ["EnsembleSource", "VectorLookup", "ReadyToEmbed"]
 
 
 @runtime_checkable
@@ -44,4 +45,15 @@ class VectorLookup(Protocol):
     for the near-duplicate check and MMR after fusion (`ensemble.duplicates`)."""
 
     def stored_vectors(self, namespace: str, memory_ids: Sequence[str]) -> Mapping[str, np.ndarray] | None:
+        ...
+
+
+@runtime_checkable
+class ReadyToEmbed(Protocol):
+    """Optional: loads the query embedder's model now if it loads on first use
+    (`MemoryStore.ready_to_embed`), so a first query pays the load as its own time, not inside the
+    dense arm's timeout."""
+
+    def ready_to_embed(self) -> bool:
+        """True when it loaded the model now."""
         ...

@@ -66,6 +66,7 @@ from ..backends.protocols import (
 )
 from ..backends.vector.common import EXPIRES_AT
 from ..config import StoreConfig
+from ..embeddings.base import LoadsLazily
 from ..errors import BackendError, ConfigurationError, InvalidMemory, StoreClosed
 from ..handles import SharedHandle
 from ..query.entities import EntityMatcher
@@ -519,6 +520,16 @@ class MemoryStore(SharedHandle):
             if isinstance(self.vectors, LiveNamespaces):
                 return self.vectors.live_namespaces(time.time())
             return self.vectors.namespaces()
+
+    def ready_to_embed(self) -> bool:
+        """Load the embedding model now if it loads on first use and is not loaded yet; True when it
+        loaded now. The ensemble calls it before the arms' timeouts start: on a store whose first
+        read is a query (nothing added since it was opened), the load would otherwise run inside the
+        dense arm's 2 s and, on a slow or busy host, fail the first query as a timeout."""
+        if isinstance(self.embedder, LoadsLazily) and not self.embedder.loaded:
+            self.embedder.load()
+            return True
+        return False
 
     def embed_query(self, text: str | Sequence[str]) -> tuple[float, ...]:
         """The query vector; for several texts (a HyDE answer and the question), the normalized mean
