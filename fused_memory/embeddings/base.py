@@ -100,8 +100,8 @@ class Embedder(Protocol):
 @runtime_checkable
 class LoadsLazily(Protocol):
     """Optional: an embedder whose model is loaded on its first embedding (`MiniLMEmbedder`: ~0.3 s
-    from a warm disk, over 1.5 s from a cold one). `load()` loads it now, so a caller can pay that
-    where a timeout does not count it (the ensemble, before the arms start)."""
+    from a warm disk, ~1.7 s from a cold one, over 2 s on a busy host). `load()` loads it now, so a
+    caller can pay that where a timeout does not count it (the ensemble, before the arms start)."""
 
     @property
     def loaded(self) -> bool: ...

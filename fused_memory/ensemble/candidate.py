@@ -43,13 +43,23 @@ def memory_time(m: Memory) -> datetime | None:
     return m.event_at or m.created_at
 
 
-@lru_cache(maxsize=8192)
 def text_key(text: str) -> str:
     """A text as duplicates compare it: NFKC, case-folded, every run of punctuation, symbols and
     spaces one space ("User prefers green tea." and "user prefers  green tea!" are one text).
-    Cached (a pure function of the text): versions and collapse key the same candidates in a query,
-    and the next query many of them again."""
+    Cached up to `_CACHED_CHARS` (a pure function of the text): versions and collapse key the same
+    candidates in a query, and the next query many of them again; a longer text is keyed anew, so
+    the cache cannot hold thousands of long documents."""
+    return _cached_key(text) if len(text) <= _CACHED_CHARS else _key(text)
+
+
+_CACHED_CHARS = 2000
+
+
+def _key(text: str) -> str:
     return _NOT_WORD.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
+
+
+_cached_key = lru_cache(maxsize=8192)(_key)
 
 
 class Groups:

@@ -223,7 +223,8 @@ class EnsembleMemory:
         note = f" (in the {job.plan.shortcut} plan; the full plan answered)"
         again.failures.extend(f for task in job.tasks for f in failed(task, outcomes.get(task.label), note, "shortcut"))
         again.timings.update(job.timings)
-        again.timings["shortcut"] = (time.perf_counter() - job.started) * 1000 - job.timings.get("plan", 0.0)
+        again.timings["shortcut"] = ((time.perf_counter() - job.started) * 1000 - job.timings.get("plan", 0.0)
+                                     - again.timings.get("model_load", 0.0))  # the full plan's load is its own
         return again
 
     # ------------------------------------------------------------------ hung arms (`hung_arms`)
@@ -333,7 +334,7 @@ class EnsembleMemory:
         try:
             loaded_now = self.store.ready_to_embed()
         except Exception:  # noqa: BLE001 - the vector task meets the same error and reports it, as before
-            return
+            loaded_now = False  # and tries the load itself on later queries, under its timeout, as before
         self._embedder_ready = True  # a model once loaded stays loaded: later queries skip the checks (~10 us)
         if loaded_now:
             job.timings["model_load"] = (time.perf_counter() - t0) * 1000

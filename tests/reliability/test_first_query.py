@@ -52,3 +52,16 @@ def test_the_model_loads_before_the_arms_clocks_start(written, mode):
             assert "model_load" not in again.timings_ms and not again.failures and "dog" in again.ids()
         finally:
             ens.close()
+
+
+def test_a_plan_that_falls_back_loads_the_model_there_and_counts_it_once(written):
+    """An identifier that no memory holds: the plan that needs no embedding finds nothing, and the
+    full plan, which embeds, loads the model. `shortcut` is what the first round cost, not the load."""
+    with MemoryStore.embedded(written, embedder=SlowToLoad()) as store:
+        ens = EnsembleMemory(store, FusionConfig(timeouts_s={"dense": DENSE_TIMEOUT_S}))
+        try:
+            r = ens.retrieve("what about ERR-4521?", namespace=NS, k=2, now=NOW)
+            assert r.plan.shortcut is None and not r.failures and r.ids()  # the full plan answered
+            assert r.timings_ms["model_load"] >= LOAD_S * 1000 and r.timings_ms["shortcut"] < LOAD_S * 1000
+        finally:
+            ens.close()

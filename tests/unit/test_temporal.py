@@ -349,8 +349,12 @@ def test_words_read_by_one_rule_do_not_join_the_words_around_them() -> None:
     m = parse_time("this tomorrow week", NOW)
     assert m is not None and m.phrase == "tomorrow"
     assert m.window.start == d(2024, 5, 16)
-    m = parse_time("what did we do last yesterday week?", NOW)
-    assert m is not None and m.phrase == "yesterday"
+    # what a rule checks around its match still reads a masked span as spaces: "may" before a verb
+    # is no month, with "next week" read (and masked) between them
+    for text, phrase in [("this may next week help?", "next week"), ("4 dec tomorrow places", "tomorrow"),
+                         ("Skipping lunch this may lately have hurt my focus", "lately")]:
+        m = parse_time(text, NOW)
+        assert m is not None and m.phrase == phrase, text
 
 
 def test_a_week_of_this_month_not_yet_begun_is_last_years() -> None:

@@ -28,7 +28,7 @@ from datetime import timedelta
 from dateutil.relativedelta import relativedelta
 
 from .calendar import Ahead, Ctx, Span, around, calendar_unit, days, month_num, shift, span_months
-from .vocab import ICASE, MONTH_FULL, NUMW, WD_ABBR, WD_FULL, WEEKDAYS, count_of
+from .vocab import ICASE, MONTH_FULL, NUMW, WD_ABBR, WD_FULL, WEEKDAYS, count_of, unmasked
 
 __all__ = ["FUTURE_PATTERN", "FUTURE_TAG_PATTERN", "h_future"]
 
@@ -59,7 +59,8 @@ _ANCHOR_AFTER = re.compile(r"\s*(?:from|after|before|ago|earlier|later)\b", ICAS
 
 def h_future(m: re.Match[str], c: Ctx) -> Span | None:
     """The window ahead that the match names, or None (masked all the same)."""
-    before, after = m.string[:m.start()], m.string[m.end():]
+    text = unmasked(m)
+    before, after = text[:m.start()], text[m.end():]
     until = _UNTIL.search(before)
     if (_ANCHOR_BEFORE.search(before) and not until) or _ANCHOR_AFTER.match(after):
         return None

@@ -47,6 +47,7 @@ from .points import (
 from .quarters import QUARTER_OF_YEAR, h_quarter_of_year
 from .vocab import (
     ICASE,
+    MASK,
     MONTH_ANY,
     MONTH_FULL,
     NOT_A_UNIT,
@@ -58,6 +59,7 @@ from .vocab import (
     YEAR,
     count_of,
     leading_int,
+    unmasked,
 )
 
 __all__ = ["TemporalMatch", "parse_time", "RULE_NAMES", "TIME_PATTERNS", "OPEN_START"]
@@ -139,7 +141,7 @@ def _endpoints_are_times(m: re.Match[str]) -> bool:
             continue
         last = text.rstrip(".").rsplit(None, 1)[-1].lower()
         follower = MODAL_FOLLOWER if last == "may" else DEC_FOLLOWER if last == "dec" else None
-        if follower is not None and follower.match(m.string, m.end(group)):
+        if follower is not None and follower.match(unmasked(m), m.end(group)):
             return False
     return True
 
@@ -220,12 +222,6 @@ TIME_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
     _compiled(FUTURE_TAG_PATTERN) if r[0] == "future" else r[2] for r in _RULES)
 
 
-#: What a rule's match is overwritten with before the next rule reads the text: neither a word
-#: character nor whitespace, so no later pattern's `\s+` joins the words on either side of what was
-#: read ("this tomorrow week" is "tomorrow", not "this week"), and `(?<!\w)` still sees a boundary.
-_MASK = "\0"
-
-
 def parse_time(text: str, now: datetime, *, last_session_end: datetime | None = None, recent_days: int = 30,
                few_months: tuple[int, int] = (90, 30)) -> TemporalMatch | None:
     """The time window `text` asks about, or None when it names none we can trust.
@@ -259,7 +255,7 @@ def parse_time(text: str, now: datetime, *, last_session_end: datetime | None = 
                 window = _clip(span, now)
             except (ValueError, OverflowError):  # e.g. a date outside datetime's range: no window
                 window = None
-            pieces += [work[last:m.start()], _MASK * (m.end() - m.start())]
+            pieces += [work[last:m.start()], MASK * (m.end() - m.start())]
             last = m.end()
             key = (2 if dated else 4 if tier == ABS else tier, order)
             if window is not None and (best is None or key < best[0]):

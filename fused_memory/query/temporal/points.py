@@ -48,6 +48,7 @@ from .vocab import (
     YEAR,
     count_of,
     leading_int,
+    unmasked,
 )
 
 __all__ = ["SESSION", "RANGE", "REL", "FUZZY", "ABS", "Handler", "POINTS", "POINT", "point", "h_month", "h_year",
@@ -106,13 +107,14 @@ def _month_word_ok(m: re.Match[str]) -> bool:
     word = m.group("mon").lower().rstrip(".")
     if word not in ("may", "dec") or m.end("mon") != m.end():  # "May 3", "Aug 15th": a day follows
         return True
+    text = unmasked(m)
     if word == "dec":
-        return DEC_FOLLOWER.match(m.string, m.end()) is None
-    if MODAL_FOLLOWER.match(m.string, m.end()):
+        return DEC_FOLLOWER.match(text, m.end()) is None
+    if MODAL_FOLLOWER.match(text, m.end()):
         return False
     before = max(0, m.start("mon") - 32)  # the longest strong lead-in ("throughout the month of ") fits
-    return bool(_STRONG_MONTH.search(m.string, before, m.start("mon")) or _MONTH_FOLLOWER.match(m.string, m.end())
-                or _NAME_NEXT.match(m.string, m.end()))
+    return bool(_STRONG_MONTH.search(text, before, m.start("mon")) or _MONTH_FOLLOWER.match(text, m.end())
+                or _NAME_NEXT.match(text, m.end()))
 
 
 # ------------------------------------------------------------------ handlers: match -> (start, end) or None
@@ -176,9 +178,10 @@ def _h_weekday(m: re.Match[str], c: Ctx) -> Span | None:
     mod = (m.group("mod") or "").lower()
     if mod == "on" and m.group("wd").lower() == "sun":  # "notes on sun exposure"
         return None
-    if not mod and (_WEEKDAY_NAME_BEFORE.search(m.string, max(0, m.start() - 12), m.start())
-                    or _HOLIDAY.search(m.string, max(0, m.start() - 6), m.end())
-                    or _WEEKDAY_NAME_AFTER.match(m.string, m.end())):
+    text = unmasked(m)
+    if not mod and (_WEEKDAY_NAME_BEFORE.search(text, max(0, m.start() - 12), m.start())
+                    or _HOLIDAY.search(text, max(0, m.start() - 6), m.end())
+                    or _WEEKDAY_NAME_AFTER.match(text, m.end())):
         return None  # "Black Friday", "Sunday school"; "on Friday sales were up" is the day
     wd = WEEKDAYS.index(m.group("wd").lower()[:3])
     if mod in ("", "on") and c.plans:  # "what do I have on Tuesday?": the Tuesday to come (today's too)

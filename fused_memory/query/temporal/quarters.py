@@ -11,7 +11,7 @@ import re
 from datetime import date
 
 from .calendar import Ahead, Ctx, Span, span_months
-from .vocab import ICASE, ORDINALS
+from .vocab import ICASE, ORDINALS, unmasked
 
 __all__ = ["QUARTER_OF_YEAR", "h_quarter_of_year", "h_quarter"]
 
@@ -26,7 +26,7 @@ def h_quarter(m: re.Match[str], c: Ctx) -> Span | None:
     qo = (m.group("qo") or "").lower()
     if qo == "last" and not m.group("y"):
         return None  # "the last quarter of the game"; "the last quarter of 2023" is Q4
-    if qo and not m.group("y") and _QUARTER_OF_SOMETHING.match(m.string, m.end()):
+    if qo and not m.group("y") and _QUARTER_OF_SOMETHING.match(unmasked(m), m.end()):
         return None  # "the fourth quarter of the game"; "the third quarter of the year" is Q3
     q = _number(m)
     y = int(m.group("y")) if m.group("y") else c.now.year - (c.now.month < 3 * q - 2)  # latest begun

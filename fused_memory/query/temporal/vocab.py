@@ -13,13 +13,24 @@ import re
 from datetime import timedelta
 
 __all__ = ["ICASE", "US", "MONTH_FULL", "MONTH_ANY", "YEAR", "WD_FULL", "WD_ABBR", "WEEKDAYS", "NUMW", "NUMBERS",
-           "ORDINALS", "UNIT", "UNIT_F", "NOT_A_UNIT", "leading_int", "count_of"]
+           "ORDINALS", "UNIT", "UNIT_F", "NOT_A_UNIT", "MASK", "unmasked", "leading_int", "count_of"]
 
 #: Every rule pattern is matched whatever the case ("may" and "May" alike; where case matters, as in
 #: "Black Friday" or "this May Caroline", the rule checks it itself).
 ICASE = re.IGNORECASE
 #: One microsecond: a span's last instant is the next span's first less this.
 US = timedelta(microseconds=1)
+#: What `parser.parse_time` overwrites a rule's match with before the next rule reads the text:
+#: neither a word character nor whitespace, so no rule's `\s+` joins the words on either side of
+#: what was read ("this tomorrow week" is "tomorrow", not "this week").
+MASK = "\0"
+
+
+def unmasked(m: re.Match[str]) -> str:
+    """The text a handler reads around its match ("may" followed by a verb, "the third quarter of
+    the game"): masked spans read as spaces there, as they always did, so what was read before
+    still separates words but does not stand for punctuation or end the sentence."""
+    return m.string.replace(MASK, " ") if MASK in m.string else m.string
 
 MONTH_FULL = r"(?:january|february|march|april|may|june|july|august|september|october|november|december)"
 MONTH_ANY = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
