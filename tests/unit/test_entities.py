@@ -129,10 +129,17 @@ def test_matcher_is_fast_with_a_thousand_entities() -> None:
     ents = [Entity(f"person {i}", f"Person{i} Surname{i}", (f"Person{i}",), "PERSON", i % 7) for i in range(1000)]
     m = EntityMatcher(ents)
     q = "what did Person17 tell Person512 Surname512 about the Berlin office last week?"
-    t0 = time.perf_counter()
-    for _ in range(200):
-        refs = m.match(q)
-    per_call_ms = (time.perf_counter() - t0) / 200 * 1000
+    import gc
+
+    gc.collect()
+    gc.disable()  # a collection of the whole suite's heap is not the matcher's time
+    try:
+        t0 = time.thread_time()  # CPU, not wall: a busy test machine does not count
+        for _ in range(200):
+            refs = m.match(q)
+        per_call_ms = (time.thread_time() - t0) / 200 * 1000
+    finally:
+        gc.enable()
     assert [r.text for r in refs] == ["Person17", "Person512 Surname512"]
     assert per_call_ms < 1.0  # generous bound; measured ~0.02 ms
 
