@@ -351,8 +351,7 @@ class EnsembleMemory:
             return replace(base, types=hints)
         return base
 
-    def _tasks(self, plan: QueryPlan, base: ArmRequest, forced: bool = False, k: int = 0,
-               ahead: dict[str, Memory] | None = None) -> list[Task]:
+    def _tasks(self, plan: QueryPlan, base: ArmRequest, forced: bool, k: int, ahead: dict[str, Memory]) -> list[Task]:
         """One task per arm, and one for the vector arms together. In the identifier plan, which
         checks what BM25 found, BM25 also reads its own top `k` memories (`plans.with_memories`)."""
         timeouts = self.config.timeouts_s
@@ -367,7 +366,7 @@ class EnsembleMemory:
         vector_jobs = [(name, arm, req) for name, arm, req in built if isinstance(arm, VectorArm)]
         read = k if plan.shortcut == IDENTIFIER else 0
         # the other arms read ahead while the query is embedded (`slack`)
-        slack = Slack(k, ahead) if ahead is not None and vector_jobs and len(vector_jobs) < len(built) else None
+        slack = Slack(k, ahead) if vector_jobs and len(vector_jobs) < len(built) else None
         tasks = [Task(name, (name,), 1.0, raiser(arm)) if isinstance(arm, Exception) else
                  Task(name, (name,), float(timeouts.get(name, 2.0)), self._single(name, arm, req, forced, read, slack))
                  for name, arm, req in built if not isinstance(arm, VectorArm)]

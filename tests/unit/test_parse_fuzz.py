@@ -20,6 +20,7 @@ from fused_memory.query.temporal.tense import asks_ahead
 from fused_memory.query.temporal.vocab import WD_ABBR, WD_FULL
 from fused_memory.results import ARMS
 from fused_memory.types import Entity
+from tests.conftest import cpu_time
 
 NOW = datetime(2024, 5, 15, 12, 0, tzinfo=timezone.utc)
 MATCHER = EntityMatcher([Entity("sarah chen", "Sarah Chen", ("Sarah",), "PERSON", 3),
@@ -118,19 +119,8 @@ def test_parsed_query_fields() -> None:
 ], ids=["what-is-punct", "what-is-spaces", "who", "like", "between", "a", "tell", "last", "possessive"])
 def test_long_adversarial_queries_stay_linear(text: str) -> None:
     """10k-character inputs built to make regexes backtrack: each parses in well under half a second
-    of CPU (measured 10-90 ms; a quadratic pattern took 600 ms before its fix). CPU time, not wall
-    time, so a busy test machine cannot make this flaky; the garbage collector paused, so that a
-    collection of the whole suite's heap is not counted (a stressed full run measured 0.65 s here
-    for a parse that takes 63 ms)."""
-    import gc
-    import time
-
-    gc.collect()
-    gc.disable()
-    try:
-        t0 = time.thread_time()
+    of CPU (measured 10-90 ms; a quadratic pattern took 600 ms before its fix), counted by
+    `cpu_time` so that neither a busy test machine nor a garbage collection makes this flaky."""
+    with cpu_time() as took:
         optimize(parse_query(text[:10_000], now=NOW, matcher=MATCHER))
-        took = time.thread_time() - t0
-    finally:
-        gc.enable()
-    assert took < 0.5
+    assert took() < 0.5
