@@ -188,6 +188,26 @@ def cmd_train_ranker(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_timeline(args: argparse.Namespace) -> int:
+    """Ingest one half of the personal-timeline set, ask every question, print the shares per kind."""
+    from ..config import FusionConfig
+    from ..evaluation.timeline import load_timeline, run_timeline
+
+    _check_outputs(args, inputs={"--data": args.data})
+    data = load_timeline(args.data)
+    config = FusionConfig(order=args.order) if args.order else None
+
+    def show(q: Any, outcome: Any, r: Any) -> None:
+        if args.show_misses and not (outcome.right and outcome.stable and not outcome.false_supersession):
+            print(terminal_safe(f"MISS {q.kind:<7} {q.id}: {q.text!r} expected {sorted(q.answers)}"
+                                f"{'' if outcome.stable else ' (first answers change with k)'}"), file=sys.stderr)
+            for h in r.hits[:3]:
+                print(terminal_safe(f"    {h.memory.id:<10} {h.memory.text[:90]!r}  {h.explain()}"), file=sys.stderr)
+
+    report = run_timeline(data, args.split, config=config, stability=not args.no_stability, show=show)
+    return _emit(args, report.table, report.to_json(), lambda png: png)
+
+
 def _check_outputs(args: argparse.Namespace, inputs: dict[str, str] | None = None) -> None:
     """Fail before the long part, not after it: matplotlib present, output paths writable, and no
     output written over an input or over the other output (`--json Q.jsonl` replaced the queries)."""
@@ -228,7 +248,7 @@ def _emit(args: argparse.Namespace, table: Callable[[], str], data: Any, plot: C
 
 
 def add_commands(subparsers: Any) -> None:
-    """Add `eval`, `bench` and `train-ranker` to the `fused-memory` subcommands."""
+    """Add `eval`, `bench`, `train-ranker` and `timeline` to the `fused-memory` subcommands."""
     e = subparsers.add_parser(
         "eval", help="Recall@k / NDCG@10 of the ensemble, each arm and ablations on a JSONL dataset",
         description="Ingest each conversation of M.jsonl into its own namespace of a fresh embedded store "
@@ -315,3 +335,21 @@ def add_commands(subparsers: Any) -> None:
                                                          "(default 30, as FusionConfig.learned_depth)")
     t.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     t.set_defaults(fn=cmd_train_ranker)
+
+    tl = subparsers.add_parser(
+        "timeline", help="first-answer accuracy on the personal-timeline set, per kind of question",
+        description="Ingest one half of the personal-timeline set (personas of one life each, saved as an assistant "
+                    "saves what a person says) into a fresh embedded store and ask every question at its persona's "
+                    "'now': the share whose first hit is right per kind (current, past, window, plan, fact, who), "
+                    "the false supersessions, the questions answered with nothing, and whether the first j hits "
+                    "at k=j are the first j at k=10.")
+    tl.add_argument("--data", default="benchmarks/data/timeline.jsonl", metavar="TIMELINE.jsonl",
+                    help="the set (default: benchmarks/data/timeline.jsonl of a checkout)")
+    tl.add_argument("--split", default="dev", choices=("dev", "test", "all"),
+                    help="which half (default dev: tune on dev, score test once)")
+    tl.add_argument("--order", choices=("learned", "rrf"), help="the order of the fused candidates (default: "
+                                                                 "FusionConfig's)")
+    tl.add_argument("--no-stability", action="store_true", help="skip asking each question at k=1..10")
+    tl.add_argument("--show-misses", action="store_true", help="print each missed question with its top 3")
+    tl.add_argument("--json", metavar="OUT", help="write the JSON report here ('-' for stdout)")
+    tl.set_defaults(fn=cmd_timeline, plot=None, quiet=True)
