@@ -86,6 +86,11 @@ class Memory:
     #: False keeps the memory out of every ranking: not embedded (a placeholder vector), not in the
     #: lexical index or the graph, filtered out of every arm's search; still listed and got by id.
     indexed: bool = True
+    #: The times the text states ("booked the vet for the 14th": that day), read by `MemoryStore.add`
+    #: relative to when it was said (`created_at`; `event_at` when only that is given), as windows.
+    #: Derived from the text at every write (what a caller passes is replaced); a time window finds a
+    #: memory by any of its times: `event_at`, these, `created_at` (docs/architecture.md, "A memory's times").
+    stated_times: tuple[TimeWindow, ...] = ()
 
     MAX_TEXT = 100_000
 
@@ -114,6 +119,16 @@ class Memory:
             value = getattr(self, name)
             if value is not None:
                 require_storable(value, f"Memory.{name}", InvalidMemory)
+        try:
+            stated = tuple(self.stated_times or ())
+        except TypeError:
+            raise InvalidMemory(f"stated_times must be a list of TimeWindows, got {self.stated_times!r:.60}") from None
+        for w in stated:
+            if not isinstance(w, TimeWindow):
+                raise InvalidMemory(f"stated_times must hold TimeWindows, got {type(w).__name__}")
+            require_storable(w.start, "Memory.stated_times", InvalidMemory)
+            require_storable(w.end, "Memory.stated_times", InvalidMemory)
+        object.__setattr__(self, "stated_times", stated)
         if self.session_id is not None:
             object.__setattr__(self, "session_id", name_or_int(self.session_id, "session_id"))
             require_clean(self.session_id, "session_id")
@@ -160,6 +175,7 @@ class Memory:
             "created_at": self.created_at.isoformat() if self.created_at else None,
             "entities": list(self.entities), "session_id": self.session_id,
             "metadata": thaw(self.metadata), "context": self.context,
+            "stated_times": [[w.start.isoformat(), w.end.isoformat()] for w in self.stated_times],
         }
 
 

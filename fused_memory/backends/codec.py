@@ -8,10 +8,13 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from ..types import EntityMention, Memory, MemoryType
+from ..errors import FusedMemoryError
+from ..times import STATED  # a list of {"start", "end"}: filtered as nested objects, both ends together
+from ..types import EntityMention, Memory, MemoryType, TimeWindow
 from ..validation import FIRST_STORABLE, LAST_STORABLE, is_storable, thaw
 
-__all__ = ["LAYOUT_VERSION", "UNRANKED", "to_payload", "from_payload", "payload_mentions", "stored_time"]
+__all__ = ["LAYOUT_VERSION", "UNRANKED", "STATED", "SLOT_KEYS", "to_payload", "from_payload", "payload_mentions",
+           "stored_time", "stated_windows"]
 
 #: Bumped when the payload shape changes; a store of another layout is refused on open.
 LAYOUT_VERSION = 1
@@ -55,12 +58,13 @@ def _read(parse: Any) -> datetime | None:
 
 
 def to_payload(m: Memory, entity_kinds: Sequence[str | None] | None = None,
-               answers: Sequence[str] = ()) -> dict[str, Any]:
+               answers: Sequence[str] = (), slot_keys: Sequence[str] = ()) -> dict[str, Any]:
     """Epoch floats for times (range filters in both Qdrant engines and FalkorDB all take floats).
     `entity_kinds` (NER labels, parallel to `m.entities`) lets the graph be re-linked from the
     payload exactly as ingest linked it; payloads without it read back with unknown kinds.
     `answers` (derived from the text at ingest, `store.ingest.answer_tags`; indexed) tags what the
-    memory can answer: "time" when it states one, for "when did...?" questions."""
+    memory can answer: "time" when it states one, for "when did...?" questions. `slot_keys` (the
+    slots it states, `store.ingest.slot_keys`; indexed) let the versions of an asked slot be read."""
     kinds = list(entity_kinds) if entity_kinds is not None else []
     return {
         "memory_id": m.id,
@@ -77,11 +81,19 @@ def to_payload(m: Memory, entity_kinds: Sequence[str | None] | None = None,
         "session_id": m.session_id,
         "context": m.context,
         "answers": list(answers),
+        SLOT_KEYS: list(slot_keys),
+        STATED: [{"start": w.start.timestamp(), "end": w.end.timestamp()} for w in m.stated_times],
+        "stated_iso": [[w.start.isoformat(), w.end.isoformat()] for w in m.stated_times],
         "metadata": thaw(m.metadata),
         **({"expires_at": _ts(m.expires_at)} if m.expires_at is not None else {}),
         **({} if m.indexed else {UNRANKED[0]: UNRANKED[1]}),
         **({"metadata_json": json.dumps(thaw(m.metadata), separators=(",", ":"))} if _has_float(m.metadata) else {}),
     }
+
+
+#: The payload key of the slot keys a memory states (`query.slots`, its predicate's too: the store
+#: derives them), indexed, so the versions of the slot a question asks are read by filter.
+SLOT_KEYS = "slot_keys"
 
 
 def _has_float(value: Any) -> bool:
@@ -108,7 +120,28 @@ def from_payload(p: Mapping[str, Any]) -> Memory:
         entities=tuple(p.get("entities") or ()), session_id=_session(p.get("session_id")),
         metadata=_metadata(p), context=p.get("context"),
         expires_at=stored_time(p.get("expires_at")), indexed=p.get(UNRANKED[0]) != UNRANKED[1],
+        stated_times=stated_windows(p),
     )
+
+
+def stated_windows(p: Mapping[str, Any]) -> tuple[TimeWindow, ...]:
+    """The times a payload's text states (`Memory.stated_times`), with the offsets they were read in;
+    a payload written before they were read, or a damaged entry, states none (or fewer)."""
+    spans = p.get(STATED)
+    if not isinstance(spans, list) or not spans:
+        return ()
+    isos_field = p.get("stated_iso")
+    isos: list[Any] = isos_field if isinstance(isos_field, list) else []
+    out = []
+    for i, span in enumerate(spans):
+        iso = isos[i] if i < len(isos) and isinstance(isos[i], list) and len(isos[i]) == 2 else (None, None)
+        try:
+            start, end = stored_time(span["start"], iso[0]), stored_time(span["end"], iso[1])
+            if start is not None and end is not None:
+                out.append(TimeWindow(start, end))
+        except (KeyError, TypeError, ValueError, FusedMemoryError):
+            continue
+    return tuple(out)
 
 
 def _session(value: Any) -> str | None:

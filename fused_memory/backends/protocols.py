@@ -39,6 +39,11 @@ class VectorFilter:
     namespace: str
     types: frozenset[MemoryType] | None = None
     event_window: TimeWindow | None = None
+    #: Only memories with a time of the kinds `times` names inside this window: "event" (`event_at`),
+    #: "stated" (a time the text states, `Memory.stated_times`: one that overlaps it), "said"
+    #: (`created_at`). A memory matches by any of them.
+    time_window: TimeWindow | None = None
+    times: frozenset[str] = frozenset({"event", "stated", "said"})
     memory_ids: tuple[str, ...] | None = None
     #: Only memories tagged with this answer type (payload `answers`, e.g. "time").
     answers: str | None = None
@@ -47,6 +52,8 @@ class VectorFilter:
     entities: tuple[str, ...] | None = None
     #: Only memories of this conversation (payload `session_id`), compared exactly.
     session_id: str | None = None
+    #: Only memories that state one of these slots (payload `slot_keys`: "user home"), compared exactly.
+    slot_keys: tuple[str, ...] | None = None
     #: Only memories not expired at this time (epoch seconds): payload `expires_at` absent or later.
     alive_at: float | None = None
     #: Only memories that take part in ranking (no payload `unindexed`): what every arm searches.

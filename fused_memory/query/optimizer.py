@@ -32,7 +32,7 @@ from functools import cached_property
 from ..results import ARMS, EntityRef, ParsedQuery, QueryPlan
 from ..types import MemoryType
 from .cues import temporal_mode
-from .shapes import MIN_REF_CONFIDENCE, pure_time, spoken, strong_refs, topic_terms
+from .shapes import MIN_REF_CONFIDENCE, pure_time, strong_refs, topic_terms
 from .shortcuts import identifier_shortcut, name_shortcut, time_shortcut
 from .store_rules import (
     ASKED_RELATION_WEIGHT,
@@ -286,9 +286,8 @@ def pure_time_window_decides(b: PlanBuilder, q: ParsedQuery) -> None:
     """"what happened yesterday?": the window is the whole question, so the temporal arm (the
     window's events) leads at `PURE_TIME_WEIGHT` and the type arm, which would rank every event by
     likeness to "what happened", is skipped. Dense still runs: its similarity to the bare question
-    is close to noise, but it orders what follows the window's memories. Not for what was said
-    then ("what did I tell you yesterday?", `shapes.SPOKEN`): those memories have no event time."""
-    if pure_time(q) and not spoken(q):
+    is close to noise, but it orders what follows the window's memories."""
+    if pure_time(q):
         b.run("temporal", PURE_TIME_WEIGHT)
         if "type" in b.weights:
             b.skip("type", "pure time query: the temporal arm searches the window's events")

@@ -98,6 +98,7 @@ def parse_query(text: str, *, now: datetime, matcher: EntityMatcher | None = Non
         temporal_window=tm.window if tm else None,
         time_cue=tm is not None or has_time_cue(q) or asks,
         temporal_phrase=tm.phrase if tm else None,
+        temporal_rule=tm.rule if tm else None,
         answer_type=ANSWER_TIME if asks else None,
     )
 

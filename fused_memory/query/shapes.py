@@ -22,8 +22,8 @@ from ..text import tokenize
 __all__ = ["GENERIC_TERMS", "SPOKEN", "MIN_REF_CONFIDENCE", "MAX_IDENTIFIER_COMPANIONS", "topic_terms",
            "strong_refs", "pure_time", "spoken", "identifiers_outside_time", "identifier_led", "only_names"]
 
-#: Verbs of speech: "what did I tell you yesterday?" asks for what was *said* then (a memory stored
-#: then, with no `event_at`), which the temporal arm, over events dated in the window, cannot see.
+#: Verbs of speech: "what did I tell you yesterday?" asks for what was *said* then, so the temporal
+#: arm counts a memory said in the window as fully as one that happened there (`TemporalRetriever`).
 SPOKEN = re.compile(r"\b(?:tell|told|say|said|talk(?:ed)?|discuss(?:ed)?|mention(?:ed)?|plan(?:ned)?)\b",
                     re.IGNORECASE)
 #: Words that carry no topic of their own in a question ("what happened yesterday?", "anything from

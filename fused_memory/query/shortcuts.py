@@ -4,11 +4,10 @@ Embedded, the arms the optimizer can skip are cheap; what costs is embedding the
 vector search. So the only way the optimizer saves real time on a simple query is to skip both,
 and it may only do that where they add nothing to what another arm finds alone (`shapes`):
 
-* **time** - a query that is only a time ("what happened yesterday?", "anything from last week?"):
-  the window's events newest first, one ordered payload scan (`retrievers.scan`). The embedding
-  of "what happened" ranks a window's events about at random, so the full plan's answer is the same
-  set in another order. Not for what was *said* then ("what did I tell you yesterday?"): those
-  memories have no event time.
+* **time** - a query that is only a time ("what happened yesterday?", "what did I tell you
+  yesterday?"): the window's memories, those that happened or state a time there first, newest
+  first, with ordered payload scans (`retrievers.scan`). The embedding of "what happened" ranks a
+  window's memories about at random, so the full plan's answer is the same set in another order.
 * **identifier** - identifiers, with at most two other words ("E-47821", "what was JIRA-9921
   about?", "v2.3.1 release notes"): BM25 alone. A sentence embedding of "E-47821" is close to
   every badge id; BM25 matches the string.
@@ -17,9 +16,10 @@ and it may only do that where they add nothing to what another arm finds alone (
   of a bare name ranks memories that mention *similar* names ("Sarah Novak") beside the right ones.
 
 Each keeps the plan built so far as its fallback (`PlanBuilder.take_shortcut`): the ensemble runs
-it when the shortcut's arm fails, or when the identifier or name plan finds nothing - no memory
-holding the identifier, no memory of the names (`ensemble.plans`). An empty window is an answer:
-nothing happened then. They run last, after every other rule, so that fallback is the whole plan.
+it when the shortcut's arm fails, or when it finds nothing - no memory in the window, no memory
+holding the identifier, no memory of the names (`ensemble.plans`); a window that holds nothing
+then stays a soft preference, nearest first. They run last, after every other rule, so that
+fallback is the whole plan.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from ..results import ParsedQuery
 from ..types import MemoryType
-from .shapes import identifier_led, identifiers_outside_time, only_names, pure_time, spoken
+from .shapes import identifier_led, identifiers_outside_time, only_names, pure_time
 
 if TYPE_CHECKING:
     from .optimizer import PlanBuilder
@@ -44,10 +44,11 @@ TIME_ORDER_WEIGHT = 8.0
 
 
 def time_shortcut(b: PlanBuilder, q: ParsedQuery) -> None:
-    """Only a time, not what was said then -> the window's events newest first, no embedding."""
-    if pure_time(q) and not spoken(q) and not b.hard_filter:
+    """Only a time -> the window's memories newest first, no embedding."""
+    if pure_time(q) and not b.hard_filter:
         b.take_shortcut(TIME, {"temporal": TIME_ORDER_WEIGHT},
-                        f"only a time ({q.temporal_phrase!r}) -> the window's events newest first, no query embedding")
+                        f"only a time ({q.temporal_phrase!r}) -> the window's memories newest first, no query "
+                        "embedding")
 
 
 def identifier_shortcut(b: PlanBuilder, q: ParsedQuery) -> None:

@@ -19,9 +19,11 @@ from typing import Protocol, runtime_checkable
 
 from ..backends.protocols import GraphStore, ScoredPayload, VectorQuery
 from ..results import Hit, ParsedQuery
+from ..times import TimeKind, TimeMatch, describe_day
 from ..types import MemoryType, TimeWindow
 
-__all__ = ["ArmRequest", "Retriever", "dedupe_hits", "VectorSource", "LexicalSource", "GraphSearch", "MemorySource"]
+__all__ = ["ArmRequest", "Retriever", "dedupe_hits", "time_detail", "VectorSource", "LexicalSource", "GraphSearch",
+           "MemorySource"]
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,13 @@ def dedupe_hits(hits: Sequence[Hit], k: int | None = None) -> list[Hit]:
             best[h.memory_id] = h
     ordered = sorted(best.values(), key=lambda h: (-h.score, h.memory_id))
     return ordered if k is None else ordered[:k]
+
+
+def time_detail(found: TimeMatch, now: datetime) -> str:
+    """How a hit's time fell in the window, for its explanation: "happened yesterday", "states Jun
+    14", "said today"."""
+    verb = {TimeKind.EVENT: "happened", TimeKind.STATED: "states", TimeKind.SAID: "said"}[found.kind]
+    return f"{verb} {describe_day(found.at, now)}"
 
 
 # ---------------------------------------------------------------- what the arms read

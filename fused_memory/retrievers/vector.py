@@ -16,9 +16,11 @@ from ..backends.codec import from_payload
 from ..backends.protocols import ScoredPayload, VectorFilter, VectorQuery
 from ..backends.vector.pooling import search_pooled
 from ..query.cues import ANSWER_TIME, temporal_mode
+from ..query.shapes import spoken
 from ..results import Hit
+from ..times import MemoryTimes, TimeKind
 from ..types import MemoryType
-from .base import ArmRequest, VectorSource, dedupe_hits
+from .base import ArmRequest, VectorSource, dedupe_hits, time_detail
 
 __all__ = ["VectorArm", "DenseRetriever", "TemporalRetriever", "TypeFilterRetriever", "ScopedGraphRetriever",
            "run_vector_arms"]
@@ -106,10 +108,16 @@ class DenseRetriever(_VectorArmBase):
 
 
 class TemporalRetriever(_VectorArmBase):
-    """Event memories whose `event_at` lies in the query's window, ranked by relevance.
+    """Memories with a time inside the query's window, ranked by relevance (`times.MemoryTimes`:
+    when it happened, a time its text states, or when it was said).
 
-    Score = 0.5 + 0.5 * cosine: being inside the asked-for window is itself half the evidence
-    ("what did I do last Tuesday?" wants every event of that day), relevance orders them.
+    Score = 0.5 + 0.5 * cosine for a memory that happened or states a time inside the window: being
+    inside the asked-for window is itself half the evidence ("what did I do last Tuesday?" wants
+    every event of that day), relevance orders them. A memory only *said* inside it scores 0.25 +
+    0.25 * cosine, below every one of those ("what did I do on June 14?": the vet booked for the 14th
+    before whatever was said that day), unless the question asks what was said ("what did I tell
+    you yesterday?", `shapes.spoken`): then being said there is the whole point. The detail says
+    which time matched ("states Jun 14", "said yesterday").
 
     Without a window, two modes:
     * the query asks for a time ("when did Caroline go to the support group?"): memories of any
@@ -122,18 +130,29 @@ class TemporalRetriever(_VectorArmBase):
 
     def vector_query(self, request: ArmRequest) -> VectorQuery | None:
         assert request.vector is not None
-        if temporal_mode(request.window, request.query.answer_type) == "answer":
-            f = VectorFilter(request.namespace, answers=ANSWER_TIME)
+        mode = temporal_mode(request.window, request.query.answer_type)
+        if mode == "answer":
+            f = VectorFilter(request.namespace, request.types, answers=ANSWER_TIME)
+        elif mode == "window":
+            f = VectorFilter(request.namespace, request.types, time_window=request.window)
         else:
-            f = VectorFilter(request.namespace, frozenset({MemoryType.EVENT}), request.window)
+            f = VectorFilter(request.namespace, request.types or frozenset({MemoryType.EVENT}))
         return VectorQuery(request.vector, f, request.k)
 
     def hits_from(self, request: ArmRequest, scored: Sequence[ScoredPayload]) -> list[Hit]:
         mode = temporal_mode(request.window, request.query.answer_type)
-        if mode != "window":
+        if mode != "window" or request.window is None:
             return self._hits(scored, request.k, "states a time" if mode == "answer" else "event (no window)")
-        hits = [Hit(str(s.payload["memory_id"]), 0.5 + 0.5 * _cos01(s.score), f"in {request.window}",
-                    payload=s.payload) for s in scored]
+        window, said_counts = request.window, spoken(request.query)
+        hits = []
+        for s in scored:
+            found = MemoryTimes.of_payload(s.payload).match(window, slack_s=1.0)
+            if found is None:  # not what the engine's filter lets through: a payload it cannot have matched
+                continue
+            cos = _cos01(s.score)
+            score = 0.5 + 0.5 * cos if found.kind is not TimeKind.SAID or said_counts else 0.25 + 0.25 * cos
+            hits.append(Hit(str(s.payload["memory_id"]), score, time_detail(found, request.query.now),
+                            payload=s.payload))
         return dedupe_hits(hits, request.k)
 
 
@@ -172,7 +191,8 @@ class ScopedGraphRetriever(_VectorArmBase):
         if not request.scope:
             return None
         assert request.vector is not None
-        return VectorQuery(request.vector, VectorFilter(request.namespace, entities=request.scope), request.k)
+        return VectorQuery(request.vector, VectorFilter(request.namespace, request.types, entities=request.scope),
+                           request.k)
 
     def hits_from(self, request: ArmRequest, scored: Sequence[ScoredPayload]) -> list[Hit]:
         hubs = ", ".join(dict.fromkeys(c.name for ref in request.query.entity_refs for c in ref.candidates))

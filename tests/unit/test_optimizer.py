@@ -160,9 +160,9 @@ def test_weights() -> None:
     assert plan_for("what did I paint yesterday?")[1].weights["temporal"] == WINDOW_TEMPORAL_WEIGHT  # a topic too
     assert optimize_off(plan_for("what happened yesterday?")[0]).weights["temporal"] == WINDOW_TEMPORAL_WEIGHT
     for said in ("what did I tell you yesterday?", "what did we talk about last week?", "what did I plan yesterday?"):
-        plan = plan_for(said)[1]  # what was said then has no event time: the window must not lead
-        assert plan.weights["temporal"] == WINDOW_TEMPORAL_WEIGHT, said
-        assert "pure_time_window_decides" not in fired_rules(plan), said
+        plan = plan_for(said)[1]  # what was said then is in the window by when it was said: the window leads
+        assert plan.weights["temporal"] == PURE_TIME_WEIGHT and plan.shortcut == "time", said
+        assert "pure_time_window_decides" in fired_rules(plan), said
     assert "pure_time_window_decides" in fired_rules(plan_for("what changed since we last talked?")[1])
     assert plan_for("who reports to Sarah?")[1].weights["graph"] == 1.0
 

@@ -16,7 +16,7 @@ from fused_memory.errors import QueryError
 from fused_memory.query import EntityMatcher, optimize, optimize_off, parse_query, parse_time
 from fused_memory.query.optimizer import ANSWER_TIME_WEIGHT, PURE_TIME_WEIGHT
 from fused_memory.query.temporal.future import FUTURE_PATTERN
-from fused_memory.query.temporal.tense import asks_ahead
+from fused_memory.query.temporal.tense import asks_ahead, present_tense
 from fused_memory.query.temporal.vocab import WD_ABBR, WD_FULL
 from fused_memory.results import ARMS
 from fused_memory.types import Entity
@@ -33,8 +33,15 @@ AHEAD = re.compile(rf"{FUTURE_PATTERN}|this\s+(?:{WD_FULL}|{WD_ABBR}|weekend|wee
                    r"|evening)|today|tonight|.*quarter\s+of\s+(?:the\s+)?(?:next|coming)\s+year", re.IGNORECASE)
 def ahead_ok(text: str, phrase: str) -> bool:
     """Whether a window ending after now is one the query named: a phrase ahead ("next week"), a
-    date with its year ("May 2030"), or a bare date or weekday asked of plans ("what's on Tuesday?")."""
-    return bool(AHEAD.fullmatch(phrase) or re.search(r"(?<!\d)(?:19|2[01])\d\d(?!\d)", phrase) or asks_ahead(text))
+    date with its year ("May 2030"), a bare date or weekday asked of plans ("what's on Tuesday?"),
+    or a date with no year or a weekday, which the present tense ("what's on Tuesday?") or, with no
+    verb, nearness reads ahead ("May 1")."""
+    return bool(AHEAD.fullmatch(phrase) or re.search(r"(?<!\d)(?:19|2[01])\d\d(?!\d)", phrase) or asks_ahead(text)
+                or YEARLESS.search(phrase) or present_tense(text))
+
+
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+YEARLESS = re.compile(rf"{_MONTH}\s+\d|\d(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}|the\s+\d\d?(?:st|nd|rd|th)", re.I)
 
 
 #: Words the rules react to, so generated text exercises them far more often than random text would.

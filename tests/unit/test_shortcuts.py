@@ -39,8 +39,8 @@ def parsed(text: str):  # type: ignore[no-untyped-def]
     ("Sarah Chen", "name", ("lexical", "graph")),
     ("Sarah and Melanie", "name", ("lexical", "graph")),
     ("who is Caroline?", "name", ("lexical", "graph")),
-    # not a shortcut: what was said then has no event time; a topic beside the time, the names or the id
-    ("what did I tell you yesterday?", None, None),
+    ("what did I tell you yesterday?", "time", ("temporal",)),  # what was said then: said in the window
+    # not a shortcut: a topic beside the time, the names or the id
     ("what did I paint yesterday?", None, None),
     ("the bug fixed in v2.3.1 that broke the login page", None, None),
     ("what happened to JIRA-9921 on 2024-05-02?", None, None),

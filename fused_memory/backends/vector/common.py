@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from ...errors import BackendError, EmbeddingMismatch, FusedMemoryError, InvalidMemory, QueryError
-from ..codec import UNRANKED
+from ..codec import SLOT_KEYS, STATED, UNRANKED
 from ..protocols import SparseVector, VectorFilter, VectorQuery, VectorRecord
 
 __all__ = [
     "POINT_ID_NAMESPACE", "SCROLL_PAGE", "META_POINT_ID",
     "IndexSpec", "PAYLOAD_INDEXES",
-    "MatchOne", "MatchAnyOf", "Between", "Not", "alive", "Condition", "EXPIRES_AT", "NEVER_BEFORE",
+    "MatchOne", "MatchAnyOf", "Between", "Overlaps", "AnyOf", "Not", "alive", "Condition", "time_conditions",
+    "EXPIRES_AT", "NEVER_BEFORE",
     "split_conditions", "filter_conditions", "can_match",
     "PreparedPoint", "point_id", "dense_of", "prepare_points", "check_query", "in_requested_order", "unique", "plain",
     "check_sparse", "clamp_score", "paginate", "chunks", "encode_meta", "engine_errors", "WRITE_CHUNK",
@@ -58,8 +59,12 @@ PAYLOAD_INDEXES: tuple[IndexSpec, ...] = (
     IndexSpec("namespace", "keyword", tenant=True),
     IndexSpec("type", "keyword"),
     IndexSpec("event_at", "float"),
+    IndexSpec("created_at", "float"),
+    IndexSpec(f"{STATED}[].start", "float"),
+    IndexSpec(f"{STATED}[].end", "float"),
     IndexSpec("memory_id", "keyword"),
     IndexSpec("answers", "keyword"),
+    IndexSpec(SLOT_KEYS, "keyword"),
     IndexSpec("entities", "keyword"),
     IndexSpec("expires_at", "float"),
     IndexSpec(UNRANKED[0], "keyword"),
@@ -93,13 +98,46 @@ class Between:
 
 
 @dataclass(frozen=True)
+class Overlaps:
+    """Some object of the list `key` holds has `start <= lte` and `end >= gte` (both of one object:
+    a nested condition, so the start of one window and the end of another never pass together)."""
+
+    key: str
+    gte: float
+    lte: float
+
+
+@dataclass(frozen=True)
+class AnyOf:
+    """At least one of `conds` (a `should`)."""
+
+    conds: tuple[MatchOne | Between | Overlaps, ...]
+
+
+@dataclass(frozen=True)
 class Not:
     """A `must_not`: points matching `inner` are left out; a point without the field is kept."""
 
     inner: MatchOne | Between
 
 
-Condition = MatchOne | MatchAnyOf | Between | Not
+Condition = MatchOne | MatchAnyOf | Between | Overlaps | AnyOf | Not
+
+
+def time_conditions(window: Any, times: frozenset[str]) -> list[Condition]:
+    """A memory has a time of `times` ("event": `event_at`, "said": `created_at`, "stated": a time its
+    text states) inside `window`: one condition, an `AnyOf` when several kinds are asked."""
+    lo, hi = window.start.timestamp(), window.end.timestamp()
+    conds: list[MatchOne | Between | Overlaps] = []
+    if "event" in times:
+        conds.append(Between("event_at", lo, hi))
+    if "stated" in times:
+        conds.append(Overlaps(STATED, lo, hi))
+    if "said" in times:
+        conds.append(Between("created_at", lo, hi))
+    if not conds:
+        return []
+    return [conds[0]] if len(conds) == 1 else [AnyOf(tuple(conds))]
 
 
 def alive(at: float) -> Not:
@@ -126,6 +164,8 @@ def filter_conditions(f: VectorFilter) -> tuple[Condition, ...]:
         conds.append(MatchAnyOf("type", tuple(sorted(str(getattr(t, "value", t)) for t in f.types))))
     if f.event_window is not None:
         conds.append(Between("event_at", f.event_window.start.timestamp(), f.event_window.end.timestamp()))
+    if f.time_window is not None:
+        conds.extend(time_conditions(f.time_window, f.times))
     if f.memory_ids is not None:
         conds.append(MatchAnyOf("memory_id", unique(f.memory_ids)))
     if f.answers is not None:
@@ -134,6 +174,8 @@ def filter_conditions(f: VectorFilter) -> tuple[Condition, ...]:
         conds.append(MatchAnyOf("entities", unique(f.entities)))  # a list too: any shared element
     if f.session_id is not None:
         conds.append(MatchOne("session_id", f.session_id))
+    if f.slot_keys is not None:
+        conds.append(MatchAnyOf(SLOT_KEYS, unique(f.slot_keys)))  # a list too: any shared element
     if f.alive_at is not None:
         conds.append(alive(f.alive_at))
     if f.expired_at is not None:

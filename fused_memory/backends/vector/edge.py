@@ -72,11 +72,13 @@ from . import edge_sparse
 from .common import (
     PAYLOAD_INDEXES,
     SCROLL_PAGE,
+    AnyOf,
     Between,
     Condition,
     IndexSpec,
     MatchAnyOf,
     MatchOne,
+    Overlaps,
     alive,
     can_match,
     check_query,
@@ -152,6 +154,11 @@ def _edge_condition(c: Condition) -> Any:
         return qe.FieldCondition(c.key, match=qe.MatchAny(list(c.values)))
     if isinstance(c, Between):
         return qe.FieldCondition(c.key, range=qe.RangeFloat(gte=c.gte, lte=c.lte))
+    if isinstance(c, Overlaps):
+        return qe.NestedCondition(c.key, qe.Filter(must=[qe.FieldCondition("start", range=qe.RangeFloat(lte=c.lte)),
+                                                         qe.FieldCondition("end", range=qe.RangeFloat(gte=c.gte))]))
+    if isinstance(c, AnyOf):
+        return qe.Filter(should=[_edge_condition(x) for x in c.conds])
     raise TypeError(f"unknown condition {c!r}")
 
 

@@ -31,11 +31,13 @@ from .common import (
     META_POINT_ID,
     PAYLOAD_INDEXES,
     SCROLL_PAGE,
+    AnyOf,
     Between,
     Condition,
     IndexSpec,
     MatchAnyOf,
     MatchOne,
+    Overlaps,
     alive,
     can_match,
     check_query,
@@ -103,13 +105,19 @@ def _client_index(spec: IndexSpec) -> Any:
     return models.PayloadSchemaType.FLOAT
 
 
-def _client_condition(c: Condition) -> models.FieldCondition:
+def _client_condition(c: Condition) -> models.FieldCondition | models.NestedCondition | models.Filter:
     if isinstance(c, MatchOne):
         return models.FieldCondition(key=c.key, match=models.MatchValue(value=c.value))
     if isinstance(c, MatchAnyOf):
         return models.FieldCondition(key=c.key, match=models.MatchAny(any=list(c.values)))
     if isinstance(c, Between):
         return models.FieldCondition(key=c.key, range=models.Range(gte=c.gte, lte=c.lte))
+    if isinstance(c, Overlaps):
+        return models.NestedCondition(nested=models.Nested(key=c.key, filter=models.Filter(must=[
+            models.FieldCondition(key="start", range=models.Range(lte=c.lte)),
+            models.FieldCondition(key="end", range=models.Range(gte=c.gte))])))
+    if isinstance(c, AnyOf):
+        return models.Filter(should=[_client_condition(x) for x in c.conds])
     raise TypeError(f"unknown condition {c!r}")
 
 

@@ -19,6 +19,8 @@ Its modules, each importing only those above it (and none this `__init__`):
       +---------------------+
       |
     parser      the range rules, the rule table's order, `parse_time`
+      |
+    statements  the times a memory's text states, read where it was said (`stated_times`)
 
 Names shared between modules are public (no leading underscore); each module's `__all__` lists only
 its own. Outside code imports from this package, which re-exports what it needs.
@@ -26,6 +28,7 @@ its own. Outside code imports from this package, which re-exports what it needs.
 
 from __future__ import annotations
 
-from .parser import OPEN_START, RULE_NAMES, TIME_PATTERNS, TemporalMatch, parse_time
+from .parser import OPEN_START, RULE_NAMES, TIME_PATTERNS, VAGUE_RULES, TemporalMatch, parse_time
+from .statements import stated_times
 
-__all__ = ["TemporalMatch", "parse_time", "RULE_NAMES", "TIME_PATTERNS", "OPEN_START"]
+__all__ = ["TemporalMatch", "parse_time", "stated_times", "RULE_NAMES", "TIME_PATTERNS", "OPEN_START", "VAGUE_RULES"]

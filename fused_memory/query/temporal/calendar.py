@@ -14,7 +14,7 @@ from functools import cached_property
 
 from dateutil.relativedelta import relativedelta
 
-from .tense import asks_ahead, past_tense
+from .tense import asks_ahead, past_tense, present_tense
 from .vocab import US
 
 __all__ = ["Span", "Ahead", "Ctx", "at", "days", "recent", "upcoming", "ahead_if", "month_num", "span_months",
@@ -45,6 +45,10 @@ class Ctx:
     few_months: tuple[int, int]
     #: The query's text, for `past` and `plans`.
     text: str = ""
+    #: The text is a memory's, read where it was said (`statements.stated_times`), not a question:
+    #: a phrase that could point either way reads ahead unless the text is told in the past ("booked
+    #: the vet for the 14th" is the coming 14th, "we met on March 3" the last March 3).
+    statement: bool = False
 
     @cached_property
     def past(self) -> bool:
@@ -56,8 +60,20 @@ class Ctx:
     @cached_property
     def plans(self) -> bool:
         """The query asks about plans ("what do I have on Tuesday?"): a bare weekday or date is the
-        one to come (`tense.asks_ahead`). Computed only when a rule asks."""
-        return asks_ahead(self.text)
+        one to come (`tense.asks_ahead`). Computed only when a rule asks. A statement is about plans
+        whenever it is not told in the past ("dentist on Tuesday", "flight to Lisbon on April 2")."""
+        return not self.past if self.statement else asks_ahead(self.text)
+
+    @cached_property
+    def coming(self) -> bool | None:
+        """Which occurrence a date with no year ("June 14", "the 14th") is, by the tense: told in the
+        past ("what did I do on June 23?"), the last one (False); in the present or the future
+        ("what's happening on June 23?", "anything planned for the 14th?"), the coming one (True);
+        with no verb to tell ("the 3rd of June?"), the nearest (None). A statement not told in the
+        past is the coming one ("dentist on March 3")."""
+        if self.past:
+            return False
+        return True if self.statement or self.plans or present_tense(self.text) else None
 
 
 def at(c: Ctx, d: date) -> datetime:

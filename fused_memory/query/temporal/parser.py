@@ -19,6 +19,7 @@ their handlers live in `points.py`; this module holds the ranges, the rule order
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from contextlib import suppress
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timezone
@@ -32,7 +33,9 @@ from .calendar import Ahead, Ctx, Span, around, days, shift
 from .future import FUTURE_PATTERN, FUTURE_TAG_PATTERN, h_future
 from .points import (
     ABS,
+    DAY_OF_MONTH,
     DEC_FOLLOWER,
+    FUZZY,
     MODAL_FOLLOWER,
     POINT,
     POINTS,
@@ -40,6 +43,7 @@ from .points import (
     REL,
     SESSION,
     Handler,
+    h_day_of_month,
     h_month,
     h_year,
     point,
@@ -62,7 +66,8 @@ from .vocab import (
     unmasked,
 )
 
-__all__ = ["TemporalMatch", "parse_time", "RULE_NAMES", "TIME_PATTERNS", "OPEN_START"]
+__all__ = ["TemporalMatch", "parse_time", "matches", "RULE_NAMES", "TIME_PATTERNS", "OPEN_START", "VAGUE_TIERS",
+           "VAGUE_RULES"]
 
 #: The future rule's tier: below every other (fuzzy "recently" is 5), so "what did I say yesterday
 #: about next week's trip?" asks about yesterday.
@@ -173,6 +178,8 @@ def _h_open(m: re.Match[str], c: Ctx) -> Span | None:
     return min(OPEN_START, end), end
 
 
+#: "up to" as "until", not the phrasal verb: "what did I get up to last weekend?" asks about the weekend.
+_UP_TO = r"(?<!\bget\s)(?<!\bgot\s)(?<!\bgets\s)(?<!getting\s)(?<!gotten\s)(?<!\bbeen\s)(?<!\bgo\s)(?<!went\s)up\s+to"
 _B = rf"(?P<b>{POINT}|\d{{1,2}}(?:st|nd|rd|th)?(?![-/.]\d)|now|the\s+present)"  # "... and now": up to now
 #: A bare number before a point that starts with one ("1" of "between 1 and 5 May"): it takes B's
 #: month, year or unit, so "from 2 to 4 weeks ago" spans both, where B alone would be read.
@@ -199,12 +206,13 @@ _RULE_TABLE: tuple[tuple[str, int, str, Handler], ...] = (
     ("since", RANGE, rf"(?P<k>since)\s+(?P<a>{POINT}){NOT_A_UNIT}", _h_open),
     ("after", RANGE, rf"(?P<k>after)\s+(?P<a>{POINT}){NOT_A_UNIT}", _h_open),
     ("before", RANGE, rf"(?<!\bday\s)(?P<k>before|prior\s+to)\s+(?P<a>{POINT}){NOT_A_UNIT}", _h_open),
-    ("until", RANGE, rf"(?P<k>until|till|up\s+to|through)\s+(?P<a>{POINT}){NOT_A_UNIT}", _h_open),
+    ("until", RANGE, rf"(?P<k>until|till|{_UP_TO}|through)\s+(?P<a>{POINT}){NOT_A_UNIT}", _h_open),
     *POINTS,
     ("month", ABS, rf"(?P<mod>in|during|throughout|early|late|mid|last|this|(?:the\s+)?(?:end|start|beginning|middle)"
                    rf"\s+of)(?:\s+|-)(?:the\s+month\s+of\s+)?(?P<mon>{MONTH_FULL})", h_month),
     ("year", ABS, rf"(?:in|during|throughout|back\s+in|the\s+year|early|late|mid|(?:the\s+)?(?:end|start|beginning"
                   rf"|middle)\s+of)(?:\s+|-)(?P<y>{YEAR}){NOT_A_UNIT}", h_year),
+    ("day_of_month", ABS, DAY_OF_MONTH, h_day_of_month),
 )
 
 
@@ -242,7 +250,22 @@ def parse_time(text: str, now: datetime, *, last_session_end: datetime | None = 
     if recent_days < 0 or lo < 0 or hi < 0:
         raise QueryError("recent_days and few_months must be >= 0")
     c = Ctx(now, last_session_end, recent_days, (max(lo, hi), min(lo, hi)), text)
-    work, best = text, None
+    best: tuple[tuple[int, int], TemporalMatch] | None = None
+    for key, name, phrase, span in matches(text, c):
+        try:
+            window = _clip(span, now)
+        except (ValueError, OverflowError):  # e.g. a date outside datetime's range: no window
+            window = None
+        if window is not None and (best is None or key < best[0]):
+            best = (key, TemporalMatch(window, phrase, name))
+    return best[1] if best is not None else None
+
+
+def matches(text: str, c: Ctx) -> Iterator[tuple[tuple[int, int], str, str, Span | None]]:
+    """Every time phrase the rules read in `text`, in table order: (its rank, lowest first: the tier
+    and the rule's place), the rule's name, the phrase, and its span (None: read, masked, but no
+    time). `parse_time` keeps the best window; `statements.stated_times` keeps them all."""
+    work = text
     for order, (name, tier, rx, handler) in enumerate(_RULES):
         pieces, last = [], 0
         for m in rx.finditer(work):
@@ -250,19 +273,24 @@ def parse_time(text: str, now: datetime, *, last_session_end: datetime | None = 
             dated = tier == ABS and re.search(YEAR, phrase) is not None  # a date with its year
             try:
                 span = handler(m, c)
-                if dated and span is not None and (span[0] > now or c.plans):
+                if dated and span is not None and (span[0] > c.now or c.plans):
                     span = Ahead(span)  # still to come, or asked of plans: "on April 15, 2026", "in 2100"
-                window = _clip(span, now)
             except (ValueError, OverflowError):  # e.g. a date outside datetime's range: no window
-                window = None
+                span = None
             pieces += [work[last:m.start()], MASK * (m.end() - m.start())]
             last = m.end()
-            key = (2 if dated else 4 if tier == ABS else tier, order)
-            if window is not None and (best is None or key < best[0]):
-                best = (key, TemporalMatch(window, phrase, name))
+            yield (2 if dated else 4 if tier == ABS else tier, order), name, phrase, span
         if pieces:  # mask what this rule read, in one pass (linear in the text, however many matches)
             work = "".join(pieces) + work[last:]
-    return best[1] if best is not None else None
+
+
+#: Rules whose window is vague ("recently", "lately", "these days", "the end of the month"): a window
+#: to prefer, not one to hold a question to (`ensemble.after_fusion.window_first`).
+VAGUE_RULES: frozenset[str] = frozenset(name for name, tier, _, _ in _RULE_TABLE if tier == FUZZY)
+
+#: The tiers a statement's times are not read from: "since we last talked" needs a session, and
+#: "recently", "these days" or "the end of the month" say too little of when.
+VAGUE_TIERS = frozenset({SESSION, FUZZY})
 
 
 def _clip(span: Span | None, now: datetime) -> TimeWindow | None:

@@ -42,6 +42,7 @@ from .vocab import (
     ORDINALS,
     UNIT,
     UNIT_F,
+    US,
     WD_ABBR,
     WD_FULL,
     WEEKDAYS,
@@ -52,7 +53,7 @@ from .vocab import (
 )
 
 __all__ = ["SESSION", "RANGE", "REL", "FUZZY", "ABS", "Handler", "POINTS", "POINT", "point", "h_month", "h_year",
-           "MODAL_FOLLOWER", "DEC_FOLLOWER"]
+           "MODAL_FOLLOWER", "DEC_FOLLOWER", "DAY_OF_MONTH", "h_day_of_month"]
 
 _DAY = r"(?:3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)?(?!\w)"
 #: "two weeks back" is "two weeks ago"; "3 days back to back", "back-end", "back and forth" are not.
@@ -123,13 +124,60 @@ def _h_day(m: re.Match[str], c: Ctx) -> Span | None:
     if not mon_s.isdigit() and not y and not _month_word_ok(m):
         return None
     mon = int(mon_s) if mon_s.isdigit() else month_num(mon_s)
+    if y:
+        try:
+            dated = date(int(y), mon, day)
+        except ValueError:
+            return None
+        return days(c, dated, dated)
     try:
-        d = date(int(y), mon, day) if y else (upcoming if c.plans else recent)(c, mon, day)
+        d = _occurrence(c, lambda step: _nth(c, mon, day, step))  # no year: by the tense (`Ctx.coming`)
     except ValueError:
         return None
-    if d is None:
+    return ahead_if(c, days(c, d, d)) if d is not None else None
+
+
+def _occurrence(c: Ctx, nth: Callable[[int], date | None]) -> date | None:
+    """The occurrence of a yearless date the tense asks for (`Ctx.coming`): the coming one (step
+    1), the last one (step -1), or with no tense to tell, whichever is nearer today (the last one
+    on a tie)."""
+    if c.coming is not None:
+        return nth(1 if c.coming else -1)
+    last, coming = nth(-1), nth(1)
+    if last is None or coming is None:
+        return last or coming
+    today = c.now.date()
+    return coming if (coming - today) < (today - last) else last
+
+
+def _nth(c: Ctx, month: int, day: int, step: int) -> date | None:
+    """The coming (step 1: today's too) or last (step -1: today's too) month/day; a day the month
+    never has (February 30) is no date."""
+    date(2000, month, day)  # ValueError for a day the month never has (2000 was a leap year)
+    return upcoming(c, month, day) if step > 0 else recent(c, month, day)
+
+
+def h_day_of_month(m: re.Match[str], c: Ctx) -> Span | None:
+    """"on the 14th", "for the 3rd": that day of the coming month (this one's when it is still to
+    come), or told in the past, of the last one that held it; a day no month reaches (the 32nd) or
+    that the months around lack (the 31st of February) is no date."""
+    day = leading_int(m.group("d"))
+    today = c.now.date()
+    first = today.replace(day=1)
+
+    def nth(step: int) -> date | None:
+        for n in range(0, 13):
+            month = first + relativedelta(months=step * n)
+            try:
+                d = month.replace(day=day)
+            except ValueError:
+                continue
+            if (d >= today) if step > 0 else (d <= today):
+                return d
         return None
-    return days(c, d, d) if y or not c.plans else ahead_if(c, days(c, d, d))
+
+    d = _occurrence(c, nth)
+    return ahead_if(c, days(c, d, d)) if d is not None else None
 
 
 def _h_numeric(m: re.Match[str], c: Ctx) -> Span | None:
@@ -184,7 +232,7 @@ def _h_weekday(m: re.Match[str], c: Ctx) -> Span | None:
                     or _WEEKDAY_NAME_AFTER.match(text, m.end())):
         return None  # "Black Friday", "Sunday school"; "on Friday sales were up" is the day
     wd = WEEKDAYS.index(m.group("wd").lower()[:3])
-    if mod in ("", "on") and c.plans:  # "what do I have on Tuesday?": the Tuesday to come (today's too)
+    if mod in ("", "on") and (c.plans or c.coming):  # "what do I have on Tuesday?": the Tuesday to come (today's too)
         d = c.now.date() + timedelta(days=(wd - c.now.weekday()) % 7)
         return Ahead(days(c, d, d))
     if mod == "this" and not c.past:  # this calendar week's: "what's on this Friday?" on a Thursday is tomorrow
@@ -278,11 +326,64 @@ def _h_this_unit(m: re.Match[str], c: Ctx) -> Span | None:
     return at(c, start), c.now
 
 
+#: The parts of a day "this morning", "this afternoon", "this evening" and "tonight" name: (first hour,
+#: hour after the last).
+_PARTS = {"morning": (0, 12), "afternoon": (12, 18), "evening": (17, 24), "tonight": (18, 24)}
+
+
 def _h_today(m: re.Match[str], c: Ctx) -> Span | None:
-    """Today so far; asked of plans ("what do I have today?", "tonight"), the whole day."""
+    """Today so far; asked of plans ("what do I have today?"), the whole day. "This morning", "this
+    afternoon", "this evening" and "tonight" are that part of today ("anything I told you this
+    morning?" asked at 7 pm is not the afternoon's)."""
+    phrase = m.group().lower().split()[-1]
+    day = at(c, c.now.date())
+    if phrase in _PARTS:
+        first, last = _PARTS[phrase]
+        span = (day + timedelta(hours=first), day + timedelta(hours=last) - US)
+        return Ahead(span) if span[1] > c.now and not c.past else span
     if c.past or m.group().lower().startswith("earlier"):
-        return at(c, c.now.date()), c.now
+        return day, c.now
     return Ahead(days(c, c.now.date(), c.now.date()))
+
+
+def _h_yesterday(m: re.Match[str], c: Ctx) -> Span | None:
+    """Yesterday, the whole day; "last night" its evening and the night up to this morning."""
+    y = c.now.date() - timedelta(days=1)
+    if m.group().lower().startswith("last"):
+        evening = at(c, y) + timedelta(hours=17)
+        return evening, min(c.now, evening + timedelta(hours=13))
+    return days(c, y, y)
+
+
+def _h_weekday_date(m: re.Match[str], c: Ctx) -> Span | None:
+    """"Saturday Jan 31", "Sat 17 Jan", "Saturday the 4th": a date with its weekday, which says the
+    year (or the month) the date no year names: the nearest occurrence that falls on that weekday,
+    else the date as the tense reads it. No such date (the 30th of February): None."""
+    wd = WEEKDAYS.index(m.group("wd").lower()[:3])
+    day = leading_int(m.group("d") or m.group("d2") or m.group("d3"))
+    mon_word = m.group("mon") or m.group("mon2")
+    today = c.now.date()
+    if mon_word:
+        mon = month_num(mon_word)
+        options = []
+        for y in (today.year - 1, today.year, today.year + 1):
+            try:
+                options.append(date(y, mon, day))
+            except ValueError:
+                continue
+    else:
+        first = today.replace(day=1)
+        options = []
+        for n in range(-6, 7):
+            try:
+                options.append((first + relativedelta(months=n)).replace(day=day))
+            except ValueError:
+                continue
+    fits = [d for d in options if d.weekday() == wd]
+    if not fits:
+        return None
+    d = min(fits, key=lambda d: (abs((d - today).days), d < today))
+    return ahead_if(c, days(c, d, d))
 
 
 def _h_few_ago(m: re.Match[str], c: Ctx) -> Span | None:
@@ -351,11 +452,15 @@ POINTS: tuple[tuple[str, int, str, Handler], ...] = (
     ("past_n", REL, rf"{_PAST_N}{UNIT_F}(?!\s+of\b)", _h_past_n),
     ("recently", FUZZY, r"recently|lately|of\s+late|these\s+days|nowadays|in\s+recent\s+(?:days|weeks|months|times)",
      lambda m, c: (c.now - timedelta(days=c.recent_days), c.now)),
-    ("yesterday", REL, _YESTERDAY,  # all of yesterday (not only now-24h), up to now
-     lambda m, c: (at(c, c.now.date() - timedelta(days=1)), c.now)),
+    ("yesterday", REL, _YESTERDAY, _h_yesterday),  # all of yesterday, not now-24h
     ("today", REL, r"earlier\s+today|today|tonight|this\s+(?:morning|afternoon|evening)", _h_today),
     ("this_unit", REL, rf"(?:earlier\s+)?this\s+{UNIT}", _h_this_unit),
     ("weekend", REL, r"(?:(?P<mod>last|this|past)\s+|over\s+the\s+)weekend", _h_weekend),
+    ("weekday_date", ABS, rf"(?P<wd>{WD_FULL}|{WD_ABBR})\s*,?\s+(?:(?:the\s+)?(?P<d>{_DAY})(?:\s+of)?\s+"
+                          rf"(?P<mon>{MONTH_ANY})"
+                          rf"(?!\w)|(?P<mon2>{MONTH_ANY})\s+(?P<d2>{_DAY})|the\s+(?P<d3>{_DAY}))(?!\s*,?\s*(?:19|20)\d\d)"
+                          r"(?!\s+(?:movies?|films?|franchise|marathon|remake|sequel|part)\b)",
+     _h_weekday_date),
     ("weekday", REL, rf"(?:(?P<mod>last|this|past|on)\s+)?(?P<wd>{WD_FULL})", _h_weekday),
     ("weekday_abbr", REL, rf"(?P<mod>last|this|on)\s+(?P<wd>{WD_ABBR})", _h_weekday),
     ("season", ABS, rf"(?:(?P<mod>last|this|past|in\s+the|during\s+the|over\s+the)\s+)?"
@@ -372,6 +477,14 @@ POINTS: tuple[tuple[str, int, str, Handler], ...] = (
                        rf"(?:\s*,?\s*(?P<y>{YEAR}))?", _h_day),
     ("month_year", ABS, rf"(?P<mon>{MONTH_ANY})\s*,?\s+(?P<y>{YEAR})", h_month),
 )
+#: "on the 14th", "for the 3rd": a day of the month alone, after a word that puts a date there (not
+#: "the 14th century", "her 3rd birthday", "the 2nd floor"). Not a range endpoint, and after the
+#: points, so "the 14th of June" is a day of June (`day_month`).
+DAY_OF_MONTH = (r"(?:on|for|by|until|till|before|after|from|is|was|due)\s+the\s+"
+                r"(?P<d>3[01](?:st|th)|[12]\d(?:st|nd|rd|th)"
+                r"|0?[1-9](?:st|nd|rd|th))(?!\w)(?!\s*(?:of\b|century|centuries|floor|birthday|anniversary|time|place"
+                r"|grade|hole|round|minute|inning|edition|amendment|generation|percentile|row|street|avenue|st\b))")
+
 #: Too weak alone (a bare month, a lone number): accepted only as range endpoints ("since March").
 _ENDPOINT_ONLY = ((re.compile(rf"(?P<mon>{MONTH_FULL})", ICASE), h_month), (re.compile(rf"(?P<y>{YEAR})"), h_year))
 #: Alone, "yesterday" runs up to now (a late-night memory may be stamped today); as an endpoint it is

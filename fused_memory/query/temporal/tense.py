@@ -14,7 +14,7 @@ import re
 
 from .vocab import ICASE
 
-__all__ = ["past_tense", "asks_ahead"]
+__all__ = ["past_tense", "present_tense", "asks_ahead"]
 
 #: A past-tense verb or auxiliary: the query tells of another time ("how did I finish it in a few
 #: days?"). "-ed" words that describe plans or states are not past ("what's planned for next week").
@@ -29,8 +29,15 @@ _NOT_PAST = frozenset(
 
 
 def past_tense(text: str) -> bool:
-    """Whether `text` is told in the past tense (a verb or auxiliary that says so)."""
-    return any(m.group().lower() not in _NOT_PAST for m in _PAST.finditer(text))
+    """Whether `text` is told in the past tense (a verb or auxiliary that says so). "Have I got",
+    "we've got" are the present: what one has."""
+    return any(m.group().lower() not in _NOT_PAST
+               and not (m.group().lower() == "got" and _HAVE_GOT.search(text, 0, m.start()))
+               for m in _PAST.finditer(text))
+
+
+_HAVE_GOT = re.compile(r"(?:\b(?:have|has|'ve|\u2019ve)(?:\s+(?:i|we|you|they))?|\b(?:i|we|you|they)\s+have)\s+$",
+                       ICASE)
 
 
 #: Words that ask about plans: a bare "Tuesday" or "April 2nd" then means the one to come.
@@ -45,3 +52,17 @@ def asks_ahead(text: str) -> bool:
     """Whether `text` asks about plans (and is not told in the past tense): "what do I have on
     Tuesday?" is next Tuesday, "what did I do on Tuesday?" the last one."""
     return bool(_PLANS.search(text)) and not past_tense(text)
+
+
+#: A verb or auxiliary of the present or the future: "what's happening on June 23?", "what am I doing
+#: on the 14th?", "anything planned for the 14th of June?", "is the vet on the 14th?".
+_PRESENT = re.compile(
+    r"(?:\b(?:is|isn't|are|aren't|am|do|does|don't|doesn't|have|has|will|won't|shall|can|going|gonna|doing"
+    r"|happening|planned|scheduled|booked|arranged|due|need|needs)\b|\w(?:'s|'re|'m|\u2019s|\u2019re|\u2019m)\b)",
+    ICASE)
+
+
+def present_tense(text: str) -> bool:
+    """Whether `text` is told in the present or the future (and not in the past): a date it names
+    with no year is then the coming one."""
+    return _PRESENT.search(text) is not None and not past_tense(text)
