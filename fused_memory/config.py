@@ -63,7 +63,7 @@ DEFAULT_DUPLICATE_COSINE = 0.92
 #: value first: 72% at 0.5, 80% at 0.4, still questions 100% at both; public LoCoMo equal at both.
 DEFAULT_VERSION_COSINE = 0.4
 #: Names the stage after fusion uses in contributions and failures; no custom arm may take them.
-RESERVED_NAMES: frozenset[str] = frozenset({"recency", "rerank", "collapse", "learned"})
+RESERVED_NAMES: frozenset[str] = frozenset({"recency", "near window", "slot", "rerank", "collapse", "learned"})
 
 
 @dataclass(frozen=True)

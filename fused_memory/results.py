@@ -57,6 +57,8 @@ class ParsedQuery:
     temporal_window: TimeWindow | None = None
     time_cue: bool = False
     temporal_phrase: str | None = None
+    #: The temporal parser's rule that read the window (`query.temporal.RULE_NAMES`), None without one.
+    temporal_rule: str | None = None
     #: What the answer looks like, when the question says: "time" for "when did...?" (`cues.asks_time`).
     answer_type: str | None = None
 
@@ -85,9 +87,13 @@ class QueryPlan:
     #: "identifier" (BM25 alone) or "name" (the graph and BM25). The query is not embedded and no
     #: vector search runs. None: the arms' plan as usual.
     shortcut: str | None = None
-    #: The plan the ensemble runs instead when the shortcut's arm fails, or finds nothing for an
-    #: identifier or names (an empty window is an answer); None for a plan that is not a shortcut.
+    #: The plan the ensemble runs instead when the shortcut's arm fails or finds nothing (no memory
+    #: in the window, holding the identifier, or of the names); None for a plan that is not a shortcut.
     fallback: QueryPlan | None = None
+    #: The query's window held no memory: the other arms answer, and the memories nearest the window
+    #: come first (`ensemble.recency.add_nearness`), a list fused at this weight (times the temporal
+    #: arm's base weight). 0: the window, if any, is a filter as usual.
+    soft_window: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "weights", MappingProxyType(dict(self.weights)))
@@ -101,7 +107,8 @@ class QueryPlan:
         """JSON-safe, for traces (`QueryOptimizerChain`'s output) and `Retrieval.to_json()`."""
         return {"arms": list(self.arms), "type_hints": sorted(t.value for t in self.type_hints),
                 "weights": dict(self.weights), "max_hops": self.max_hops, "hard_filter": self.hard_filter,
-                "reasons": list(self.reasons), "skipped": dict(self.skipped), "shortcut": self.shortcut}
+                "reasons": list(self.reasons), "skipped": dict(self.skipped), "shortcut": self.shortcut,
+                "soft_window": self.soft_window}
 
 
 @dataclass(frozen=True)
@@ -138,9 +145,14 @@ class Contribution:
 
 
 def _path(c: Contribution) -> str:
-    """The graph's path to the memory, for `explain`; "" for the other arms (their details say how
-    a score was adjusted, which the score already shows)."""
-    return f": {c.detail}" if c.arm == "graph" and c.detail else ""
+    """The graph's path to the memory and the temporal arm's time ("states Jun 14", "said
+    yesterday"), for `explain`; "" for the other arms (their details say how a score was adjusted,
+    which the score already shows)."""
+    return f": {c.detail}" if c.arm in _TOLD and c.detail else ""
+
+
+#: The lists whose detail `explain` shows: why the memory is on the list, not how it scored.
+_TOLD = frozenset({"graph", "temporal", "near window", "slot"})
 
 
 @dataclass(frozen=True)

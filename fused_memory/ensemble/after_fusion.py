@@ -24,28 +24,39 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..config import FusionConfig
 from ..errors import StoreClosed
+from ..query.asked_slot import AskedSlot, asked_slot
 from ..query.cues import asks_past
+from ..query.definitions import asked_names, defines
 from ..query.optimizer import current_state_recency, fired_rules, reaches_now
+from ..query.temporal import VAGUE_RULES
 from ..rerank import Reranker, reranker_name
-from ..results import ArmFailure, FusedHit, Hit, ParsedQuery
+from ..results import ArmFailure, Contribution, FusedHit, Hit, ParsedQuery
+from ..text import tokenize
+from ..times import MemoryTimes
 from .candidate import Candidate
 from .duplicates import collapse, mmr
 from .fanout import Job, Task
 from .fusion import FusedScore, fuse
 from .hydration import hydrate
-from .recency import about_now, add_recency, contenders
+from .recency import about_now, add_nearness, add_recency, contenders
 from .reranking import apply_rerank, rerank_task
-from .source import EnsembleSource, VectorLookup
-from .versions import named_subject, near_versions, order_versions, version_groups
+from .source import EnsembleSource, SlotLookup, VectorLookup
+from .versions import Version, order_versions, said_before, slot_of, version_groups
 
-__all__ = ["Staged", "after_fusion", "recency_weight", "version_mode", "window", "COLLAPSE"]
+__all__ = ["Staged", "Stage", "Step", "STEPS", "after_fusion", "recency_weight", "version_mode", "window", "COLLAPSE",
+           "SLOT_READ", "ASKED_VERSIONS", "caller_types_only", "window_first", "near_window", "asked_versions_read",
+           "find_versions", "recency_list", "versions_ordered", "asked_version_first", "definition_first",
+           "collapse_copies"]
 
+#: The name the memories read for the slot a question asks go by in their explanation ("slot#1(1.00:
+#: states user manager)"): no arm found them (`asked_versions_read`).
+SLOT_READ = "slot"
 #: The name a failed read of stored vectors goes by in `Retrieval.failures` (collapse then compares
 #: texts only).
 COLLAPSE = "collapse"
@@ -125,12 +136,15 @@ def _words(text: str) -> frozenset[str]:
 
 
 def window(k: int, config: FusionConfig, wide: bool, reranker: Reranker | None) -> int:
-    """How many of the fused ranking the stage reads: at least `after_depth` when the recency list or
-    MMR runs (they choose among more than the top k), `rerank_depth` with a reranker, else k
-    (supersession and collapse work on the top k; collapse reads further when copies leave it short).
-    A wider window is a wider hydration (the memories no vector arm carried are read from the store),
-    so it widens only for a step that needs it."""
-    return max(k, config.after_depth if wide else 0, config.rerank_depth if reranker is not None else 0)
+    """How many of the fused ranking the stage reads: one candidate window for every step, which
+    does not depend on `k` (docs/architecture.md, "The stage after fusion"): at least
+    `after_depth`, `rerank_depth` with a reranker, and `k` when a caller asks for more. So the first
+    `j` hits at `k=j` are the first `j` at any larger `k`: versions, recency, collapse and the
+    learned order see the same candidates whatever the caller asked for. `wide` False (one arm
+    alone, no step asked for) reads the arm's top `k` only: there is nothing to reorder."""
+    if not wide:
+        return k
+    return max(k, config.after_depth, config.rerank_depth if reranker is not None else 0)
 
 
 def _solo(job: Job) -> bool:
@@ -140,20 +154,210 @@ def _solo(job: Job) -> bool:
     return len(job.plan.arms) == 1 and job.plan.shortcut is None
 
 
+@dataclass
+class Stage:
+    """One query's candidate window as the steps after fusion see it, and what they decided. Each
+    step reads and replaces `ranked` (indices into it are positions in the current order)."""
+
+    job: Job
+    config: FusionConfig
+    store: EnsembleSource
+    read: _VectorRead
+    ranked: list[Candidate]
+    mode: str | None
+    weight: float
+    collapsing: bool
+    groups: list[Version] = field(default_factory=list)
+    #: The slot the question asks (`query.asked_slot`), None when it names none.
+    asked: AskedSlot | None = None
+
+
+Step = Callable[[Stage], None]
+
+
+def caller_types_only(st: Stage) -> None:
+    """The caller's `types=` is a filter: a candidate of another type (a custom arm's, a memory read
+    for the asked slot) is no answer."""
+    if st.job.types:
+        st.ranked = [c for c in st.ranked if c.memory.type in st.job.types]
+
+
+def window_first(st: Stage) -> None:
+    """A question about a time window that holds memories: those with a time inside it (when they
+    happened, a time they state, when they were said: `times.MemoryTimes`) come before those
+    without, each part in its order. A rule, not a weight: no arm's evidence, nor the learned
+    order, puts a memory from outside the window above one inside it. Not for a vague window
+    ("recently", "these days": `query.temporal.VAGUE_RULES`), which says what to prefer, not where
+    to look: on public LoCoMo "what did Caroline attend recently?" asks about the conversation, and
+    held to the last 30 days lost 15 questions' turns."""
+    parsed = st.job.parsed
+    window = parsed.temporal_window
+    if window is None or parsed.temporal_rule in VAGUE_RULES or st.job.plan.soft_window \
+            or "temporal" not in st.job.plan.arms:
+        return
+    inside = [MemoryTimes.of(c.memory).match(window) is not None for c in st.ranked]
+    if any(inside) and not all(inside):
+        st.ranked = [c for c, i in zip(st.ranked, inside, strict=True) if i] + \
+                    [c for c, i in zip(st.ranked, inside, strict=True) if not i]
+
+
+def near_window(st: Stage) -> None:
+    """A window that held no memory (`QueryPlan.soft_window`): the memories nearest it first, as a
+    list fused at the weight the temporal arm would have had (`recency.add_nearness`)."""
+    window, plan = st.job.parsed.temporal_window, st.job.plan
+    if window is None or plan.soft_window <= 0:
+        return
+    weight = float(st.config.weights.get("temporal", 1.0)) * plan.soft_window
+    st.ranked = add_nearness(st.ranked, window, weight, st.config.k, st.job.parsed.now)
+
+
+#: How many of the newest memories stating the asked slot the stage reads when the arms did not find them.
+ASKED_VERSIONS = 12
+
+
+def asked_versions_read(st: Stage) -> None:
+    """A question that names a slot (`query.asked_slot`) sees every version of it: the newest
+    memories stating that slot (`SlotLookup`, read by the payload index) that the arms did not find
+    join the candidates after them, unscored, so the versions are ordered among themselves ("who
+    was my manager before Siddharth?" needs the manager before him, whatever the arms ranked).
+    A memory joined this way is shown only where a later step puts it (it takes that place's
+    score); a failed read changes nothing."""
+    if st.asked is None or not isinstance(st.store, SlotLookup):
+        return
+    try:
+        found = st.store.memories_with_slots(st.job.namespace, sorted(st.asked.keys), ASKED_VERSIONS)
+    except StoreClosed:
+        raise
+    except Exception:  # noqa: BLE001 - the arms' candidates stand without it
+        return
+    have = {c.memory.id for c in st.ranked}
+    for rank, m in enumerate((m for m in found if m.id not in have), start=1):
+        key = next(iter(slot_of(m) & st.asked.keys), "")
+        st.ranked.append(Candidate(m, 0.0, (Contribution(SLOT_READ, rank, 1.0, 0.0, 0.0, f"states {key}"),)))
+
+
+def find_versions(st: Stage) -> None:
+    """The versions of one fact among the candidates (`versions.version_groups`), when a later step
+    orders them."""
+    if st.mode or st.weight > 0:
+        st.groups = version_groups(st.ranked, len(st.ranked))
+
+
+def recency_list(st: Stage) -> None:
+    """The recency list over the versions of the facts the question is about, and only those, fused
+    at the query's recency weight (`recency.add_recency`): the groups of the slot it asks, else
+    those with a member about as relevant as the best match (`recency.contenders`)."""
+    if st.weight <= 0:
+        return
+    band = set(contenders(st.ranked, st.config.recency_band))
+    ids = [[st.ranked[i].memory.id for i in g.members] for g in st.groups
+           if (st.asked is not None and g.slot in st.asked.keys) or band.intersection(g.members)]
+    members = {m for group in ids for m in group}
+    parsed, before = st.job.parsed, list(st.ranked)
+    st.ranked = add_recency(st.ranked, st.weight, st.config.k, parsed.now, st.config.recency_half_life_days,
+                            among=[i for i, c in enumerate(st.ranked) if c.memory.id in members])
+    place = {c.memory.id: i for i, c in enumerate(st.ranked)}
+    st.groups = [replace(g, members=tuple(sorted(place[c.memory.id] for c in (before[i] for i in g.members))))
+                 for g in st.groups]
+
+
+def versions_ordered(st: Stage) -> None:
+    """The versions of the facts the question is about (`_about`), each in the places they hold:
+    newest first on a question about now, the one asked for first on one about the past
+    (`versions.order_versions`). The versions of another fact keep their order, and none is
+    marked superseded: "who is Gary?" is not about the rent his memory also states."""
+    groups = [g for g in st.groups if _about(st, g)] if st.mode is not None else []
+    if not groups:
+        return
+    window = st.job.parsed.temporal_window
+    st.ranked = order_versions(st.ranked, groups, past=st.mode == "past", query_words=_words(st.job.parsed.text),
+                               before=window.end if window else None)
+
+
+def _about(st: Stage, group: Version) -> bool:
+    """Whether the question is about the fact `group` holds versions of: it asks that slot
+    (`query.asked_slot`), names its attribute ("what's the rent now?"), or asks about the current
+    state, not who someone is, with a member of the group about as relevant as the best match
+    (`recency.contenders`)."""
+    if group.slot is None:
+        return False
+    if st.asked is not None and group.slot in st.asked.keys:
+        return True
+    attribute = set(tokenize(group.slot)) - {"user"}
+    terms = st.job.parsed.terms
+    if attribute and all(any(_same_stem(a, t) for t in terms) for a in attribute):
+        return True
+    if st.mode == "now" and not asked_names(st.job.parsed):  # not "who is Gary?": about him, not his rent
+        return bool(set(contenders(st.ranked, st.config.recency_band)) & set(group.members))
+    return False
+
+
+def _same_stem(a: str, b: str) -> bool:
+    """Two stems of one word ("insuranc" / "insur"): equal, or one starts the other (3+ letters)."""
+    return a == b or (min(len(a), len(b)) >= 3 and (a.startswith(b) or b.startswith(a)))
+
+
+def definition_first(st: Stage) -> None:
+    """A "who is X?" question (`query.definitions`): the memories that say who X is ("my little
+    sister Lena", "Aylin Demir is my manager") come before those that only mention X, each part in
+    its order."""
+    names = asked_names(st.job.parsed)
+    if not names:
+        return
+    told = [defines(c.memory.text, names) for c in st.ranked]
+    if any(told) and not told[0]:
+        st.ranked = [c for c, t in zip(st.ranked, told, strict=True) if t] + \
+                    [c for c, t in zip(st.ranked, told, strict=True) if not t]
+
+
+def asked_version_first(st: Stage) -> None:
+    """A question that names the slot of a fact (`query.asked_slot`: "who's my boss now?", "what
+    car did I have before the Yaris?") is answered by a memory stating that slot: the first of them
+    in the order the versions now stand (the newest, or the one asked for) takes the first place,
+    whatever the arms found about the words around it. No memory among the candidates states it:
+    the order stands."""
+    if st.mode is None or st.asked is None:
+        return
+    keys = st.asked.keys
+    grouped = {i for g in st.groups if g.slot in keys for i in g.members}
+    if st.mode == "past":  # the version asked for: a group's, or a change that says what it was before
+        first = next((i for i, c in enumerate(st.ranked) if i in grouped or said_before(c.memory, keys)), None)
+    else:
+        first = next((i for i, c in enumerate(st.ranked) if i in grouped or slot_of(c.memory) & keys), None)
+    if first:
+        moved = st.ranked.pop(first)
+        st.ranked.insert(0, replace(moved, score=max(moved.score, st.ranked[0].score if st.ranked else 0.0)))
+
+
+def collapse_copies(st: Stage) -> None:
+    """Near-duplicates into one hit, the newest (`duplicates.collapse`)."""
+    if st.collapsing:
+        st.ranked = collapse(st.ranked, st.read, st.config.duplicate_cosine)
+
+
+#: The steps after fusion, in order, over one candidate window.
+STEPS: tuple[Step, ...] = (window_first, near_window, asked_versions_read, caller_types_only, find_versions,
+                           recency_list, versions_ordered, asked_version_first, definition_first, collapse_copies)
+
+
 def after_fusion(store: EnsembleSource, job: Job, results: Mapping[str, Sequence[Hit]], weights: Mapping[str, float],
                  config: FusionConfig, default: Reranker | None, order: Callable[..., list[FusedScore]] = fuse
                  ) -> tuple[list[Candidate], list[ArmFailure], Task | None, Reranker | None]:
     """The ranked candidates (up to the window, best first), the failures of reads (hydration, stored
     vectors), the rerank task and the reranker it runs: the call's, else the ensemble's `default`
     (not for one arm alone). `order` ranks the fused candidates (`fuse`'s signature): RRF, or RRF
-    followed by the learned order (`ensemble.learned`)."""
+    followed by the learned order (`ensemble.learned`). The steps (`STEPS`) run over one candidate
+    window (`window`); when collapse leaves it short, it reads twice as far and runs them again."""
     solo = _solo(job)
     weight = recency_weight(job, config)
     reranker = job.after.reranker or (None if solo else default)
     collapsing = job.after.collapse if job.after.collapse is not None else (config.collapse and not solo)
     mode = version_mode(job.parsed) if config.supersede and not solo else None
     lam = None if solo else config.mmr_lambda
-    size = window(job.k, config, weight > 0 or lam is not None, reranker)
+    wide = not solo or weight > 0 or collapsing or reranker is not None
+    asked = asked_slot(job.parsed.text) if mode is not None else None
+    base = window(job.k, config, wide, reranker)
+    size = base
     failures: list[ArmFailure] = []
     read = _VectorRead(store, job.namespace)
     while True:
@@ -162,34 +366,14 @@ def after_fusion(store: EnsembleSource, job: Job, results: Mapping[str, Sequence
                                _whole(results, weights, config.k, order), job.ahead)
         failures[:] = unread
         t0 = time.perf_counter()
-        ranked = [Candidate(m, f.score, f.contributions) for f, m in kept]
-        groups = version_groups(ranked, read, config.version_cosine, len(ranked)) if mode or weight > 0 else []
-        if weight > 0:  # the recency list holds the memories with another version, and only those
-            ids = [[ranked[i].memory.id for i in g.members] for g in groups]
-            band = contenders(ranked, config.recency_band)  # about as relevant as the best match
-            relevant = set(band)
-            members = {m for g, group in zip(groups, ids, strict=True)  # a group with a member there,
-                       if relevant.intersection(g.members) for m in group}  # and the near-versions there
-            members |= {ranked[i].memory.id for i in near_versions(ranked, band, read, config.version_cosine)}
-            ranked = add_recency(ranked, weight, config.k, job.parsed.now, config.recency_half_life_days,
-                                 among=[i for i, c in enumerate(ranked) if c.memory.id in members])
-            place = {c.memory.id: i for i, c in enumerate(ranked)}
-            groups = [replace(g, members=tuple(sorted(place[m] for m in group))) for g, group in zip(groups, ids,
-                                                                                                     strict=True)]
-        if mode == "now" and weight == 0:
-            # not a question about the current state ("apple", "red cars"): versions found by similarity
-            # are reordered only when their members name a subject; alike texts of no one naming other
-            # values ("red apple", "red car") are no evidence of a change (LangGraph's store tests,
-            # docs/architecture.md "Versions of a fact")
-            groups = [g for g in groups if g.slot is not None or named_subject(ranked, g)]
-        if mode is not None and groups:
-            ranked = order_versions(ranked, groups, past=mode == "past", query_words=_words(job.parsed.text),
-                                    before=job.parsed.temporal_window.end if job.parsed.temporal_window else None)
-        if collapsing:
-            ranked = collapse(ranked, read, config.duplicate_cosine)
-        if not collapsing or len(ranked) >= job.k or len(fused) < size:
+        stage = Stage(job, config, store, read, [Candidate(m, f.score, f.contributions) for f, m in kept], mode,
+                      weight, collapsing, asked=asked)
+        for step in STEPS:
+            step(stage)
+        ranked = stage.ranked
+        if not collapsing or len(ranked) >= base or len(fused) < size:
             break
-        size *= 2  # copies left fewer than k: read further down the fused ranking
+        size *= 2  # copies left fewer than the window: read further down the fused ranking
     if lam is not None:
         ranked = mmr(ranked, read([c.memory.id for c in ranked]), lam)
     failures += read.failures

@@ -13,7 +13,6 @@ from dataclasses import replace
 
 from ..results import QueryPlan
 from ..types import MemoryType
-from .options import check_types_apply
 
 __all__ = ["with_caller"]
 
@@ -35,8 +34,8 @@ def with_caller(plan: QueryPlan, *, forced: frozenset[MemoryType] | None, embed_
         plan = replace(plan, type_hints=forced, hard_filter=True,
                        arms=tuple(dict.fromkeys((*plan.arms, "type"))),
                        skipped={a: why for a, why in plan.skipped.items() if a != "type"},
-                       reasons=(*plan.reasons, f"caller forced types {sorted(t.value for t in forced)} -> type runs "
-                                                "(whatever a rule above said) and those types rank first"))
+                       reasons=(*plan.reasons, f"caller types {sorted(t.value for t in forced)} -> every arm keeps "
+                                                "only memories of those types (no widening); type runs"))
     if embed_text is not None:  # the caller's text replaces what the masking rules would embed
         plan = replace(plan, embed_text=embed_text, reasons=(
             *(r for r in plan.reasons if " -> vector arms embed " not in r),
@@ -46,6 +45,4 @@ def with_caller(plan: QueryPlan, *, forced: frozenset[MemoryType] | None, embed_
     if arms is not None:
         plan = replace(plan, arms=tuple(a for a in plan.arms if a in arms),
                        skipped={**plan.skipped, **{a: "not requested by caller" for a in plan.arms if a not in arms}})
-        if forced is not None:
-            check_types_apply(plan.arms)
     return plan

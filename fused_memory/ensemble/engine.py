@@ -44,7 +44,7 @@ from .hung_arms import FailureLog, HungArms
 from .learned import ordered_fusion, resolve_ranker, with_learned
 from .lookup import EntityLookup
 from .options import check_after, check_options, check_rules_off
-from .plans import fallback_plan, missed, shortcut_arm, shortcut_request, with_memories
+from .plans import fallback_plan, missed, shortcut_arm, shortcut_request, soft_window_plan, with_memories
 from .reranking import RERANK
 from .slack import Slack, read_ahead
 from .source import EnsembleSource, ReadyToEmbed
@@ -318,7 +318,8 @@ class EnsembleMemory:
         base = ArmRequest(query=parsed, namespace=namespace, k=depth, window=parsed.temporal_window,
                           max_hops=plan.max_hops, embed_text=plan.embed_text, asked=plan.asked_relations)
         ahead: dict[str, Memory] = {}
-        job = Job(parsed, plan, namespace, k, self._tasks(plan, base, forced, k, ahead), started, ahead=ahead)
+        job = Job(parsed, plan, namespace, k, self._tasks(plan, base, forced, k, ahead), started, ahead=ahead,
+                  types=plan.type_hints if forced else None)
         if any(t.label.startswith(VECTOR_TASK) for t in job.tasks):
             self._ready_to_embed(job)
         return job
@@ -339,10 +340,15 @@ class EnsembleMemory:
         if loaded_now:
             job.timings["model_load"] = (time.perf_counter() - t0) * 1000
 
-    def _request_for(self, arm: str, plan: QueryPlan, base: ArmRequest) -> ArmRequest:
+    def _request_for(self, arm: str, plan: QueryPlan, base: ArmRequest, forced: bool) -> ArmRequest:
+        """What one arm is asked. The caller's `types=` (`forced`) is a filter in every arm (none
+        widens: "only memories of these types"); the optimizer's hints filter dense and lexical
+        when explicit (widened when too few, `widening`) and lead the type arm."""
         if plan.shortcut is not None:
             return shortcut_request(plan, arm, base)
         hints = plan.type_hints or None
+        if forced:
+            base = replace(base, types=hints)
         if arm == "graph" and plan.graph_scope:
             return replace(base, scope=plan.graph_scope)
         if arm == "type":
@@ -357,16 +363,18 @@ class EnsembleMemory:
         timeouts = self.config.timeouts_s
         built: list[tuple[str, Retriever | Exception, ArmRequest]] = []
         for name in plan.arms:
-            req = self._request_for(name, plan, base)
+            req = self._request_for(name, plan, base, forced)
             try:
                 built.append((name, self._shortcut_arm(name, plan) or self._scoped_arm(name, req) or self.arm(name),
                               req))
             except Exception as exc:  # noqa: BLE001 - an arm that cannot even be built is a failed arm
                 built.append((name, exc, req))
         vector_jobs = [(name, arm, req) for name, arm, req in built if isinstance(arm, VectorArm)]
-        read = k if plan.shortcut == IDENTIFIER else 0
-        # the other arms read ahead while the query is embedded (`slack`)
-        slack = Slack(k, ahead) if vector_jobs and len(vector_jobs) < len(built) else None
+        # the identifier plan checks its first memories for the identifier: as many whatever k is,
+        # so whether it gives way to the full plan, and so the first answer, does not depend on k
+        read = max(k, self.config.after_depth) if plan.shortcut == IDENTIFIER else 0
+        # the other arms read ahead while the query is embedded (`slack`): the candidate window
+        slack = Slack(max(k, self.config.after_depth), ahead) if vector_jobs and len(vector_jobs) < len(built) else None
         tasks = [Task(name, (name,), 1.0, raiser(arm)) if isinstance(arm, Exception) else
                  Task(name, (name,), float(timeouts.get(name, 2.0)), self._single(name, arm, req, forced, read, slack))
                  for name, arm, req in built if not isinstance(arm, VectorArm)]
@@ -381,17 +389,18 @@ class EnsembleMemory:
                                   self._batch(vector_jobs, forced, slack)))
         return tasks
 
-    def _widen(self, name: str, req: ArmRequest, hits: list[Hit]) -> bool:
-        return needs_widening(name, req, hits, self.config.widen_below)
+    def _widen(self, name: str, req: ArmRequest, hits: list[Hit], forced: bool) -> bool:
+        """Only the optimizer's hints widen: the caller's types are a filter (`_request_for`)."""
+        return not forced and needs_widening(name, req, hits, self.config.widen_below)
 
     def _single(self, name: str, arm: Retriever, req: ArmRequest, forced: bool, read: int = 0,
                 slack: Slack | None = None) -> Callable[[], Outcome]:
         def run() -> Outcome:
             hits = checked(name, arm.search(req))
             note = ""
-            if self._widen(name, req, hits):
+            if self._widen(name, req, hits, forced):
                 again = checked(name, arm.search(req.without_type_filter()))
-                hits, note = widened(hits, again, req.k, forced), "widened"
+                hits, note = widened(again, req.k), "widened"
             if read:  # a custom arm under the name too: the check reads memories by id only
                 hits = with_memories(self.store, req.namespace, hits, read)
             elif slack is not None:  # into the job's `ahead`, for hydration; the hits stay as the arm gave them
@@ -413,11 +422,11 @@ class EnsembleMemory:
             out = {name: (hits, "pooled" if i in pooled else "") for i, ((name, _, _), hits)
                    in enumerate(zip(jobs, results, strict=True))}
             redo = [(i, jobs[i][1], reqs[i].without_type_filter()) for i, (name, _, _) in enumerate(jobs)
-                    if self._widen(name, reqs[i], results[i])]
+                    if self._widen(name, reqs[i], results[i], forced)]
             if redo:
                 again, _ = run_vector_arms(self.store, [(arm, r) for _, arm, r in redo], self.config.pool_min)
                 for (i, _, _), hits in zip(redo, again, strict=True):
-                    out[jobs[i][0]] = (widened(results[i], hits, reqs[i].k, forced), "widened")
+                    out[jobs[i][0]] = (widened(hits, reqs[i].k), "widened")
             return out
         return run
 
@@ -450,6 +459,9 @@ class EnsembleMemory:
             causes = {f.arm: f.reason for f in failures}
             raise BackendUnavailable("every retriever failed: " + "; ".join(f"{a}: {r}" for a, r in causes.items()),
                                      causes)
+        if "temporal" in results and not results["temporal"] and job.parsed.temporal_window is not None \
+                and job.plan.shortcut is None and job.plan.soft_window <= 0:  # its window holds nothing
+            job.plan = soft_window_plan(job.plan, job.plan.reasons, ran=True)
         weights = {a: self.config.weights.get(a, 1.0) * job.plan.weight(a) for a in results}
         learned: dict[str, Learned] = {}
         order = ordered_fusion(self.ranker, job, self.config, failures, learned)

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..errors import BackendError
 from ..results import ArmFailure, Hit, ParsedQuery, QueryPlan
-from ..types import Memory
+from ..types import Memory, MemoryType
 from .options import AfterOptions
 
 __all__ = ["Outcome", "Task", "Job", "checked", "raiser", "failed"]
@@ -46,6 +46,8 @@ class Job:
     #: takes them before reading the store. Kept beside the hits, not in them, so that what an arm
     #: answered (and the learned order's features of it) does not depend on that timing.
     ahead: dict[str, Memory] = field(default_factory=dict)
+    #: The caller's `types=`: only memories of these types are an answer (None: any type).
+    types: frozenset[MemoryType] | None = None
 
 
 def checked(name: str, hits: Any) -> list[Hit]:

@@ -18,13 +18,9 @@ from ..query.store_rules import STORE_RULE_NAMES
 from ..rerank import Reranker, as_reranker
 from ..types import MemoryType, parse_memory_type, type_list
 from ..validation import check_namespace, require_aware
-from .widening import WIDENABLE
 
-__all__ = ["check_options", "check_types_apply", "check_after", "check_rules_off", "AfterOptions", "MAX_K",
-           "TYPE_ARMS"]
+__all__ = ["check_options", "check_after", "check_rules_off", "AfterOptions", "MAX_K"]
 
-#: The arms that can apply `types`: dense and lexical search inside them, the type arm is the filter.
-TYPE_ARMS = frozenset((*WIDENABLE, "type"))
 #: More results than any agent reads; past it a k is a mistake (and 2**64 broke the engines' ints).
 MAX_K = 10_000
 
@@ -33,9 +29,8 @@ def check_options(namespace: object, k: object, now: object = None,
                   types: Sequence[MemoryType | str] | MemoryType | str | None = None,
                   arms: Sequence[str] | None = None) -> tuple[int, frozenset[MemoryType] | None]:
     """The checks every retrieve makes on its options; returns k as an int (numpy's integers too)
-    and the forced types. The adapters run it on their defaults at construction, so a bad default
-    fails where it was written instead of on the first query. `types` with only the graph and
-    temporal arms is refused: neither can apply it, and it was silently ignored."""
+    and the caller's types (a filter in every arm). The adapters run it on their defaults at
+    construction, so a bad default fails where it was written instead of on the first query."""
     if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k <= 0:
         raise QueryError(f"k must be a positive integer, got {k!r}")
     if int(k) > MAX_K:  # 2**64 made the vector engine's int conversion fail inside the arms
@@ -44,17 +39,7 @@ def check_options(namespace: object, k: object, now: object = None,
     if now is not None:
         require_aware(now, "now")  # type: ignore[arg-type]  # it names what is wrong with any value
     listed = type_list(types)
-    if listed and arms is not None:
-        check_types_apply(arms)
     return int(k), frozenset(parse_memory_type(t) for t in listed) if listed else None
-
-
-def check_types_apply(arms: Sequence[str]) -> None:
-    """Refuse `types` for a query none of whose `arms` can apply it (the graph and temporal arms
-    cannot): it was silently ignored. Checked on the arms asked for and again on the arms planned."""
-    if not set(arms) & TYPE_ARMS:
-        raise QueryError(f"types filters the dense, lexical and type arms; this query runs only {list(arms)}, "
-                         "which cannot apply it (ask the ensemble, or the type arm, for memories of a type)")
 
 
 @dataclass(frozen=True)

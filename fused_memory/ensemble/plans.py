@@ -10,12 +10,11 @@ answer gives way to the full plan.
   runs (`slack`): read there whatever the timing, at 100k memories on a loaded host, it cost more
   CPU than it saved and p50 did not move (13.95 vs 13.79 ms on the queries that embed, A/B, load 5).
 * `missed` decides, from the arms' outcomes alone, whether the shortcut's answer stands: not when its
-  arm failed, nor when it found nothing (no memory holding the identifier, no memory of the names).
-  The ensemble then runs the fallback plan, sync or async the same way (`EnsembleMemory._fallback`).
-  A window with no event in it is an answer, not a miss: the query asked what happened then, and
-  the full plan's answer there is dense's guesses at "what happened" (it also made every such
-  query pay a scan and then the embedding: at 1k memories, where "yesterday" is often empty,
-  those fallbacks were the simple mix's p99).
+  arm failed, nor when it found nothing (no memory in the window, no memory holding the identifier,
+  no memory of the names). The ensemble then runs the fallback plan, sync or async the same way
+  (`EnsembleMemory._fallback`). A question about a time is never answered with nothing while the
+  namespace holds memories: when the window holds none, the other arms answer, and the stage after
+  fusion puts the memories nearest the window first (`recency.add_nearness`); `plan.reasons` says so.
 """
 
 from __future__ import annotations
@@ -34,7 +33,8 @@ from ..text import identifiers, tokenize
 from .fanout import Outcome, Task
 from .source import EnsembleSource
 
-__all__ = ["shortcut_arm", "shortcut_request", "with_memories", "missed", "fallback_plan"]
+__all__ = ["shortcut_arm", "shortcut_request", "with_memories", "missed", "fallback_plan", "soft_window_plan",
+           "EMPTY_WINDOW"]
 
 
 def shortcut_arm(plan: QueryPlan, name: str, store: EnsembleSource) -> Retriever | None:
@@ -83,8 +83,8 @@ def missed(plan: QueryPlan, parsed: ParsedQuery, tasks: Sequence[Task], outcomes
             return f"{'+'.join(task.arms)} failed ({what})"
         by_arm: Outcome = outcome[0]
         hits.extend(h for arm in task.arms for h in by_arm.get(arm, ([], ""))[0])
-    if not hits and plan.shortcut != TIME:  # an empty window is the answer: nothing happened then
-        return "nothing found"
+    if not hits:  # an empty window too: the other arms answer, the window a soft preference
+        return EMPTY_WINDOW if plan.shortcut == TIME else "nothing found"
     if plan.shortcut == IDENTIFIER:
         wanted = {i.casefold() for i in identifiers_outside_time(parsed)}
         if not any(h.memory is not None and wanted & {i.casefold() for i in identifiers(_text(h))} for h in hits):
@@ -99,6 +99,31 @@ def _text(hit: Hit) -> str:
 
 
 def fallback_plan(plan: QueryPlan, why: str) -> QueryPlan:
-    """The full plan a shortcut gives way to, saying why among its reasons."""
-    assert plan.fallback is not None
-    return replace(plan.fallback, reasons=(*plan.fallback.reasons, f"{plan.shortcut} plan: {why} -> the full plan"))
+    """The full plan a shortcut gives way to, saying why among its reasons. After a time plan whose
+    window held nothing, the window is a soft preference there (`QueryPlan.soft_window`): no
+    temporal search (it would find nothing again), the memories nearest the window first."""
+    full = plan.fallback
+    assert full is not None
+    reasons = (*full.reasons, f"{plan.shortcut} plan: {why} -> the full plan")
+    if plan.shortcut != TIME or why != EMPTY_WINDOW:
+        return replace(full, reasons=reasons)
+    return soft_window_plan(full, reasons)
+
+
+#: Why a time plan gives way when its window holds nothing (`missed`).
+EMPTY_WINDOW = "the window holds no memory"
+
+
+def soft_window_plan(plan: QueryPlan, reasons: tuple[str, ...], ran: bool = False) -> QueryPlan:
+    """`plan` with its window a soft preference, the memories nearest the window first at the
+    weight the temporal arm had (`QueryPlan.soft_window`). Before the arms run (`ran` False), the
+    temporal arm is left out: its window holds nothing; after (the arm ran and found nothing), it
+    stays in the plan as the arm that answered with nothing."""
+    weight = plan.weight("temporal") if "temporal" in plan.arms else 1.0
+    note = "the window holds no memory: the other arms answer, the memories nearest it first"
+    if ran:
+        return replace(plan, soft_window=weight, reasons=(*reasons, f"soft window: {note}"))
+    weights = {a: w for a, w in plan.weights.items() if a != "temporal"}
+    return replace(plan, arms=tuple(a for a in plan.arms if a != "temporal"), weights=weights,
+                   skipped={**plan.skipped, "temporal": note}, soft_window=weight,
+                   reasons=(*reasons, f"soft window: {note}"))

@@ -47,11 +47,14 @@ from datetime import datetime
 
 from ..query.optimizer import reaches_now
 from ..results import Contribution, ParsedQuery
+from ..times import MemoryTimes
+from ..types import TimeWindow
 from .candidate import Candidate, memory_time
 from .fusion import rrf_contribution
 from .versions import order_versions, version_groups
 
-__all__ = ["decay", "contenders", "recency_ranks", "add_recency", "predicate_key", "supersede", "about_now"]
+__all__ = ["decay", "contenders", "recency_ranks", "add_recency", "add_nearness", "predicate_key", "supersede",
+           "about_now"]
 
 _DAY_S = 86400.0
 _SEPARATORS = re.compile(r"[\s_.\-]+")
@@ -117,6 +120,40 @@ def add_recency(candidates: Sequence[Candidate], weight: float, k: int, now: dat
     return [c for _, _, c in out]
 
 
+def add_nearness(candidates: Sequence[Candidate], window: TimeWindow, weight: float, k: int,
+                 now: datetime) -> list[Candidate]:
+    """The candidates with the "near window" list fused in: for a question whose window held no
+    memory ("what did I do today?" on a day nothing was saved), the candidates ranked by how near
+    the nearest of their times (`times.MemoryTimes`) lies to the window, scored by how near it is
+    next to the nearest, (1 + nearest) / (1 + distance) in days (1 for the nearest, however far the
+    window lies); equal distances share a rank, a memory with no time is not on the list. Weight 0
+    changes nothing."""
+    if weight <= 0 or not candidates:
+        return list(candidates)
+    near = sorted(((MemoryTimes.of(c.memory).distance_days(window), i) for i, c in enumerate(candidates)))
+    nearest = near[0][0] if near else 0.0
+    out: list[tuple[float, int, Candidate]] = []
+    ranks: dict[int, tuple[int, float]] = {}
+    rank, previous = 0, None
+    for place, (distance, i) in enumerate(near, start=1):
+        if math.isinf(distance):
+            break
+        if distance != previous:
+            rank, previous = place, distance
+        ranks[i] = (rank, distance)
+    for i, c in enumerate(candidates):
+        if i in ranks:
+            rank, distance = ranks[i]
+            score = (1.0 + nearest) / (1.0 + distance)
+            term = rrf_contribution(weight, score, rank, k)
+            told = "inside the window" if distance == 0 else f"{_age(distance)} from the window"
+            share = Contribution("near window", rank, score, weight, term, told)
+            c = replace(c, score=c.score + term, contributions=(*c.contributions, share))
+        out.append((-c.score, i, c))
+    out.sort(key=lambda t: (t[0], t[1]))
+    return [c for _, _, c in out]
+
+
 def _age(days: float) -> str:
     if days < 1:
         return f"{max(0.0, days) * 24:.0f} h"
@@ -144,4 +181,4 @@ def supersede(candidates: Sequence[Candidate]) -> list[Candidate]:
     without stored vectors: same slot key, different text, a known time), the newest takes the best
     place they hold, the next newest the next, and so on; every other candidate keeps its place.
     The newest lists the others in `supersedes`, each other names it in `superseded_by`."""
-    return order_versions(candidates, version_groups(candidates, None, None, len(candidates)))
+    return order_versions(candidates, version_groups(candidates, len(candidates)))

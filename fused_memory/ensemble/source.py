@@ -15,7 +15,7 @@ from ..query.entities import EntityMatcher
 from ..retrievers.base import MemorySource
 from ..types import Memory, MemoryType
 
-__all__ = ["EnsembleSource", "VectorLookup", "ReadyToEmbed"]
+__all__ = ["EnsembleSource", "VectorLookup", "ReadyToEmbed", "SlotLookup"]
 
 
 @runtime_checkable
@@ -56,4 +56,13 @@ class ReadyToEmbed(Protocol):
 
     def ready_to_embed(self) -> bool:
         """True when it loaded the model now."""
+        ...
+
+
+@runtime_checkable
+class SlotLookup(Protocol):
+    """Optional: the newest memories that state one of some slots (`MemoryStore.memories_with_slots`),
+    so a question about a fact sees every version of it, not only those the arms found."""
+
+    def memories_with_slots(self, namespace: str, keys: Sequence[str], limit: int) -> list[Memory]:
         ...

@@ -201,22 +201,21 @@ def run_timeline(data: TimelineSet, split: str = "dev", *, config: Any = None, s
 
     personas = data.split(split)
     outcomes: list[QuestionOutcome] = []
-    with tempfile.TemporaryDirectory(prefix="fused-memory-timeline-") as tmp:
-        with MemoryStore.embedded(store_path or tmp) as store:
-            store.add(data.memories(personas), show_progress=False)
-            ens = EnsembleMemory(store, config)
-            try:
-                for p in personas:
-                    for q in p.questions:
-                        r = ens.retrieve(q.text, namespace=p.namespace, k=10, now=p.now)
-                        ids = [h.memory.id for h in r.hits]
-                        by_k = [[h.memory.id for h in ens.retrieve(q.text, namespace=p.namespace, k=j,
-                                                                  now=p.now).hits] for j in range(1, 11)] \
-                            if stability else []
-                        outcome = score_question(q, ids, [h.memory.id for h in r.hits if h.superseded_by], by_k)
-                        outcomes.append(outcome)
-                        if show is not None:
-                            show(q, outcome, r)
-            finally:
-                ens.close()
+    with tempfile.TemporaryDirectory(prefix="fused-memory-timeline-") as tmp, \
+            MemoryStore.embedded(store_path or tmp) as store:
+        store.add(data.memories(personas), show_progress=False)
+        ens = EnsembleMemory(store, config)
+        try:
+            for p in personas:
+                for q in p.questions:
+                    r = ens.retrieve(q.text, namespace=p.namespace, k=10, now=p.now)
+                    ids = [h.memory.id for h in r.hits]
+                    by_k = [[h.memory.id for h in ens.retrieve(q.text, namespace=p.namespace, k=j, now=p.now).hits]
+                            for j in range(1, 11)] if stability else []
+                    outcome = score_question(q, ids, [h.memory.id for h in r.hits if h.superseded_by], by_k)
+                    outcomes.append(outcome)
+                    if show is not None:
+                        show(q, outcome, r)
+        finally:
+            ens.close()
     return TimelineReport(split, tuple(outcomes))

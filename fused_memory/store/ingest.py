@@ -2,15 +2,15 @@
 
 Type classification is rule-based on purpose: it is deterministic, explainable ("classified as
 preference because it says 'I prefer'"), costs microseconds, and a caller who knows better just
-passes `type=`. Rules, first match wins:
+passes `type=`. It reads the text alone: whether a time was given says when, not what kind of thing
+a memory records (a passport number saved with its `event_at` is still a fact). Rules, first match wins:
 
 1. preference cues ("I prefer", "I like", "my favorite", "I want", "I hate", "setting", "default")
                                                              -> preference
 2. event cues (a time phrase or an action verb: "yesterday", "last week", "on Monday",
    "went", "met", "attended", "happened")                    -> event
-3. an `event_at` is given                                    -> event
-4. a short text that only defines something ("Kestrel is a project ...")    -> entity
-5. otherwise                                                 -> fact
+3. a short text that only defines something ("Kestrel is a project ...")    -> entity
+4. otherwise                                                 -> fact
 
 Answer tags (`answer_tags`): what a memory can answer, e.g. "time" when it states one, so the
 temporal arm's "when did...?" search can filter on it (`query.cues.answer_types`).
@@ -30,11 +30,11 @@ from typing import Any, TypeVar
 from ..backends.protocols import LexicalDoc
 from ..query.cues import answer_types
 from ..query.entities import load_nlp
-from ..query.slots import SLOT_FIELD, slot_key
+from ..query.slots import SLOT_FIELD, SLOTS_FIELD, SlotFact, facts_to_json, memory_slots, slot_facts_of
 from ..types import EntityMention, Memory, MemoryType
 
 __all__ = ["classify_type", "TypeRule", "TYPE_RULES", "EntityExtractor", "load_nlp", "ENTITY_LABELS",
-           "extract_beside", "answer_tags", "lexical_doc", "with_slot"]
+           "extract_beside", "answer_tags", "lexical_doc", "with_slot", "slot_keys"]
 
 _T = TypeVar("_T")
 
@@ -71,12 +71,7 @@ def classify_type(memory: Memory) -> tuple[MemoryType, str]:
     if memory.type is not None:
         return memory.type, "given"
     text = f"{memory.predicate or ''} {memory.text}"
-    for rule in TYPE_RULES[:2]:
-        if rule.pattern.search(text):
-            return rule.type, rule.name
-    if memory.event_at is not None:
-        return MemoryType.EVENT, "has-event_at"
-    for rule in TYPE_RULES[2:]:
+    for rule in TYPE_RULES:
         if rule.pattern.search(text):
             return rule.type, rule.name
     return MemoryType.FACT, "default"
@@ -88,12 +83,24 @@ def answer_tags(text: str) -> list[str]:
     return list(answer_types(text))
 
 
-def with_slot(m: Memory, derived: str | None) -> Memory:
-    """`m` with its derived slot key in `metadata[SLOT_FIELD]`: only when the caller gave no
-    predicate (theirs always wins) and no slot of their own, and a rule found one."""
-    if derived is None or (m.predicate is not None and m.predicate.strip()) or SLOT_FIELD in m.metadata:
+def with_slot(m: Memory, derived: str | None, facts: Sequence[SlotFact] = ()) -> Memory:
+    """`m` with its derived slot key in `metadata[SLOT_FIELD]` and every slot its text states, with
+    their values, in `metadata[SLOTS_FIELD]` (`query.slots`): only when the caller gave no predicate
+    (theirs always wins) and no slot of their own, and a rule (or the slot extractor) found one."""
+    if (m.predicate is not None and m.predicate.strip()) or SLOT_FIELD in m.metadata:
         return m
-    return m.with_(metadata={**m.metadata, SLOT_FIELD: derived})
+    extra: dict[str, Any] = {}
+    if derived is not None:
+        extra[SLOT_FIELD] = derived
+    if facts:
+        extra[SLOTS_FIELD] = facts_to_json(facts)
+    return m.with_(metadata={**m.metadata, **extra}) if extra else m
+
+
+def slot_keys(m: Memory) -> list[str]:
+    """The slot keys `m` states, for the payload's indexed `slot_keys`: every key `memory_slots`
+    reads (its predicate's alone when it has one), without repeats."""
+    return list(dict.fromkeys(f.key for f in memory_slots(m) if f.key))
 
 
 def lexical_doc(m: Memory) -> LexicalDoc:
@@ -180,11 +187,12 @@ class EntityExtractor:
         """Mentions per memory: caller-given entities first, then a leading "Speaker:" label, then NER."""
         return self.analyze(memories)[0]
 
-    def analyze(self, memories: Sequence[Memory]) -> tuple[list[tuple[EntityMention, ...]], list[str | None]]:
-        """Mentions per memory (`extract`) and the slot key each memory's text states
-        (`query.slots.slot_key`, read off the same spaCy parse; None without NER, or when no rule is
-        sure)."""
-        slots: list[str | None] = [None] * len(memories)
+    def analyze(self, memories: Sequence[Memory]
+                ) -> tuple[list[tuple[EntityMention, ...]], list[tuple[SlotFact, ...]]]:
+        """Mentions per memory (`extract`) and the slots each memory's text states
+        (`query.slots.slot_facts_of`, read off the same spaCy parse; none without NER, or where no
+        rule is sure)."""
+        slots: list[tuple[SlotFact, ...]] = [()] * len(memories)
         found: list[list[EntityMention]] = []
         labels = [sp.group(1) if (sp := _SPEAKER.match(m.text)) and sp.group(1).casefold() not in _NOT_SPEAKERS
                   else None for m in memories]
@@ -228,7 +236,7 @@ class EntityExtractor:
                 self._label_is_name[label] = doc[0].tag_ in _PROPER
         return {label for label in labels if self._label_is_name.get(label, True)}
 
-    def _ner(self, texts: list[str]) -> tuple[list[list[EntityMention]], list[str | None]]:
+    def _ner(self, texts: list[str]) -> tuple[list[list[EntityMention]], list[tuple[SlotFact, ...]]]:
         """NER-only pass over every text, then a tagged pass over the few texts where a span starts
         a sentence with several tokens: spaCy's small model reads "Told Sarah" or "Deployed
         Kestrel" as one PERSON, and the tagger tells the verb from the name. Tagging everything
@@ -262,11 +270,12 @@ class EntityExtractor:
                 if len(name) > 1:
                     spans.append(EntityMention(name, ent.label_))
             out.append(spans)
-        return out, [slot_key(d) if self.slots else None for d in docs]
+        return out, [slot_facts_of(d) if self.slots else () for d in docs]
 
 
 def extract_beside(extractor: EntityExtractor, memories: Sequence[Memory], work: Callable[[], _T],
-                   pool: Executor | None) -> tuple[tuple[list[tuple[EntityMention, ...]], list[str | None]], _T]:
+                   pool: Executor | None
+                   ) -> tuple[tuple[list[tuple[EntityMention, ...]], list[tuple[SlotFact, ...]]], _T]:
     """`extractor.analyze(memories)` (mentions and slot keys) on `pool` while `work()` (the chunk's
     embedding) runs here.
 

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..backends.codec import from_payload, stored_time, to_payload
+from ..backends.codec import UNRANKED, from_payload, stored_time, to_payload
 from ..backends.graph.values import check_relation
 from ..backends.protocols import (
     GraphStore,
@@ -71,12 +71,13 @@ from ..errors import BackendError, ConfigurationError, InvalidMemory, StoreClose
 from ..handles import SharedHandle
 from ..query.entities import EntityMatcher
 from ..query.store_rules import filter_share
+from ..query.temporal import stated_times
 from ..results import Hit
 from ..types import Memory, MemoryType, Relation
 from ..validation import check_namespace, require_storable, utcnow
 from .arguments import check_mentions
 from .arguments import memory_ids as keyed_ids
-from .ingest import EntityExtractor, answer_tags, classify_type, extract_beside, lexical_doc, with_slot
+from .ingest import EntityExtractor, answer_tags, classify_type, extract_beside, lexical_doc, slot_keys, with_slot
 from .listing import list_memories
 from .meta import merged_sessions, merged_upgrades
 from .recovery import open_backends, snapshot, undo
@@ -313,15 +314,18 @@ class MemoryStore(SharedHandle):
                 self._ner_pool() if self.extractor.enabled and ranked else None)
         mentions, vectors = _with_unindexed(batch, found, embedded, self.embedder.dim)
         ranked_slots = iter(found_slots)
-        slots = [next(ranked_slots) if m.indexed else None for m in batch]
+        slots = [next(ranked_slots) if m.indexed else () for m in batch]
         prepared: list[Memory] = []
-        for m, ms, slot in zip(batch, mentions, slots, strict=True):
+        for m, ms, facts in zip(batch, mentions, slots, strict=True):
             mtype, _rule = classify_type(m)
-            keyed = with_slot(m, derived_slot(m, slot, self.slot_extractor)) if m.indexed else m
+            ruled = next((f.key for f in facts if f.key), None)
+            keyed = with_slot(m, derived_slot(m, ruled, self.slot_extractor), facts) if m.indexed else m
+            said = m.created_at or m.event_at or now  # a turn dated only by its session was said then
             prepared.append(keyed.with_(type=mtype, created_at=m.created_at or now,
-                                        entities=tuple(x.name for x in ms)))
+                                        entities=tuple(x.name for x in ms), stated_times=stated_times(m.text, said)))
         records = [VectorRecord(m.id, m.namespace, tuple(v.tolist()),  # and the sparse vector: one write
-                                to_payload(m, [x.kind for x in ms], answer_tags(m.text) if m.indexed else ()), sparse)
+                                to_payload(m, [x.kind for x in ms], answer_tags(m.text) if m.indexed else (),
+                                           slot_keys(m)), sparse)
                    for m, v, ms, sparse in zip(prepared, vectors, mentions,
                                                sparse_vectors(self.vectors, self.lexical, prepared), strict=True)]
         for ns in dict.fromkeys(m.namespace for m in prepared):  # older links first: recency keeps its order
@@ -480,6 +484,25 @@ class MemoryStore(SharedHandle):
         check_namespace(namespace)
         with self._live():
             return list_memories(self.vectors, namespace, session_id, limit, offset, alive_at=time.time())
+
+    def memories_with_slots(self, namespace: str, keys: Sequence[str], limit: int) -> list[Memory]:
+        """The newest `limit` memories of `namespace` that state one of the slots `keys` ("user home"),
+        newest first: the versions of a fact a question asks (`ensemble.after_fusion`). Read by the
+        payload index when the backend scans in order, else from a filtered listing."""
+        check_namespace(namespace)
+        keys = tuple(k for k in keys if isinstance(k, str) and k)
+        if not keys or limit <= 0:
+            return []
+        flt = VectorFilter(namespace, slot_keys=keys)
+        with self._live():
+            if isinstance(self.vectors, OrderedScan):
+                payloads = self.vectors.scan_ordered(_ranked(flt, time.time()), "created_at", limit, True)
+            else:
+                now = time.time()
+                found = [p for p in self.vectors.scroll(namespace) if set(p.get("slot_keys") or ()) & set(keys)
+                         and not _expired(p, now) and p.get(UNRANKED[0]) != UNRANKED[1]]
+                payloads = sorted(found, key=lambda p: -float(p.get("created_at") or 0.0))[:limit]
+        return [from_payload(p) for p in payloads]
 
     def stored_vectors(self, namespace: str, memory_ids: Sequence[str]) -> dict[str, np.ndarray] | None:
         """The vectors stored for these memories (the ones the dense arm searched), by id; None when

@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from ..backends.protocols import GraphStore, LexicalIndex, VectorBackend
 from ..config import StoreConfig
 from ..types import Memory
+
+if TYPE_CHECKING:
+    from .ingest import EntityExtractor
 
 __all__ = ["StoreParts"]
 
@@ -26,6 +29,7 @@ class StoreParts(Protocol):
     lexical: LexicalIndex
     graph: GraphStore | None
     config: StoreConfig
+    extractor: EntityExtractor
     _meta: dict[str, Any]
     _write_lock: threading.RLock
 

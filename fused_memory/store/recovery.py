@@ -17,7 +17,18 @@ from ..types import EntityMention, Memory
 from .ingest import answer_tags, lexical_doc
 from .meta import merged_sessions, write_merged
 from .parts import StoreParts
-from .upgrade import ANSWERS, GRAPH, SPARSE, backfill, backfill_sparse, pending, sparse_vectors, wanted
+from .upgrade import (
+    ANSWERS,
+    GRAPH,
+    SPARSE,
+    TIMES,
+    backfill,
+    backfill_sparse,
+    backfill_times,
+    pending,
+    sparse_vectors,
+    wanted,
+)
 
 __all__ = ["check_meta", "open_backends", "rebuild", "backfill", "snapshot", "undo", "merged_sessions"]  # the last
 # two live in `upgrade` and `meta` now, and are named here for callers that import them from here
@@ -101,6 +112,15 @@ def rebuild(store: StoreParts, meta: dict[str, Any]) -> dict[str, Any]:
     if docs:
         store.lexical.add(docs)
     done = not untagged or backfill(store.vectors, untagged)
+    if TIMES in todo:
+        try:
+            times = sum(backfill_times(store, namespace) for namespace in want)
+            if times:
+                _log.info("read the stated times and slots of %d memories written by an older fused-memory", times)
+        except Exception as exc:  # noqa: BLE001 - the store still opens; searches retry per namespace
+            done = False
+            _log.warning("could not read the stated times and slots of every older memory (%s: %s); each "
+                         "namespace is retried when it is first searched", type(exc).__name__, exc)
     if SPARSE in todo:
         try:
             for namespace in want:

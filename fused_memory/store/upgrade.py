@@ -11,6 +11,11 @@ What such a memory may lack, each named as the store's meta lists it under "upgr
   connect() store wrote while its graph lived in the process. Derived from the payload's mentions
   (`codec.payload_mentions`), oldest memory first, so "most recently linked" keeps its meaning.
 
+* `times`: the times its text states (`Memory.stated_times`) and its slots (`query.slots`, the
+  payload's `slot_keys`), read by this version's rules: from the stored text, the time it was
+  said, and one spaCy pass; nothing is re-embedded. A derived slot key an older version wrote is
+  read again by these rules; a caller's predicate is kept as it is.
+
 The meta's "upgraded" lists what *every* memory of the store has. A store created by this version
 lists both (when it keeps sparse vectors), and nothing is ever checked. For an older store:
 
@@ -33,27 +38,30 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..backends.codec import from_payload, payload_mentions
+from ..backends.codec import STATED, from_payload, payload_mentions, to_payload
 from ..backends.graph.engine import EngineGraphStore
 from ..backends.lexical.engine import EngineLexicalIndex
 from ..backends.lexical.sparse import SparseBM25
 from ..backends.protocols import GraphStore, LexicalIndex, PayloadWriter, SparseSearch, SparseVector, VectorBackend
+from ..query.slots import SLOT_FIELD, SLOTS_FIELD
+from ..query.temporal import stated_times
 from ..types import Memory
-from .ingest import answer_tags, lexical_doc
+from .ingest import answer_tags, lexical_doc, slot_keys, with_slot
 from .meta import write_merged
 from .parts import StoreParts
 
 #: The sparse vector of a memory kept out of ranking (`Memory.indexed` False): no term finds it.
 NO_TERMS = SparseVector((), ())
 
-__all__ = ["NO_TERMS", "ANSWERS", "SPARSE", "GRAPH", "wanted", "pending", "sparse_vectors", "backfill",
-           "backfill_sparse", "backfill_graph", "NamespaceUpgrades"]
+__all__ = ["NO_TERMS", "ANSWERS", "SPARSE", "GRAPH", "TIMES", "wanted", "pending", "sparse_vectors", "backfill",
+           "backfill_sparse", "backfill_graph", "backfill_times", "NamespaceUpgrades"]
 
 _log = logging.getLogger("fused_memory.store.memory_store")
 
 ANSWERS = "answers"
 SPARSE = "bm25"
 GRAPH = "graph"
+TIMES = "times"
 _PAGE = 256
 
 
@@ -63,7 +71,7 @@ def _sparse_on(vectors: VectorBackend) -> bool:
 
 def wanted(vectors: VectorBackend, graph: GraphStore | None = None) -> list[str]:
     """What every memory this version writes into `vectors` (and `graph`) has (known once open)."""
-    return [ANSWERS, *([SPARSE] if _sparse_on(vectors) else []),
+    return [ANSWERS, TIMES, *([SPARSE] if _sparse_on(vectors) else []),
             *([GRAPH] if isinstance(graph, EngineGraphStore) else [])]
 
 
@@ -146,6 +154,44 @@ def backfill_graph(vectors: VectorBackend, graph: EngineGraphStore, namespace: s
     return done
 
 
+def backfill_times(store: StoreParts, namespace: str) -> int:
+    """Give the namespace's memories written before their times and slots were read (no payload
+    `stated`) what this version reads from their text (see the module docstring); returns how many.
+    A backend that cannot update payloads keeps serving them as before (found by `event_at` and
+    `created_at`, versions by older keys), with a warning."""
+    if not isinstance(store.vectors, PayloadWriter):
+        _log.warning("memories of %r have no stated times and %s cannot update payloads: re-ingest them for "
+                     "time questions about the dates their texts name", namespace, type(store.vectors).__name__)
+        return 0
+    done = 0
+    page: list[Mapping[str, Any]] = []
+    for p in store.vectors.scroll(namespace):
+        if STATED not in p:
+            page.append(p)
+            if len(page) == _PAGE:
+                done += _write_times(store, store.vectors, namespace, page)
+                page = []
+    return done + (_write_times(store, store.vectors, namespace, page) if page else 0)
+
+
+def _write_times(store: StoreParts, writer: PayloadWriter, namespace: str, page: Sequence[Mapping[str, Any]]) -> int:
+    memories = [from_payload(p) for p in page]
+    ranked = [m for m in memories if m.indexed]
+    facts = iter(store.extractor.analyze(ranked)[1]) if ranked else iter(())
+    for m, p in zip(memories, page, strict=True):
+        found = next(facts) if m.indexed else ()
+        said = m.created_at or m.event_at
+        meta = {k: v for k, v in m.metadata.items() if k not in (SLOT_FIELD, SLOTS_FIELD)} \
+            if not (m.predicate and m.predicate.strip()) else dict(m.metadata)
+        upgraded = m.with_(metadata=meta, stated_times=stated_times(m.text, said) if said else ())
+        if m.indexed:
+            upgraded = with_slot(upgraded, next((f.key for f in found if f.key), None), found)
+        kinds = [k.kind for k in payload_mentions(p)]
+        answers = list(p["answers"]) if isinstance(p.get("answers"), list) else answer_tags(m.text) if m.indexed else []
+        writer.set_payload(namespace, [m.id], to_payload(upgraded, kinds, answers, slot_keys(upgraded)))
+    return len(page)
+
+
 def _untagged(vectors: VectorBackend, namespace: str) -> dict[tuple[str, tuple[str, ...]], list[str]]:
     out: dict[tuple[str, tuple[str, ...]], list[str]] = {}
     for p in vectors.scroll(namespace):
@@ -209,6 +255,8 @@ class NamespaceUpgrades:
             done[SPARSE] = backfill_sparse(store.vectors, store.lexical, namespace)
         if GRAPH in todo and isinstance(store.graph, EngineGraphStore):
             done[GRAPH] = backfill_graph(store.vectors, store.graph, namespace)
+        if TIMES in todo:
+            done[TIMES] = backfill_times(store, namespace)
         if ANSWERS in todo:
             untagged = _untagged(store.vectors, namespace)
             ok = not untagged or backfill(store.vectors, untagged)

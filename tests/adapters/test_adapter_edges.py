@@ -203,35 +203,19 @@ def test_configurable_store_searches_the_store_configured(seeded_store: MemorySt
 
 
 @pytest.mark.parametrize("name", ["GraphMemoryRetriever", "TemporalMemoryRetriever"])
-def test_types_where_no_arm_can_apply_them_is_refused(seeded_store: MemoryStore, name: str) -> None:
+def test_types_is_a_filter_in_the_graph_and_temporal_arms_too(seeded_store: MemoryStore, name: str) -> None:
     """The graph and temporal retrievers accepted `types` and ignored it: a user asking the graph for
-    preferences got facts and events (found by the LlamaIndex probe). Refused at construction, per
-    call, and in the core; where an arm can apply it (dense beside graph), it still runs."""
+    preferences got facts and events (found by the LlamaIndex probe). Every arm applies it now: in
+    both frameworks, at construction and per call, only memories of those types come back."""
     import langchain_fused_memory as lc
     import llama_index.retrievers.fused_memory as li
 
-    with pytest.raises(ValidationError, match="types filters"):
-        getattr(lc, name)(store=seeded_store, namespace=NS, now=NOW, types=["preference"])
-    with pytest.raises(QueryError, match="types filters"):
-        getattr(li, name)(seeded_store, namespace=NS, now=NOW, types=["preference"])
-    with pytest.raises(QueryError, match="types filters"):
-        getattr(lc, name)(store=seeded_store, namespace=NS, now=NOW).invoke("Sarah", types=["preference"])
-    retriever = getattr(li, name)(seeded_store, namespace=NS, now=NOW)
-    retriever.types = ["preference"]  # a plain attribute, checked by the core on the call
-    with pytest.raises(QueryError, match="types filters"):
-        retriever.retrieve("Sarah")
-    ens = EnsembleMemory(seeded_store)
-    try:
-        with pytest.raises(QueryError, match="types filters"):
-            ens.retrieve("Sarah", namespace=NS, now=NOW, arms=["graph", "temporal"], types=["preference"])
-        with pytest.raises(QueryError, match="runs only"):  # lexical asked, but a pure time query skips it
-            ens.retrieve("what happened last week?", namespace=NS, now=NOW, arms=["lexical", "temporal"],
-                         types=["preference"])
-        result = ens.retrieve("what does Sarah prefer?", namespace=NS, now=NOW, arms=["graph", "dense"],
-                              types=["preference"])
-        assert result.hits
-    finally:
-        ens.close()
+    query = "what did Sarah do last week?"
+    for docs in (getattr(lc, name)(store=seeded_store, namespace=NS, now=NOW, types=["event"]).invoke(query),
+                 getattr(lc, name)(store=seeded_store, namespace=NS, now=NOW).invoke(query, types=["event"])):
+        assert all(d.metadata["type"] == "event" for d in docs)
+    nodes = getattr(li, name)(seeded_store, namespace=NS, now=NOW, types=["preference"]).retrieve(query)
+    assert all(n.node.metadata["type"] == "preference" for n in nodes)
 
 
 def test_the_callers_metadata_is_top_level_in_both_adapters(store: MemoryStore) -> None:

@@ -361,7 +361,7 @@ async def test_the_plan_shown_is_the_plan_run_with_forced_types(seeded_store: Me
     plan = retriever.optimizer.invoke(QUERY)
     assert plan.type_hints == {MemoryType.FACT} and plan.hard_filter and "type" in plan.arms
     assert plan == core.plan(QUERY, namespace=NS, now=NOW, types=["fact"])[1]
-    assert any("caller forced types ['fact']" in r for r in plan.reasons)
+    assert any("caller types ['fact'] -> every arm keeps only" in r for r in plan.reasons)
     chain = QueryOptimizerChain(store=seeded_store, namespace=NS, now=NOW)
     assert chain.invoke(QUERY, types="preference").type_hints == {MemoryType.PREFERENCE}
     assert (await chain.ainvoke(QUERY, types=["preference"])).type_hints == {MemoryType.PREFERENCE}

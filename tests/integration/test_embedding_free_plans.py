@@ -90,11 +90,15 @@ def test_only_a_time_reads_the_window_newest_first_without_embedding(ens: Ensemb
     assert all("newest first" in (h.contributions[0].detail or "") for h in r.hits)
 
 
-def test_an_empty_window_is_an_answer(ens: EnsembleMemory, ask: Any) -> None:
-    """Nothing happened then: no hit, and still no embedding (the full plan would answer with
-    dense's guesses at "what happened")."""
+def test_a_time_question_never_answers_empty_while_memories_exist(ens: EnsembleMemory, ask: Any) -> None:
+    """Nothing happened then: the other arms answer, the memories nearest the window first, and the
+    plan says so (an answer of nothing read as "I don't remember anything")."""
     r, embedded = ask(ens, "what happened on 1 January 2020?")
-    assert embedded == 0 and r.plan.shortcut == "time" and r.hits == () and not r.failures
+    assert embedded == 1 and r.plan.shortcut is None and r.plan.soft_window > 0 and r.hits and not r.failures
+    assert "temporal" not in r.plan.arms and "holds no memory" in r.plan.skipped["temporal"]
+    assert any(why.startswith("time plan: the window holds no memory -> the full plan") for why in r.plan.reasons)
+    first = [c for c in r.hits[0].contributions if c.arm == "near window"]
+    assert first and first[0].rank == 1  # nothing is nearer 2020 than the first hit
 
 
 class NoScan:

@@ -167,7 +167,7 @@ def _scripted(*answers: str):
 def test_a_chat_model_names_the_slot_no_rule_found(tmp_path):
     with MemoryStore.embedded(tmp_path, ner=True) as store:
         store.slot_extractor = ChatSlotExtractor(_scripted("user | editor"))
-        (m,) = store.add(Memory(text="Switched to VS Code for everything.", namespace=NS))
+        (m,) = store.add(Memory(text="Everything happens in the new tool now.", namespace=NS))
         assert m.metadata[SLOT_FIELD] == "user editor"
         # a rule's key is not asked for again, and a predicate is never overridden
         ruled, given = store.add([Memory(text="I live in Lisbon.", namespace=NS),
@@ -196,7 +196,7 @@ def test_a_failing_hanging_or_garbage_model_leaves_the_memory_written_without_a_
         # the scripted models answer well within the timeout, even on a loaded host
         store.slot_extractor = ChatSlotExtractor(model, timeout_s=1.0)
         with caplog.at_level(logging.WARNING, logger="fused_memory"):
-            (m,) = store.add(Memory(text="Switched to VS Code for everything.", namespace=NS, id="kept"))
+            (m,) = store.add(Memory(text="Everything happens in the new tool now.", namespace=NS, id="kept"))
         assert SLOT_FIELD not in m.metadata and store.get_many(NS, ["kept"])[0].text == m.text
         assert said in caplog.text
 

@@ -55,8 +55,8 @@ def server_store(client: QdrantClient) -> MemoryStore:
 
 
 def written_by_an_older_version(client: QdrantClient) -> None:
-    """What a store of the previous release looks like: no sparse vector, a meta without "upgraded",
-    and (older still) alice's memories without the `answers` tag."""
+    """What a store of an older release looks like: no sparse vector, a meta without "upgraded", no
+    stated times or slot keys, and (older still) alice's memories without the `answers` tag."""
     with MemoryStore.connect(qdrant_client=client, embedder=EMB, ner=False, lexical="bm25") as old:
         for memories in OLD.values():
             old.add(memories)
@@ -65,6 +65,8 @@ def written_by_an_older_version(client: QdrantClient) -> None:
         del meta["upgraded"]
         old.vectors.write_meta(meta)
     client.delete_payload("fused_memory", keys=["answers"], points=[point_id("alice", m.id) for m in OLD["alice"]])
+    client.delete_payload("fused_memory", keys=["stated", "stated_iso", "slot_keys"],
+                          points=[point_id(ns, m.id) for ns, ms in OLD.items() for m in ms])
 
 
 def lexical(store: MemoryStore, query: str, namespace: str) -> list[str]:
@@ -78,8 +80,8 @@ def test_an_older_server_store_opens_without_a_scan_and_serves_per_namespace() -
     vectors: Counting = store.vectors  # type: ignore[assignment]
     assert vectors.sparse_added and vectors.scrolled == [] and vectors.checked == []  # open read no memory
     assert lexical(store, "badge E-47821", "alice") == ["a1"]  # alice brought up to date on first use ...
-    assert vectors.checked == ["alice"] and vectors.scrolled == ["alice"]  # ... and alice only
-    assert all("answers" in p for p in vectors.get("alice", ["a1", "a2"]))  # the older memories' tag too
+    assert vectors.checked == ["alice"] and set(vectors.scrolled) == {"alice"}  # ... and alice only
+    assert all("answers" in p and "stated" in p for p in vectors.get("alice", ["a1", "a2"]))  # and what they lacked
     assert EnsembleMemory(store).retrieve("when did I run the marathon?", namespace="alice", arms=["temporal"],
                                           now=NOW).ids()[0] == "a2"
     lexical(store, "badge", "alice")
@@ -93,10 +95,10 @@ def test_upgrade_does_every_namespace_once_for_every_worker() -> None:
     written_by_an_older_version(client)
     first, other = server_store(client), server_store(client)  # two workers, both opened before the upgrade
     assert lexical(first, "badge", "alice") == ["a1"]
-    assert first.upgrade() == {"bm25": 1, "answers": 0}  # bob's memory; alice's were done on first use
+    assert first.upgrade() == {"bm25": 1, "times": 1, "answers": 0}  # bob's memory; alice's were done on first use
     assert first.upgrade() == {}
     other.end_session("bob", at=NOW)  # the other worker's meta write keeps the upgrade recorded
-    assert set(other.vectors.read_meta()["upgraded"]) == {"answers", "bm25"}  # type: ignore[index]
+    assert set(other.vectors.read_meta()["upgraded"]) == {"answers", "bm25", "times"}  # type: ignore[index]
     fresh = server_store(client)
     assert lexical(fresh, "VPN password", "bob") == ["b1"] and lexical(fresh, "badge", "alice") == ["a1"]
     assert fresh.vectors.checked == [] and fresh.vectors.scrolled == []  # type: ignore[attr-defined]
@@ -112,7 +114,7 @@ def test_a_new_server_store_never_checks() -> None:
     again = server_store(client)
     assert lexical(again, "badge", "alice") == ["a1"]
     assert again.vectors.scrolled == [] and again.vectors.checked == []  # type: ignore[attr-defined]
-    assert set(again.vectors.read_meta()["upgraded"]) == {"answers", "bm25"}  # type: ignore[index]
+    assert set(again.vectors.read_meta()["upgraded"]) == {"answers", "bm25", "times"}  # type: ignore[index]
     store.close()
     again.close()
 
@@ -123,7 +125,7 @@ def test_an_embedded_store_switched_to_the_engine_index_upgrades_in_its_open_sca
             old.add(memories)
     with MemoryStore.embedded(tmp_path, embedder=EMB, ner=False, lexical="engine") as store:
         # the embedded graph is reconciled from every payload on open anyway: the upgrade rides on it
-        assert set(store.vectors.read_meta()["upgraded"]) == {"answers", "bm25"}  # type: ignore[index]
+        assert set(store.vectors.read_meta()["upgraded"]) == {"answers", "bm25", "times"}  # type: ignore[index]
         assert lexical(store, "badge E-47821", "alice") == ["a1"] and lexical(store, "VPN", "bob") == ["b1"]
     with MemoryStore.embedded(tmp_path, embedder=EMB, ner=False) as back:  # and back: the shard keeps its vector
         back.add(Memory(text="a new badge reader", namespace="alice", id="a3"))
