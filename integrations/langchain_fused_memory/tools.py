@@ -38,8 +38,8 @@ from langchain_core.tools import StructuredTool, ToolException
 from langchain_core.tools.retriever import RetrieverInput
 from pydantic import BaseModel, ValidationError
 
-from fused_memory import ConfigurationError, InvalidMemory, Memory, QueryError, adapters, agent_writes
-from fused_memory.adapters import DEFAULT_TOOL_DESCRIPTION, DEFAULT_TOOL_NAME, NO_MEMORIES
+from fused_memory import ConfigurationError, InvalidMemory, Memory, MemoryStore, QueryError, adapters, agent_writes
+from fused_memory.adapters import DEFAULT_TOOL_DESCRIPTION, DEFAULT_TOOL_NAME, NO_MEMORIES, writable_store
 from fused_memory.agent_writes import (
     DELETE_TOOL_DESCRIPTION,
     DELETE_TOOL_NAME,
@@ -104,7 +104,13 @@ def _target(retriever: object, factory: str) -> FusedMemoryRetriever:
     if not isinstance(retriever, FusedMemoryRetriever):
         raise ConfigurationError(f"{factory} takes a fused-memory LangChain retriever (its store and namespace are "
                                  f"where memories go), got {type(retriever).__module__}.{type(retriever).__name__}")
+    writable_store(retriever.store, factory)  # refused now, not at the model's first save
     return retriever
+
+
+def _store(target: FusedMemoryRetriever, factory: str) -> MemoryStore:
+    """The store a call writes to, read when the call runs (as the namespace is)."""
+    return writable_store(target.store, factory)
 
 
 def _session(session_id: str | None, config: RunnableConfig | None) -> str | None:
@@ -161,7 +167,7 @@ def memory_write_tool(retriever: FusedMemoryRetriever, name: str = WRITE_TOOL_NA
              config: RunnableConfig = None) -> tuple[str, dict[str, Any]]:  # type: ignore[assignment]
         try:
             arguments = agent_writes.write_arguments(text, type, time)
-            return _write_answer(agent_writes.remember(target.store, target.namespace, arguments,  # type: ignore[arg-type]
+            return _write_answer(agent_writes.remember(_store(target, "memory_write_tool"), target.namespace, arguments,
                                                        session_id=_session(session_id, config)))
         except (InvalidMemory, QueryError) as exc:
             raise ToolException(str(exc)) from exc
@@ -170,7 +176,7 @@ def memory_write_tool(retriever: FusedMemoryRetriever, name: str = WRITE_TOOL_NA
                     config: RunnableConfig = None) -> tuple[str, dict[str, Any]]:  # type: ignore[assignment]
         try:
             arguments = agent_writes.write_arguments(text, type, time)
-            return _write_answer(await agent_writes.aremember(target.store, target.namespace,  # type: ignore[arg-type]
+            return _write_answer(await agent_writes.aremember(_store(target, "memory_write_tool"), target.namespace,
                                                               arguments, session_id=_session(session_id, config)))
         except (InvalidMemory, QueryError) as exc:
             raise ToolException(str(exc)) from exc
@@ -188,14 +194,14 @@ def memory_delete_tool(retriever: FusedMemoryRetriever, name: str = DELETE_TOOL_
 
     def delete(memory_id: str) -> tuple[str, dict[str, Any]]:
         try:
-            gone = agent_writes.forget(target.store, target.namespace, memory_id)  # type: ignore[arg-type]
+            gone = agent_writes.forget(_store(target, "memory_delete_tool"), target.namespace, memory_id)
         except (InvalidMemory, QueryError) as exc:
             raise ToolException(str(exc)) from exc
         return agent_writes.forgotten_answer(gone), gone.to_json()
 
     async def adelete(memory_id: str) -> tuple[str, dict[str, Any]]:
         try:
-            gone = await agent_writes.aforget(target.store, target.namespace, memory_id)  # type: ignore[arg-type]
+            gone = await agent_writes.aforget(_store(target, "memory_delete_tool"), target.namespace, memory_id)
         except (InvalidMemory, QueryError) as exc:
             raise ToolException(str(exc)) from exc
         return agent_writes.forgotten_answer(gone), gone.to_json()

@@ -27,7 +27,7 @@ from llama_index.core.tools.types import AsyncBaseTool
 from pydantic import BaseModel
 
 from fused_memory import ConfigurationError, InvalidMemory, Memory, QueryError, agent_writes
-from fused_memory.adapters import DEFAULT_TOOL_DESCRIPTION, DEFAULT_TOOL_NAME, NO_MEMORIES, memory_line
+from fused_memory.adapters import DEFAULT_TOOL_DESCRIPTION, DEFAULT_TOOL_NAME, NO_MEMORIES, memory_line, writable_store
 from fused_memory.agent_writes import (
     DELETE_TOOL_DESCRIPTION,
     DELETE_TOOL_NAME,
@@ -123,7 +123,7 @@ class _StoreTool(AsyncBaseTool):
     schema: type[BaseModel]
 
     def __init__(self, retriever: FusedMemoryRetriever, name: str, description: str) -> None:
-        self.store, self.namespace = retriever.store, retriever.namespace
+        self.store, self.namespace = writable_store(retriever.store, name), retriever.namespace
         self._metadata = ToolMetadata(description=description, name=name, fn_schema=self.schema)
 
     @property
