@@ -236,9 +236,11 @@ class MemoryTools:
     async def _list(self, namespace: str, args: Mapping[str, Any]) -> ToolAnswer:
         limit = _as_int(args.get("limit"), "limit", self.limits.default_page, 1, self.limits.max_page)
         offset = _as_int(args.get("offset"), "offset", 0, 0, 2**31)
-        page = await asyncio.to_thread(self.store.memories, namespace, limit=limit, offset=offset)
+        # one memory past the page says whether there is a next one: a full page may be the last
+        read = await asyncio.to_thread(self.store.memories, namespace, limit=limit + 1, offset=offset)
+        page, more = read[:limit], len(read) > limit
         data: dict[str, Any] = {"memories": [_memory_data(m) for m in page], "offset": offset,
-                                "next_offset": offset + len(page) if len(page) == limit else None}
+                                "next_offset": offset + limit if more else None}
         if not page:
             return ToolAnswer("No memories here" + (f" past offset {offset}." if offset else "."), data)
         lines = "\n\n".join(_line(m) for m in page)
