@@ -244,9 +244,8 @@ class MemoryTools:
         if not page:
             return ToolAnswer("No memories here" + (f" past offset {offset}." if offset else "."), data)
         lines = "\n\n".join(_line(m) for m in page)
-        more = (f"\n\n(more: call again with offset={data['next_offset']})" if data["next_offset"] is not None
-                else "\n\n(that is all)")
-        return ToolAnswer(lines + more, data)
+        tail = f"(more: call again with offset={offset + limit})" if more else "(that is all)"
+        return ToolAnswer(f"{lines}\n\n{tail}", data)
 
 
 def _inside(hit: FusedHit, after: datetime | None, before: datetime | None) -> bool:
