@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -106,9 +106,12 @@ class WriteArguments:
                       session_id=session_id, metadata=metadata or {})
 
 
-def parse_time(value: object, what: str = "time") -> datetime | None:
+def parse_time(value: object, what: str = "time", *, assume_utc: bool = False,
+               utc_flag: str | None = None) -> datetime | None:
     """An ISO 8601 time with its zone ("Z" too, on every Python); None or "" is no time. A time
-    without a zone is refused with the fix spelled out, never read in some zone."""
+    without a zone is refused with the fix spelled out, never read in some zone, unless the caller
+    said so explicitly (`assume_utc`: the command line's `--assume-utc`, named by `utc_flag` in the
+    refusal as the other fix)."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     if isinstance(value, datetime):
@@ -122,9 +125,11 @@ def parse_time(value: object, what: str = "time") -> datetime | None:
                                 f"got {value!r}") from None
     else:
         raise InvalidMemory(f"{what} must be an ISO 8601 time as text, got {type(value).__name__}: {value!r}")
-    if when.tzinfo is None or when.tzinfo.utcoffset(when) is None:
+    if (when.tzinfo is None or when.tzinfo.utcoffset(when) is None) and assume_utc:
+        when = when.replace(tzinfo=timezone.utc)
+    elif when.tzinfo is None or when.tzinfo.utcoffset(when) is None:
         raise InvalidMemory(f"{what} {value!r} has no time zone; write it with one, e.g. "
-                            f"{when.isoformat()}+00:00 for UTC")
+                            f"{when.isoformat()}+00:00 for UTC" + (f", or pass {utc_flag}" if utc_flag else ""))
     return require_storable(when, what, InvalidMemory)
 
 
