@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .adapters import memory_line, writable_store
 from .conversation import DEFAULT_CONTEXT_TURNS, conversation_context
-from .errors import InvalidMemory, QueryError
+from .errors import FusedMemoryError, InvalidMemory, QueryError
 from .store.memory_store import MemoryStore
 from .types import Memory, MemoryType, parse_memory_type
 from .validation import require_clean, require_storable
@@ -133,14 +133,17 @@ def parse_time(value: object, what: str = "time", *, assume_utc: bool = False,
     return require_storable(when, what, InvalidMemory)
 
 
-def refuse_unknown(given: Iterable[str], accepted: Sequence[str], what: str, kind: str = "argument") -> None:
+def refuse_unknown(given: Iterable[str], accepted: Sequence[str], what: str, kind: str = "argument",
+                   error: type[FusedMemoryError] = InvalidMemory) -> None:
     """Refuse the names in `given` that `accepted` does not hold, naming them and what `what` takes,
     so the caller (a model, a JSONL line's author) can correct the call; a silently dropped
-    `event_at` loses a date. The one check behind the CLI's `ingest` and every tool's arguments."""
+    `event_at` loses a date, a dropped `namepsace` searches the default namespace. The one check
+    behind the CLI's `ingest` and every tool's arguments, search and write alike; a search raises it
+    as a `QueryError` (`error`)."""
     unknown = [name for name in given if name not in accepted]
     if unknown:
-        raise InvalidMemory(f"unknown {kind}{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}: "
-                            f"{what} takes {', '.join(accepted)}")
+        raise error(f"unknown {kind}{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}: "
+                    f"{what} takes {', '.join(accepted)}")
 
 
 def write_arguments(text: object, type: object = None, time: object = None) -> WriteArguments:

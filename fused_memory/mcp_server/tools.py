@@ -31,6 +31,7 @@ from ..agent_writes import (
     aremember,
     forgotten_answer,
     parse_time,
+    refuse_unknown,
     saved_answer,
     write_arguments,
 )
@@ -264,10 +265,7 @@ def _arguments(arguments: object, spec: ToolSpec) -> dict[str, Any]:
     if not isinstance(arguments, dict):
         raise QueryError(f"arguments must be an object, got {type(arguments).__name__}")
     known = spec.input_schema["properties"]
-    unknown = [str(a) for a in arguments if a not in known]
-    if unknown:
-        raise QueryError(f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
-                         f"{spec.name} takes {', '.join(known)}")
+    refuse_unknown([str(a) for a in arguments], tuple(known), spec.name, error=QueryError)  # the frameworks' words
     missing = [a for a in spec.input_schema["required"] if a not in arguments]
     if missing:
         raise QueryError(f"missing argument {', '.join(map(repr, missing))}; {spec.name} takes {', '.join(known)}")
