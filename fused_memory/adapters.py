@@ -35,6 +35,7 @@ __all__ = [
     "NO_MEMORIES",
     "ArmReport",
     "CallOptions",
+    "EnsembleSource",
     "answered",
     "arm_reports",
     "memory_line",
@@ -132,7 +133,7 @@ LLM_HIDDEN_KEYS: tuple[str, ...] = ("memory_id", "namespace", "created_at", "ses
                                     "context", *RETRIEVAL_KEYS)  # context: the turns before, not the memory
 
 
-def bound_ensemble(store: MemoryStore | EnsembleMemory | None, ensemble: EnsembleMemory | None) -> EnsembleMemory:
+def bound_ensemble(store: EnsembleSource | EnsembleMemory | None, ensemble: EnsembleMemory | None) -> EnsembleMemory:
     """The ensemble an adapter runs, checked against its store on every call: pydantic's
     `model_copy(update={"store": ...})` and attribute assignment skip validation, and answering from
     the old store under the new one's name would be another tenant's memories (or entities). A
@@ -171,7 +172,7 @@ def _switched_default(store: MemoryStore, optimizer: bool) -> _DefaultEnsemble:
         return by_mode[optimizer]
 
 
-def resolve_ensemble(store: MemoryStore | EnsembleMemory | None, ensemble: EnsembleMemory | None,
+def resolve_ensemble(store: EnsembleSource | EnsembleMemory | None, ensemble: EnsembleMemory | None,
                      arm: str | None = None) -> tuple[EnsembleSource, EnsembleMemory]:
     """Accept a store, an ensemble, or both (then they must agree) and return both.
 

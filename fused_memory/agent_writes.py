@@ -22,14 +22,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .adapters import memory_line, writable_store
 from .conversation import DEFAULT_CONTEXT_TURNS, conversation_context
-from .errors import InvalidMemory, QueryError
+from .errors import FusedMemoryError, InvalidMemory, QueryError
 from .store.memory_store import MemoryStore
 from .types import Memory, MemoryType, parse_memory_type
 from .validation import require_clean, require_storable
@@ -106,9 +106,12 @@ class WriteArguments:
                       session_id=session_id, metadata=metadata or {})
 
 
-def parse_time(value: object, what: str = "time") -> datetime | None:
+def parse_time(value: object, what: str = "time", *, assume_utc: bool = False,
+               utc_flag: str | None = None) -> datetime | None:
     """An ISO 8601 time with its zone ("Z" too, on every Python); None or "" is no time. A time
-    without a zone is refused with the fix spelled out, never read in some zone."""
+    without a zone is refused with the fix spelled out, never read in some zone, unless the caller
+    said so explicitly (`assume_utc`: the command line's `--assume-utc`, named by `utc_flag` in the
+    refusal as the other fix)."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     if isinstance(value, datetime):
@@ -122,20 +125,25 @@ def parse_time(value: object, what: str = "time") -> datetime | None:
                                 f"got {value!r}") from None
     else:
         raise InvalidMemory(f"{what} must be an ISO 8601 time as text, got {type(value).__name__}: {value!r}")
-    if when.tzinfo is None or when.tzinfo.utcoffset(when) is None:
+    if (when.tzinfo is None or when.tzinfo.utcoffset(when) is None) and assume_utc:
+        when = when.replace(tzinfo=timezone.utc)
+    elif when.tzinfo is None or when.tzinfo.utcoffset(when) is None:
         raise InvalidMemory(f"{what} {value!r} has no time zone; write it with one, e.g. "
-                            f"{when.isoformat()}+00:00 for UTC")
+                            f"{when.isoformat()}+00:00 for UTC" + (f", or pass {utc_flag}" if utc_flag else ""))
     return require_storable(when, what, InvalidMemory)
 
 
-def refuse_unknown(given: Iterable[str], accepted: Sequence[str], what: str, kind: str = "argument") -> None:
+def refuse_unknown(given: Iterable[str], accepted: Sequence[str], what: str, kind: str = "argument",
+                   error: type[FusedMemoryError] = InvalidMemory) -> None:
     """Refuse the names in `given` that `accepted` does not hold, naming them and what `what` takes,
     so the caller (a model, a JSONL line's author) can correct the call; a silently dropped
-    `event_at` loses a date. The one check behind the CLI's `ingest` and every tool's arguments."""
+    `event_at` loses a date, a dropped `namepsace` searches the default namespace. The one check
+    behind the CLI's `ingest` and every tool's arguments, search and write alike; a search raises it
+    as a `QueryError` (`error`)."""
     unknown = [name for name in given if name not in accepted]
     if unknown:
-        raise InvalidMemory(f"unknown {kind}{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}: "
-                            f"{what} takes {', '.join(accepted)}")
+        raise error(f"unknown {kind}{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}: "
+                    f"{what} takes {', '.join(accepted)}")
 
 
 def write_arguments(text: object, type: object = None, time: object = None) -> WriteArguments:

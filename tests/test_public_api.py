@@ -24,7 +24,7 @@ PUBLIC: dict[str, set[str]] = {
         "ArmRequest", "Retriever", "Reranker", "conversation_context",
     },
     "fused_memory.adapters": {
-        "ARM_RETRIEVERS", "ArmReport", "CallOptions", "DEFAULT_TOOL_DESCRIPTION", "DEFAULT_TOOL_NAME",
+        "ARM_RETRIEVERS", "ArmReport", "CallOptions", "EnsembleSource", "DEFAULT_TOOL_DESCRIPTION", "DEFAULT_TOOL_NAME",
         "LLM_HIDDEN_KEYS", "NO_MEMORIES", "RETRIEVAL_KEYS", "answered", "arm_reports", "bound_ensemble",
         "hit_metadata", "memory_line", "missing_extra", "resolve_ensemble", "writable_store",
     },

@@ -60,3 +60,14 @@ def test_every_python_block_of_the_readme_runs_in_order(tmp_path: Path, monkeypa
 def test_each_integration_section_names_its_extra(section: str, extra: str) -> None:
     body = README.split(section + "\n", 1)[1].split("\n## ", 1)[0]
     assert f'pip install "fused-memory[{extra}]"' in body
+
+
+def test_the_check_command_is_ci_s_and_type_checks_the_integrations_too() -> None:
+    """The README's second command, CONTRIBUTING's and `.ci/run`'s are one command line, and its
+    type check covers the framework packages as well as the core (`mypy fused_memory` alone left
+    the integrations unchecked, and they had drifted into type errors)."""
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()[-1]
+    commands = [line for text in (README, (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8"))
+                for line in text.splitlines() if line.startswith("python3 -m venv") and "pytest" in line]
+    assert commands == [ci, ci]
+    assert " && .venv/bin/mypy fused_memory integrations && " in ci

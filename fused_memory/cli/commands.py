@@ -15,17 +15,23 @@ from typing import Any
 from ..conversation import DEFAULT_CONTEXT_TURNS, conversation_context
 from ..errors import ConfigurationError, FusedMemoryError, InvalidMemory
 from ..terminal import terminal_safe
+from .helptext import DefaultsShown
 from .paths import require_fresh_dir, store_path
 
 __all__ = ["main", "build_parser", "INGEST_FIELDS"]
 
 
-def _parse_now(value: Any, what: str = "--now") -> datetime | None:
-    """ISO 8601 -> aware datetime (no zone: UTC), read as the eval files are; anything else is a
-    one-line error naming `what`, not a traceback."""
-    from ..evaluation.data import parse_time
+#: The flag that reads a time written without a zone as UTC; without it such a time is refused, as
+#: the library and the MCP server refuse it (a guessed zone moves an event by hours).
+ASSUME_UTC = "--assume-utc"
 
-    return parse_time(value, what)
+
+def _time(value: Any, what: str, assume_utc: bool) -> datetime | None:
+    """ISO 8601 with a zone -> aware datetime; a naive time only with `--assume-utc`; anything else
+    a one-line error naming `what` and the fix, not a traceback."""
+    from ..agent_writes import parse_time
+
+    return parse_time(value, what, assume_utc=assume_utc, utc_flag=ASSUME_UTC)
 
 
 def _count(value: str) -> int:
@@ -105,7 +111,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 namespace=(optional_str(row, "namespace", where) or optional_str(row, "conversation_id", where)
                            or args.namespace),
                 type=row.get("type"), predicate=row.get("predicate"),
-                event_at=_parse_now(row.get("event_at"), f"{where}: event_at"),
+                event_at=_time(row.get("event_at"), f"{where}: event_at", args.assume_utc),
                 session_id=optional_str(row, "session_id", where), entities=tuple(entities),
                 context=row.get("context"), metadata=metadata)
         except FusedMemoryError as exc:
@@ -131,19 +137,21 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 def cmd_query(args: argparse.Namespace) -> int:
     from ..ensemble import EnsembleMemory
+    from ..ensemble.options import check_options
     from ..store.memory_store import MemoryStore
 
-    now = _parse_now(args.now)  # before the store opens: a bad --now must not create a store
+    check_options(args.namespace, args.k)  # before the store opens, as a bad --now
+    now = _time(args.now, "--now", args.assume_utc)  # before the store opens: a bad --now must not create a store
     with MemoryStore.embedded(store_path(args.path, must_exist=True)) as store:
+        if not store.count(args.namespace):  # a mistyped namespace is an error, not an empty answer
+            others = [n for n in store.namespaces() if n != args.namespace]
+            raise ConfigurationError(f"namespace {args.namespace!r} at {args.path} holds no memories"
+                                     + (f"; it holds {', '.join(map(repr, others[:10]))} (--namespace)"
+                                        if others else ""))
         ens = EnsembleMemory(store)
         result = ens.retrieve(args.query, namespace=args.namespace, k=args.k, now=now, min_score=args.min_score,
                               types=args.types.split(",") if args.types else None)
         ens.close()
-        if not result.hits and not store.count(args.namespace):
-            others = [n for n in store.namespaces() if n != args.namespace]
-            print(terminal_safe(f"fused-memory: namespace {args.namespace!r} at {args.path} holds no memories"
-                                + (f"; it holds {', '.join(map(repr, others[:10]))} (--namespace)" if others else "")),
-                  file=sys.stderr)
     if args.json:
         print(json.dumps(result.to_json(), indent=2, default=str))
     elif args.explain:
@@ -152,17 +160,6 @@ def cmd_query(args: argparse.Namespace) -> int:
         for h in result.hits:
             print(f"{h.rank:>3}. {h.score:.4f}  {terminal_safe(h.memory.text, one_line=True)}")
     return 0
-
-
-class DefaultsShown(argparse.ArgumentDefaultsHelpFormatter):
-    """Each flag's default in its help, once: not where the help already says it ("(default: now)"
-    was followed by "(default: None)"), nor a None that means "not given"."""
-
-    def _get_help_string(self, action: argparse.Action) -> str | None:
-        text = action.help or ""
-        if action.default is None or "(default" in text:
-            return text
-        return super()._get_help_string(action)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -190,6 +187,8 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--namespace", default="default", help="namespace of rows that name none")
     i.add_argument("--context-turns", type=_count, default=DEFAULT_CONTEXT_TURNS, metavar="N",
                    help="preceding turns of the same session indexed with each memory (0: none)")
+    i.add_argument(ASSUME_UTC, action="store_true", help="read an event_at written without a zone as UTC "
+                                                         "(without it, such a line is refused)")
     i.set_defaults(fn=cmd_ingest)
 
     q = sub.add_parser("query", help="query a store", formatter_class=shown)
@@ -197,7 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--path", default="./memdata", help="store directory (made by ingest)")
     q.add_argument("--namespace", default="default", help="namespace to search")
     q.add_argument("--k", type=int, default=10, help="results")
-    q.add_argument("--now", help="ISO time the query is asked at (default: now)")
+    q.add_argument("--now", help="ISO time with a zone the query is asked at (default: now)")
+    q.add_argument(ASSUME_UTC, action="store_true", help="read a --now written without a zone as UTC")
     q.add_argument("--types", help="comma-separated memory types to rank first (fact, preference, event, entity)")
     q.add_argument("--min-score", type=float, default=None, metavar="S",
                    help="leave out hits whose fused score is below S (default: FusionConfig's, 0)")
@@ -219,9 +219,10 @@ INGEST_FIELDS = ("text", "id", "namespace", "conversation_id", "type", "event_at
 _INGEST_FIELDS = """\
 fields of a line: "text" (required); "id" (default: derived from namespace and text; a repeated
 id would replace the earlier row and is refused); "namespace" or "conversation_id" (default:
---namespace); "type" (fact, preference, event, entity; default: classified); "event_at" (ISO 8601;
-no zone is UTC); "session_id"; "entities" (a list of names); "predicate"; "context"; "metadata" (an
-object of your own fields). Any other field is refused, with its file:line."""
+--namespace); "type" (fact, preference, event, entity; default: classified); "event_at" (ISO 8601
+with a zone; without one, refused unless --assume-utc); "session_id"; "entities" (a list of names);
+"predicate"; "context"; "metadata" (an object of your own fields). Any other field is refused, with
+its file:line."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..errors import ConfigurationError, FusedMemoryError
 from ..terminal import terminal_safe
+from .helptext import DefaultsShown
 
 __all__ = ["add_command", "cmd_mcp", "parse_bind", "listening_notice"]
 
@@ -149,7 +150,7 @@ def add_command(subparsers: Any) -> None:
     """Add `mcp` to the `fused-memory` subcommands."""
     m = subparsers.add_parser(
         "mcp", help="serve the store to MCP clients (Claude Desktop, Cursor, agent SDKs) over stdio or HTTP",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=DefaultsShown,
         description="Serve search_memory, save_memory, delete_memory and list_memories over the Model Context "
                     "Protocol: on stdio for one namespace, or on streamable HTTP at /mcp where each bearer "
                     "token of --tokens reaches only its own namespaces. Needs the mcp extra.",

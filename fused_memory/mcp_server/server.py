@@ -13,6 +13,12 @@ is not offered the write tools).
   gets that token's rights, not the first one's. Request bodies over the limit are refused by the
   SDK's session manager (413); tokens never reach a log line (uvicorn's access log is off, and
   every message names a grant by its label).
+* **A client that hangs up is no error.** When a session ends (the client's DELETE, or a dropped
+  connection) the SDK closes its streams, and whatever still reads or writes them raises a
+  closed-stream error that the SDK logs at ERROR with a traceback ("Error in standalone SSE writer
+  ... ClosedResourceError", on every normal disconnect). `QuietDisconnects`, on the loggers of the
+  SDK and the server stack under it, logs such a record at DEBUG instead, whichever layer raised
+  it; every other record, a failing tool's included, keeps its level.
 
 Importing this module imports the MCP SDK (the `[mcp]` extra); `import fused_memory` never does.
 """
@@ -22,8 +28,8 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 from ..errors import MissingDependency
 
@@ -36,6 +42,7 @@ try:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from mcp.server.transport_security import TransportSecuritySettings
     from starlette.applications import Starlette
+    from starlette.requests import ClientDisconnect
     from starlette.routing import Route
 except ImportError as exc:  # pragma: no cover - the message is the point
     raise MissingDependency(f"the MCP server needs the mcp extra: pip install 'fused-memory[mcp]' ({exc})") from exc
@@ -43,7 +50,8 @@ except ImportError as exc:  # pragma: no cover - the message is the point
 from .access import Grant, TokenTable, is_loopback
 from .tools import MemoryTools
 
-__all__ = ["build_server", "run_stdio", "http_app", "run_http", "BearerGate", "SERVER_NAME", "GRANT_KEY"]
+__all__ = ["build_server", "run_stdio", "http_app", "run_http", "BearerGate", "QuietDisconnects", "quiet_disconnects",
+           "DISCONNECTS", "SERVER_NAME", "GRANT_KEY"]
 
 log = logging.getLogger("fused_memory.mcp")
 
@@ -56,6 +64,53 @@ INSTRUCTIONS = ("Long-term memory of the user: search it before answering questi
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+#: What a client that hangs up leaves behind: the streams of its session are closed under whatever
+#: was still reading or writing them (anyio's memory streams, Starlette's request, the socket).
+DISCONNECTS: tuple[type[BaseException], ...] = (anyio.ClosedResourceError, anyio.BrokenResourceError,
+                                                anyio.EndOfStream, ClientDisconnect, ConnectionError)
+#: The packages whose loggers report a disconnect: the SDK and the HTTP stack it runs on.
+_STACK = ("mcp", "sse_starlette", "starlette", "uvicorn")
+
+
+@runtime_checkable
+class _Grouped(Protocol):
+    """An exception group (`BaseExceptionGroup`, or its backport on Python 3.10): a task group
+    raises the disconnects of its tasks together."""
+
+    exceptions: Sequence[BaseException]
+
+
+def _is_disconnect(error: BaseException | None) -> bool:
+    if isinstance(error, _Grouped) and isinstance(error, BaseException):
+        return bool(error.exceptions) and all(_is_disconnect(e) for e in error.exceptions)
+    return isinstance(error, DISCONNECTS)
+
+
+class QuietDisconnects(logging.Filter):
+    """Logs a record whose exception is a client's hang-up (`DISCONNECTS`, alone or grouped) at
+    DEBUG, kept only where the logger takes DEBUG; every other record passes as it is."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno <= logging.DEBUG or record.exc_info is None or not _is_disconnect(record.exc_info[1]):
+            return True
+        record.levelno, record.levelname = logging.DEBUG, logging.getLevelName(logging.DEBUG)
+        return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+
+
+_QUIET = QuietDisconnects()
+
+
+def quiet_disconnects() -> None:
+    """Put `QuietDisconnects` on every logger of the SDK and the HTTP stack (`_STACK`). A logger's
+    filters see only its own records, not those of the loggers below it, hence each one; the
+    modules are imported by now, so their loggers exist. Calling it again adds nothing."""
+    names = [name for name, item in logging.Logger.manager.loggerDict.items()
+             if isinstance(item, logging.Logger) and name.split(".")[0] in _STACK]
+    for name in {*_STACK, *names}:
+        logger = logging.getLogger(name)
+        if _QUIET not in logger.filters:
+            logger.addFilter(_QUIET)
 
 
 def build_server(tools: MemoryTools, grant_of: Callable[[Server[Any, Any]], Grant]) -> Server[Any, Any]:
@@ -84,6 +139,7 @@ def _options(server: Server[Any, Any]) -> Any:
 
 async def run_stdio(tools: MemoryTools, grant: Grant) -> None:
     """Serve `tools` on stdin / stdout for the one caller `grant` describes, until stdin closes."""
+    quiet_disconnects()
     server = build_server(tools, lambda _s: grant)
     async with stdio_server() as (read, write):
         await server.run(read, write, _options(server))
@@ -126,7 +182,9 @@ class BearerGate:
 def http_app(tools: MemoryTools, tokens: TokenTable, *, host: str = "127.0.0.1", port: int = 8765,
              max_request_bytes: int = 1 << 20) -> Starlette:
     """The Starlette app serving `tools` at `/mcp` behind `BearerGate`. On a loopback address the
-    SDK's DNS-rebinding protection admits only loopback Host headers."""
+    SDK's DNS-rebinding protection admits only loopback Host headers. A client's normal hang-up is
+    logged at DEBUG (`quiet_disconnects`), whoever serves the app."""
+    quiet_disconnects()
     server = build_server(tools, _request_grant)
     security = (TransportSecuritySettings(enable_dns_rebinding_protection=True,
                                           allowed_hosts=[f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"],
@@ -143,9 +201,11 @@ def http_app(tools: MemoryTools, tokens: TokenTable, *, host: str = "127.0.0.1",
 
 
 async def run_http(tools: MemoryTools, tokens: TokenTable, host: str, port: int, *,
-                   max_request_bytes: int = 1 << 20, ready: Callable[[int], None] | None = None) -> None:
-    """Serve over streamable HTTP until interrupted. Port 0 picks a free port; `ready(port)` is
-    called with the bound port once the server listens."""
+                   max_request_bytes: int = 1 << 20, ready: Callable[[int], None] | None = None,
+                   stop: anyio.Event | None = None) -> None:
+    """Serve over streamable HTTP until interrupted, or until `stop` is set (then it shuts down as
+    on SIGTERM: open requests finish, the sessions close). Port 0 picks a free port; `ready(port)`
+    is called with the bound port once the server listens."""
     app = http_app(tools, tokens, host=host, port=port, max_request_bytes=max_request_bytes)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, lifespan="on")
     server = uvicorn.Server(config)
@@ -167,3 +227,6 @@ async def run_http(tools: MemoryTools, tokens: TokenTable, host: str, port: int,
             await anyio.sleep(0.02)
         if ready is not None:
             ready(port)
+        if stop is not None:
+            await stop.wait()
+            server.should_exit = True

@@ -31,6 +31,7 @@ from ..agent_writes import (
     aremember,
     forgotten_answer,
     parse_time,
+    refuse_unknown,
     saved_answer,
     write_arguments,
 )
@@ -236,15 +237,16 @@ class MemoryTools:
     async def _list(self, namespace: str, args: Mapping[str, Any]) -> ToolAnswer:
         limit = _as_int(args.get("limit"), "limit", self.limits.default_page, 1, self.limits.max_page)
         offset = _as_int(args.get("offset"), "offset", 0, 0, 2**31)
-        page = await asyncio.to_thread(self.store.memories, namespace, limit=limit, offset=offset)
+        # one memory past the page says whether there is a next one: a full page may be the last
+        read = await asyncio.to_thread(self.store.memories, namespace, limit=limit + 1, offset=offset)
+        page, more = read[:limit], len(read) > limit
         data: dict[str, Any] = {"memories": [_memory_data(m) for m in page], "offset": offset,
-                                "next_offset": offset + len(page) if len(page) == limit else None}
+                                "next_offset": offset + limit if more else None}
         if not page:
             return ToolAnswer("No memories here" + (f" past offset {offset}." if offset else "."), data)
         lines = "\n\n".join(_line(m) for m in page)
-        more = (f"\n\n(more: call again with offset={data['next_offset']})" if data["next_offset"] is not None
-                else "\n\n(that is all)")
-        return ToolAnswer(lines + more, data)
+        tail = f"(more: call again with offset={offset + limit})" if more else "(that is all)"
+        return ToolAnswer(f"{lines}\n\n{tail}", data)
 
 
 def _inside(hit: FusedHit, after: datetime | None, before: datetime | None) -> bool:
@@ -263,10 +265,7 @@ def _arguments(arguments: object, spec: ToolSpec) -> dict[str, Any]:
     if not isinstance(arguments, dict):
         raise QueryError(f"arguments must be an object, got {type(arguments).__name__}")
     known = spec.input_schema["properties"]
-    unknown = [str(a) for a in arguments if a not in known]
-    if unknown:
-        raise QueryError(f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
-                         f"{spec.name} takes {', '.join(known)}")
+    refuse_unknown([str(a) for a in arguments], tuple(known), spec.name, error=QueryError)  # the frameworks' words
     missing = [a for a in spec.input_schema["required"] if a not in arguments]
     if missing:
         raise QueryError(f"missing argument {', '.join(map(repr, missing))}; {spec.name} takes {', '.join(known)}")

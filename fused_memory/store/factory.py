@@ -3,6 +3,12 @@
 Kept apart from `memory_store.py` (the write path and the open/close life cycle) because choosing
 backends is configuration, not storage: nothing here does I/O, every backend opens on first use.
 
+The graph of `connect()`: a Bolt server when one is named; beside qdrant-client's local mode (one
+process owns the folder anyway, and local mode scans without indexes, which made a graph question
+in the engine 0.4-0.65 s at 2,000 memories) the embedded SQLite graph in that folder
+(`LocalModeGraph`), unless an existing store there keeps its graph in the engine; else, beside a
+server, the graph in the Qdrant collection, shared by every worker.
+
 The lexical index (`StoreConfig.lexical`) defaults per backend:
 
 * `connect()`: "engine", BM25 on the Qdrant collection's sparse vectors. Several worker processes
@@ -18,15 +24,32 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..backends.graph.embedded import EmbeddedGraphStore
 from ..backends.protocols import GraphStore, LexicalIndex, VectorBackend
 from ..config import LEXICAL_MODES, StoreConfig
 from ..errors import ConfigurationError
 
-__all__ = ["embedded_parts", "connected_parts", "EMBEDDED_LEXICAL", "CONNECTED_LEXICAL"]
+__all__ = ["embedded_parts", "connected_parts", "EMBEDDED_LEXICAL", "CONNECTED_LEXICAL", "LocalModeGraph",
+           "local_graph_path"]
 
 #: The lexical index each constructor uses when not told (see the module docstring).
 EMBEDDED_LEXICAL = "bm25"
 CONNECTED_LEXICAL = "engine"
+
+
+class LocalModeGraph(EmbeddedGraphStore):
+    """The embedded graph `connect(qdrant_location=FOLDER)` defaults to, in that folder
+    (`local_graph_path`). Its type records that it was defaulted, not asked for: on open, a store
+    whose graph an earlier version kept in the engine keeps it there (`recovery.local_mode_graph`),
+    where a `graph_path` the caller gave is always used. Anything else about it is
+    `EmbeddedGraphStore`'s."""
+
+
+def local_graph_path(location: str | Path, collection: str) -> str:
+    """Where local mode's SQLite graph lives: inside the Qdrant folder, named as the engine graph's
+    collection would be (`<collection>__graph`), so two collections in one folder keep two graphs."""
+    from ..backends.graph.engine_points import GRAPH_SUFFIX  # qdrant-client's models: not for embedded()
+    return str(Path(location) / f"{collection}{GRAPH_SUFFIX}")
 
 
 def _embedder(embedder: Any) -> Any:
@@ -54,7 +77,6 @@ def _lexical_index(mode: str, vectors: VectorBackend, ttl_s: float | None) -> Le
 def embedded_parts(path: str | Path, *, embedder: Any, ner: bool, show_progress: bool | None,
                    lexical: str | None = None) -> dict[str, Any]:
     """Everything in process under `path`: qdrant-edge shard, the lexical index, embedded graph."""
-    from ..backends.graph.embedded import EmbeddedGraphStore
     from ..backends.vector.edge import QdrantEdgeBackend
 
     if not isinstance(path, (str, Path)) or not str(path).strip():  # "" was the current directory
@@ -88,12 +110,12 @@ def connected_parts(*, qdrant_url: str | None, qdrant_api_key: str | None, qdran
                     graph_dialect: str | None, graph_path: str | None, embedder: Any, ner: bool,
                     show_progress: bool | None, lexical: str | None = None) -> dict[str, Any]:
     """A Qdrant server or cluster (or qdrant-client local mode, or the caller's own `QdrantClient`)
-    and, when `neo4j_uri` or `neo4j_driver` is given, a Bolt server for the graph; else the graph
-    in the Qdrant collection itself (`backends.graph.engine`), as shared and as durable as the
-    memories: no part of the store lives only in one process (`graph_path`, an embedded graph
-    file, is taken only beside local mode). A client or driver the caller passes is used as
-    configured and never closed by the store."""
-    from ..backends.graph.embedded import EmbeddedGraphStore
+    and, when `neo4j_uri` or `neo4j_driver` is given, a Bolt server for the graph. Else, beside a
+    server (or a client the caller passes), the graph in the Qdrant collection itself
+    (`backends.graph.engine`), as shared and as durable as the memories: no part of the store lives
+    only in one process; beside local mode (`qdrant_location`), the embedded graph: in the folder
+    (`LocalModeGraph`; `graph_path` puts it elsewhere), or in memory with ":memory:". A client or
+    driver the caller passes is used as configured and never closed by the store."""
     from ..backends.lexical.engine import DEFAULT_STATS_TTL_S
     from ..backends.vector.server import QdrantClientBackend
 
@@ -120,6 +142,10 @@ def connected_parts(*, qdrant_url: str | None, qdrant_api_key: str | None, qdran
                                  driver=neo4j_driver)
     elif graph_path is not None:
         graph = EmbeddedGraphStore(_graph_file(graph_path, vectors))
+    elif qdrant_location == ":memory:":  # nothing of local mode's memory outlives the process either
+        graph = EmbeddedGraphStore(None)
+    elif qdrant_location:
+        graph = LocalModeGraph(local_graph_path(qdrant_location, collection))
     else:
         from ..backends.graph.engine import EngineGraphStore
         graph = EngineGraphStore(vectors)

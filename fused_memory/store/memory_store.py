@@ -173,9 +173,11 @@ class MemoryStore(SharedHandle):
         """Scale-out: a Qdrant server or cluster (`qdrant_url`; `qdrant_location` for qdrant-client's
         local mode; or `qdrant_client`, a `QdrantClient` you configured, as langchain-qdrant takes
         `client=`) and, with `neo4j_uri` (or `neo4j_driver`, your own `neo4j.Driver`), Neo4j or any
-        Bolt server; else the graph lives in the Qdrant collection too (`backends.graph.engine`),
-        shared and durable like the memories (`graph_path`, a graph file in this process, only
-        beside local mode). A client or driver you pass is used
+        Bolt server; else, beside a server, the graph lives in the Qdrant collection too
+        (`backends.graph.engine`), shared and durable like the memories. Beside local mode (one
+        process owns the folder) it is the embedded SQLite graph inside `qdrant_location`, or at
+        `graph_path`; a local-mode store an earlier version wrote with its graph in the engine keeps
+        it there (and says once how to move it). A client or driver you pass is used
         as it is and left open by `close()`: the store closes only what it opened. `lexical`: "engine"
         (the default here: BM25 on the engine's sparse vectors, shared by every process; Qdrant >= 1.19)
         or "bm25" (an index in this process, refilled from every payload on open)."""

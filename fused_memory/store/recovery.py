@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
+from pathlib import Path
 from typing import Any
 
 from ..backends.codec import LAYOUT_VERSION, from_payload, payload_mentions
-from ..backends.protocols import LexicalDoc, RebuiltOnOpen, Reconcilable, VectorBackend, VectorRecord
+from ..backends.graph.engine import EngineGraphStore
+from ..backends.graph.engine_points import EngineHost
+from ..backends.protocols import GraphStore, LexicalDoc, RebuiltOnOpen, Reconcilable, VectorBackend, VectorRecord
 from ..errors import ConfigurationError, EmbeddingMismatch
 from ..types import EntityMention, Memory
+from .factory import LocalModeGraph
 from .ingest import answer_tags, lexical_doc
 from .meta import merged_sessions, write_merged
 from .parts import StoreParts
@@ -30,10 +35,36 @@ from .upgrade import (
     wanted,
 )
 
-__all__ = ["check_meta", "open_backends", "rebuild", "backfill", "snapshot", "undo", "merged_sessions"]  # the last
-# two live in `upgrade` and `meta` now, and are named here for callers that import them from here
+__all__ = ["check_meta", "open_backends", "local_mode_graph", "rebuild", "backfill", "snapshot", "undo",
+           "merged_sessions"]  # the last two live in `upgrade` and `meta` now, and are named here for callers
+# that import them from here
 
 _log = logging.getLogger("fused_memory.store.memory_store")
+#: Local-mode folders whose graph in the engine this process has said how to move (said once each).
+_TOLD: set[str] = set()
+_TOLD_LOCK = threading.Lock()
+
+
+def local_mode_graph(graph: LocalModeGraph, vectors: VectorBackend) -> GraphStore:
+    """The graph a local-mode store opens with: its SQLite graph in the folder, unless the folder
+    holds none and an earlier version kept this store's graph in the engine (the sibling
+    collection exists): then that one, as it is, and the process says once how to move it."""
+    if graph.path is None or Path(graph.path).exists() or not isinstance(vectors, EngineHost):
+        return graph
+    engine = EngineGraphStore(vectors)
+    if not engine.exists():
+        return graph
+    with _TOLD_LOCK:
+        told = graph.path in _TOLD
+        _TOLD.add(graph.path)
+    if not told:
+        _log.warning(
+            "the graph of the store at %s is in the Qdrant engine (%r), where local mode answers a graph question "
+            "in about 0.5 s at 2,000 memories; it opens as it is. To move it into the SQLite graph this store "
+            "would default to (milliseconds), open the store once with graph_path=%r: the memories' links are "
+            "rebuilt from their payloads on open; relations and aliases made with relate() / add_alias() are not "
+            "carried over (make them again)", Path(graph.path).parent, engine.collection, graph.path)
+    return engine
 
 
 def check_meta(meta: dict[str, Any], want: dict[str, Any], where: object) -> None:
@@ -67,6 +98,8 @@ def open_backends(store: StoreParts, want: dict[str, Any]) -> dict[str, Any]:
         check_meta(meta, want, where)
     store.vectors.open(int(want["dim"]))
     try:
+        if isinstance(store.graph, LocalModeGraph):
+            store.graph = local_mode_graph(store.graph, store.vectors)
         if meta is None:
             if next(iter(store.vectors.scroll()), None) is not None:
                 raise ConfigurationError(

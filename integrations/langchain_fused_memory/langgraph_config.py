@@ -18,10 +18,14 @@ refused at once.
 `ttl`
 -----
 LangGraph's `TTLConfig`: `default_ttl` (minutes, for puts that give none), `refresh_on_read`
-(whether `get` / `search` push the expiry back) and `sweep_interval_minutes` (how often the sweeper
-started by `start_ttl_sweeper` deletes what expired). As in LangGraph's `SqliteStore`, a read
-refreshes only when it asks to (`refresh_ttl`, which `BaseStore` defaults from the config) and the
-config turns `refresh_on_read` on; a config without it never refreshes.
+(whether `get` / `search` push the expiry back when the call does not say) and
+`sweep_interval_minutes` (how often the sweeper started by `start_ttl_sweeper` deletes what
+expired). `refresh_on_read` is read by `BaseStore` itself, which turns it into the `refresh_ttl` of
+each read that does not give one (True without a config); the store then honours the op's flag
+alone, as `PostgresStore` does, so an explicit `refresh_ttl=True` refreshes whatever the config.
+A config that leaves `refresh_on_read` out is read as `SqliteStore` reads it: reads that do not ask
+refresh nothing (`FusedMemoryStore.ttl_config` holds the key filled in). `SqliteStore` also gates an
+explicit `refresh_ttl=True` on the config; LangGraph's Postgres TTL test needs it honoured.
 """
 
 from __future__ import annotations
@@ -60,7 +64,6 @@ class TTLSettings:
     """What the store's `ttl` config says (LangGraph's `TTLConfig`), checked."""
 
     default_ttl: float | None = None
-    refresh_on_read: bool = False
     sweep_interval_minutes: float | None = None
 
 
@@ -177,10 +180,10 @@ def ttl_settings(ttl: object) -> TTLSettings | None:
     unknown = sorted(set(ttl) - _TTL_KEYS)
     if unknown:
         raise ConfigurationError(f"ttl takes {sorted(_TTL_KEYS)}, not {unknown}")
-    refresh = ttl.get("refresh_on_read", False)
+    refresh = ttl.get("refresh_on_read", False)  # BaseStore reads it; checked here, so a bad value fails at once
     if not isinstance(refresh, bool):
         raise ConfigurationError(f"ttl['refresh_on_read'] must be True or False, got {refresh!r}")
     sweep = _minutes(ttl.get("sweep_interval_minutes"), "ttl['sweep_interval_minutes']")
     if sweep is not None and sweep <= 0:
         raise ConfigurationError(f"ttl['sweep_interval_minutes'] must be > 0, got {sweep!r}")
-    return TTLSettings(_minutes(ttl.get("default_ttl"), "ttl['default_ttl']"), refresh, sweep)
+    return TTLSettings(_minutes(ttl.get("default_ttl"), "ttl['default_ttl']"), sweep)

@@ -37,8 +37,11 @@ What the operations do
 * TTL as `BaseStore` defines it: a put's `ttl` (minutes; the `ttl` config's `default_ttl` when the
   put gives none) sets the memory's `expires_at`, which the vector engine filters on every read, so
   an expired item is gone for `get`, `search` and listing at once; `sweep_ttl()` (or the sweeper
-  thread, `start_ttl_sweeper()`) deletes it. With the config's `refresh_on_read` on, a read with
-  `refresh_ttl` (its default) pushes the expiry of what it returned back by the item's own TTL.
+  thread, `start_ttl_sweeper()`) deletes it. A get or search with `refresh_ttl=True` pushes the
+  expiry of what it returned back by the item's own TTL, whatever the config (as PostgresStore
+  does). Left out, `refresh_ttl` is the config's `refresh_on_read` (False when the config leaves it
+  out, as SqliteStore reads it), and True on a store built without a `ttl` config (as `BaseStore`
+  and PostgresStore have it).
 * Namespaces may be given as tuples, lists or any other sequence of strings, as LangGraph accepts.
 
 What it does not do
@@ -171,7 +174,11 @@ class FusedMemoryStore(BaseStore):
         self.index_config = dict(index) if index is not None else None
         #: The LangChain `Embeddings` of the index config, as LangGraph's stores expose it (None without `embed`).
         self.embeddings = getattr(self._index.embedder, "model", None) if self._index.embedder is not None else None
-        self.ttl_config = dict(ttl) if ttl is not None else None  # type: ignore[assignment]
+        # `BaseStore` turns a read's missing `refresh_ttl` into this config's `refresh_on_read`, True
+        # when the key is missing; a config that leaves it out is read as SqliteStore reads it (reads
+        # that do not ask refresh nothing), so the key is filled in. Without a config, reads refresh.
+        self.ttl_config = ({**ttl, "refresh_on_read": ttl.get("refresh_on_read", False)}  # type: ignore[assignment]
+                           if ttl is not None else None)
         self._dims_checked = self._index.dims is None
         self._sweeper: threading.Thread | None = None
         self._sweeper_stop = threading.Event()
@@ -232,10 +239,11 @@ class FusedMemoryStore(BaseStore):
         return writes
 
     def _refresh(self, ops: Sequence[Op], results: Sequence[Result], ttls: Mapping[tuple[str, str], float]) -> None:
-        """Push back the expiry of what a read with `refresh_ttl` returned, by each item's own TTL,
-        when the `ttl` config has `refresh_on_read` on (`langgraph_config`)."""
-        if self._ttl is None or not self._ttl.refresh_on_read:
-            return
+        """Push back the expiry of what a get or search with `refresh_ttl` returned, by each item's
+        own TTL. The op's flag alone decides, as PostgresStore reads it (`BaseStore` filled it from
+        `ttl_config` when the caller left it out), so an explicit `refresh_ttl=True` refreshes
+        whatever the config says, and an item put with `ttl=` on a store built without a config is
+        refreshed by its reads."""
         due: dict[tuple[str, float], set[str]] = {}
         for op, result in zip(ops, results, strict=True):
             if not isinstance(op, (GetOp, SearchOp)) or not op.refresh_ttl or not result:

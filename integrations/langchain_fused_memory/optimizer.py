@@ -18,7 +18,7 @@ from langchain_core.runnables.config import run_in_executor
 from pydantic import BeforeValidator, ConfigDict, Field, model_validator
 
 from fused_memory import EnsembleMemory, MemoryStore, MemoryType, QueryPlan
-from fused_memory.adapters import CallOptions, bound_ensemble, resolve_ensemble
+from fused_memory.adapters import CallOptions, EnsembleSource, bound_ensemble, resolve_ensemble
 
 __all__ = ["QueryOptimizerChain", "TypesField"]
 
@@ -35,8 +35,9 @@ TypesField = Annotated[list[MemoryType | str] | None, BeforeValidator(_one_type)
 class QueryOptimizerChain(RunnableSerializable[str, QueryPlan]):
     """Runnable `str -> QueryPlan` over one namespace of one store."""
 
-    store: MemoryStore | EnsembleMemory | None = None
-    """The memory store whose entities and sessions the parser resolves against (or an ensemble)."""
+    store: MemoryStore | EnsembleMemory | EnsembleSource | None = None
+    """The memory store whose entities and sessions the parser resolves against (or an ensemble);
+    after construction, the store the ensemble reads."""
     ensemble: EnsembleMemory | None = None
     """The ensemble whose optimizer settings (e.g. `optimizer=False`) to use; built from `store` if absent."""
     namespace: str = "default"

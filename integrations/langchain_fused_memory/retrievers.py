@@ -34,6 +34,7 @@ from fused_memory.adapters import (
     ARM_RETRIEVERS,
     ArmReport,
     CallOptions,
+    EnsembleSource,
     answered,
     arm_reports,
     bound_ensemble,
@@ -99,9 +100,10 @@ class FusedMemoryRetriever(BaseRetriever):
 
     arm: ClassVar[str | None] = None
 
-    store: MemoryStore | EnsembleMemory | None = None
+    store: MemoryStore | EnsembleMemory | EnsembleSource | None = None
     """The memory store (an `EnsembleMemory` is accepted here too). Give this, `ensemble`, or both
-    (they must match); after construction it is always the `MemoryStore`."""
+    (they must match); after construction it is the store the ensemble reads (a `MemoryStore`, or
+    the `EnsembleSource` an ensemble given alone was built over)."""
     ensemble: EnsembleMemory | None = None
     """The core ensemble to run (bring one for a tuned FusionConfig). Built from `store` if absent:
     optimizer on for the ensemble class, off for the single-arm classes (each arm runs whenever it can)."""

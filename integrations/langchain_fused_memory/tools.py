@@ -13,10 +13,11 @@ LangChain's own `create_retriever_tool` builds one, with three differences an ag
 * no match is said in words (`NO_MEMORIES`), not as empty content, which some providers refuse
   and every model reads ambiguously;
 * a query the core refuses (empty, over the length limit, a lone surrogate) and arguments that do
-  not fit the schema are the model's mistakes, so they come back to the model as an error
-  `ToolMessage` it can correct (`handle_tool_error`, `handle_validation_error`), as LlamaIndex's
-  tools do, instead of ending the agent's run. A backend that is down still raises: the model
-  cannot fix that, the program must know.
+  not fit the schema, an argument it does not have included (`MemorySearchInput`; LangChain's
+  `RetrieverInput` dropped it), are the model's mistakes, so they come back to the model as an error
+  `ToolMessage` it can correct (`handle_tool_error`, `handle_validation_error`), in the words of the
+  write tools and of LlamaIndex's, instead of ending the agent's run. A backend that is down still
+  raises: the model cannot fix that, the program must know.
 
 The write and delete tools act on the store and namespace of the retriever they are built from,
 so what they save is what `memory_tool` over the same retriever finds. They check the model's
@@ -35,11 +36,10 @@ from langchain_core.callbacks import Callbacks  # noqa: TC002 - StructuredTool r
 from langchain_core.documents import Document  # noqa: TC002
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import StructuredTool, ToolException
-from langchain_core.tools.retriever import RetrieverInput
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from fused_memory import ConfigurationError, InvalidMemory, Memory, QueryError, adapters, agent_writes
-from fused_memory.adapters import DEFAULT_TOOL_DESCRIPTION, DEFAULT_TOOL_NAME, NO_MEMORIES
+from fused_memory import ConfigurationError, InvalidMemory, Memory, MemoryStore, QueryError, adapters, agent_writes
+from fused_memory.adapters import DEFAULT_TOOL_DESCRIPTION, DEFAULT_TOOL_NAME, NO_MEMORIES, writable_store
 from fused_memory.agent_writes import (
     DELETE_TOOL_DESCRIPTION,
     DELETE_TOOL_NAME,
@@ -51,8 +51,8 @@ from fused_memory.agent_writes import (
 
 from .retrievers import FusedMemoryRetriever
 
-__all__ = ["memory_tool", "memory_write_tool", "memory_delete_tool", "memory_line", "MemoryWriteInput",
-           "MemoryDeleteInput", "NO_MEMORIES", "DEFAULT_TOOL_NAME", "DEFAULT_TOOL_DESCRIPTION"]
+__all__ = ["memory_tool", "memory_write_tool", "memory_delete_tool", "memory_line", "MemorySearchInput",
+           "MemoryWriteInput", "MemoryDeleteInput", "NO_MEMORIES", "DEFAULT_TOOL_NAME", "DEFAULT_TOOL_DESCRIPTION"]
 
 
 def memory_line(doc: Document, show_id: bool = False) -> str:
@@ -66,10 +66,24 @@ def _content(docs: Sequence[Document], show_ids: bool = False) -> tuple[str, lis
     return ("\n\n".join(memory_line(d, show_ids) for d in docs) or NO_MEMORIES), list(docs)
 
 
-def _bad_arguments(error: Exception) -> str:
-    """What the model reads when its call does not fit the schema (LangChain's default is only
-    "Tool input validation error", which does not say how to call the tool)."""
-    return "Call this tool with one argument, query: the text to look up in memory (a non-empty string)."
+class MemorySearchInput(BaseModel):
+    """The argument of `memory_tool`, as the model sees it, and no other: LangChain's
+    `RetrieverInput` drops what it does not know, so a model that wrote `namepsace` was answered
+    from the retriever's namespace without a word (`agent_writes.refuse_unknown` names it)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(description="query to look up in retriever")
+
+
+def _bad_search(name: str) -> Callable[[Exception], str]:
+    """What the model reads when its call does not fit the schema: an argument the tool does not
+    have, in the words every tool uses, then how to call it (LangChain's default is only "Tool input
+    validation error", which does not say how)."""
+    def said(error: Exception) -> str:
+        return (_schema_errors(error, name, MemorySearchInput)
+                + "Call this tool with one argument, query: the text to look up in memory (a non-empty string).")
+    return said
 
 
 def memory_tool(retriever: Runnable[str, list[Document]], name: str = DEFAULT_TOOL_NAME,
@@ -95,8 +109,8 @@ def memory_tool(retriever: Runnable[str, list[Document]], name: str = DEFAULT_TO
             raise ToolException(str(exc)) from exc
 
     return StructuredTool(name=name, description=description, func=search, coroutine=asearch,
-                          args_schema=RetrieverInput, response_format="content_and_artifact",
-                          handle_tool_error=True, handle_validation_error=_bad_arguments)
+                          args_schema=MemorySearchInput, response_format="content_and_artifact",
+                          handle_tool_error=True, handle_validation_error=_bad_search(name))
 
 
 # ---------------------------------------------------------------- writing
@@ -104,7 +118,13 @@ def _target(retriever: object, factory: str) -> FusedMemoryRetriever:
     if not isinstance(retriever, FusedMemoryRetriever):
         raise ConfigurationError(f"{factory} takes a fused-memory LangChain retriever (its store and namespace are "
                                  f"where memories go), got {type(retriever).__module__}.{type(retriever).__name__}")
+    writable_store(retriever.store, factory)  # refused now, not at the model's first save
     return retriever
+
+
+def _store(target: FusedMemoryRetriever, factory: str) -> MemoryStore:
+    """The store a call writes to, read when the call runs (as the namespace is)."""
+    return writable_store(target.store, factory)
 
 
 def _session(session_id: str | None, config: RunnableConfig | None) -> str | None:
@@ -161,7 +181,7 @@ def memory_write_tool(retriever: FusedMemoryRetriever, name: str = WRITE_TOOL_NA
              config: RunnableConfig = None) -> tuple[str, dict[str, Any]]:  # type: ignore[assignment]
         try:
             arguments = agent_writes.write_arguments(text, type, time)
-            return _write_answer(agent_writes.remember(target.store, target.namespace, arguments,  # type: ignore[arg-type]
+            return _write_answer(agent_writes.remember(_store(target, "memory_write_tool"), target.namespace, arguments,
                                                        session_id=_session(session_id, config)))
         except (InvalidMemory, QueryError) as exc:
             raise ToolException(str(exc)) from exc
@@ -170,7 +190,7 @@ def memory_write_tool(retriever: FusedMemoryRetriever, name: str = WRITE_TOOL_NA
                     config: RunnableConfig = None) -> tuple[str, dict[str, Any]]:  # type: ignore[assignment]
         try:
             arguments = agent_writes.write_arguments(text, type, time)
-            return _write_answer(await agent_writes.aremember(target.store, target.namespace,  # type: ignore[arg-type]
+            return _write_answer(await agent_writes.aremember(_store(target, "memory_write_tool"), target.namespace,
                                                               arguments, session_id=_session(session_id, config)))
         except (InvalidMemory, QueryError) as exc:
             raise ToolException(str(exc)) from exc
@@ -188,14 +208,14 @@ def memory_delete_tool(retriever: FusedMemoryRetriever, name: str = DELETE_TOOL_
 
     def delete(memory_id: str) -> tuple[str, dict[str, Any]]:
         try:
-            gone = agent_writes.forget(target.store, target.namespace, memory_id)  # type: ignore[arg-type]
+            gone = agent_writes.forget(_store(target, "memory_delete_tool"), target.namespace, memory_id)
         except (InvalidMemory, QueryError) as exc:
             raise ToolException(str(exc)) from exc
         return agent_writes.forgotten_answer(gone), gone.to_json()
 
     async def adelete(memory_id: str) -> tuple[str, dict[str, Any]]:
         try:
-            gone = await agent_writes.aforget(target.store, target.namespace, memory_id)  # type: ignore[arg-type]
+            gone = await agent_writes.aforget(_store(target, "memory_delete_tool"), target.namespace, memory_id)
         except (InvalidMemory, QueryError) as exc:
             raise ToolException(str(exc)) from exc
         return agent_writes.forgotten_answer(gone), gone.to_json()

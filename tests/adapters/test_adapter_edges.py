@@ -100,7 +100,8 @@ async def test_the_llamaindex_tool_searches_exactly_the_question(seeded_store: M
     retriever = LIEnsemble(seeded_store, namespace=NS, now=NOW)
     tool = memory_tool(retriever)
     expected = [n.node.id_ for n in retriever.retrieve(BADGE)]
-    assert [n.node.id_ for n in tool.call(input=BADGE, k=3).raw_output] == expected  # extras are dropped
+    refused = tool.call(input=BADGE, k=3)  # an argument it does not have is refused, not dropped
+    assert refused.is_error and refused.content.startswith("unknown argument 'k': search_memory takes input")
     assert [n.node.id_ for n in tool.call(BADGE).raw_output] == expected
     assert [n.node.id_ for n in tool.call(query=BADGE).raw_output] == expected  # an agent's other name for it
     assert [n.node.id_ for n in (await tool.acall(input=BADGE)).raw_output] == expected

@@ -8,8 +8,9 @@ BM25 arm still ranks by the words."""
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -340,6 +341,64 @@ def test_keys_and_options_are_checked(lg: FusedMemoryStore) -> None:
     with pytest.raises(ValueError, match=r"operator '\$in' is not supported"):
         lg.search(("n",), filter={"a": {"$in": [1]}})
     assert lg.supports_ttl is True and lg.store.namespaces() == []
+
+
+# ---------------------------------------------------------------- TTL
+_NS = ("n",)
+#: (ttl config, the read, whether it pushes the expiry back). A read's `refresh_ttl` decides, as in
+#: PostgresStore: given, it wins whatever the config says; left out, it is the config's
+#: `refresh_on_read` (a config without the key refreshes nothing, as SqliteStore reads it), and True
+#: on a store built without a config (`BaseStore`'s default, which PostgresStore follows).
+REFRESHES = [
+    pytest.param({"default_ttl": 10}, lambda s: s.get(_NS, "k"), False, id="get-default-config-without-key"),
+    pytest.param({"default_ttl": 10}, lambda s: s.get(_NS, "k", refresh_ttl=True), True,
+                 id="get-refresh-config-without-key"),
+    pytest.param(None, lambda s: s.get(_NS, "k", refresh_ttl=True), True, id="get-refresh-no-config"),
+    pytest.param(None, lambda s: s.get(_NS, "k"), True, id="get-default-no-config"),
+    pytest.param(None, lambda s: s.search(_NS, query="apples", refresh_ttl=True), True, id="search-query"),
+    pytest.param(None, lambda s: s.search(_NS, refresh_ttl=True), True, id="search-listing"),
+    pytest.param(None, lambda s: s.get(_NS, "k", refresh_ttl=False), False, id="get-no-refresh"),
+    pytest.param(None, lambda s: s.list_namespaces(), False, id="list-namespaces"),
+    pytest.param({"refresh_on_read": False}, lambda s: s.get(_NS, "k"), False, id="get-default-config-off"),
+    pytest.param({"refresh_on_read": False}, lambda s: s.get(_NS, "k", refresh_ttl=True), True,
+                 id="get-refresh-config-off"),
+    pytest.param({"refresh_on_read": False}, lambda s: s.search(_NS, query="apples", refresh_ttl=True), True,
+                 id="search-refresh-config-off"),
+    pytest.param({"refresh_on_read": True}, lambda s: s.get(_NS, "k", refresh_ttl=False), False,
+                 id="get-no-refresh-config-on"),
+    pytest.param({"refresh_on_read": True}, lambda s: asyncio.run(s.aget(_NS, "k", refresh_ttl=True)), True,
+                 id="aget-refresh-config-on"),
+]
+
+
+@pytest.mark.parametrize(("ttl", "read", "refreshed"), REFRESHES)
+def test_a_read_refreshes_the_ttl_when_it_asks_to_whatever_the_config(
+        store_factory: Any, ttl: dict[str, Any] | None, read: Any, refreshed: bool) -> None:
+    """An item put with `ttl=` and read with `refresh_ttl=True` on a store built without a ttl
+    config expired on its first deadline (LangGraph's `test_store_ttl` failed that way)."""
+    lg = FusedMemoryStore(store_factory(), ttl=ttl)
+    lg.put(_NS, "k", {"content": "apples are on the list"}, ttl=10)
+    soon = datetime.now(timezone.utc) + timedelta(seconds=30)
+    lg.store.set_expiry("n", ["k"], soon)  # as if 9.5 of its 10 minutes had passed
+    read(lg)
+    [memory] = lg.store.get_many("n", ["k"])
+    assert memory.expires_at is not None
+    if refreshed:  # its own TTL again, counted from the read
+        assert memory.expires_at > datetime.now(timezone.utc) + timedelta(minutes=9)
+    else:
+        assert abs(memory.expires_at - soon) < timedelta(milliseconds=1)
+
+
+def test_an_item_read_with_refresh_outlives_its_first_deadline(store_factory: Any) -> None:
+    """LangGraph's `test_store_ttl`, on a store built without a ttl config, with the clock moved by
+    setting the expiry instead of sleeping."""
+    lg = FusedMemoryStore(store_factory())
+    lg.put(_NS, "k", {"content": "apples are on the list"}, ttl=0.1)
+    lg.store.set_expiry("n", ["k"], datetime.now(timezone.utc) + timedelta(seconds=2))
+    assert lg.get(_NS, "k", refresh_ttl=True) is not None  # its deadline is now 6 s away again
+    time.sleep(2.5)  # past the first deadline
+    assert lg.get(_NS, "k", refresh_ttl=False) is not None
+    assert _keys(lg.search(_NS, query="apples", refresh_ttl=False)) == ["k"]
 
 
 # ---------------------------------------------------------------- deliberate differences

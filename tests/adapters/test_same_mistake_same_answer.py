@@ -27,5 +27,7 @@ def test_a_refused_question_is_the_answer_in_both_frameworks(store_factory: Any,
 
 
 def test_a_call_without_a_question_is_the_answer(store_factory: Any) -> None:
-    answer = li_tool(LIRetriever(store_factory(), namespace="u")).call(k=3)
-    assert answer.is_error and "takes one question as text" in answer.content
+    tool = li_tool(LIRetriever(store_factory(), namespace="u"))
+    answer = tool.call(k=3)  # an argument it does not have, and no question: both said
+    assert answer.is_error and "unknown argument 'k'" in answer.content and "input: the question" in answer.content
+    assert "takes one question as text" in tool.call().content

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import ToolMessage
 
-from fused_memory import ConfigurationError, MemoryStore, MemoryType
+from fused_memory import ConfigurationError, EnsembleMemory, MemoryStore, MemoryType
 from fused_memory.agent_writes import parse_time, write_arguments
 from langchain_fused_memory import EnsembleMemoryRetriever as LCRetriever
 from langchain_fused_memory import memory_delete_tool as lc_delete
@@ -109,6 +109,30 @@ def test_the_tools_refuse_a_retriever_they_cannot_write_through(store_factory: A
         lc_write(LIRetriever(store, namespace="alice"))  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match="LlamaIndex retriever"):
         li_delete(LCRetriever(store=store, namespace="alice"))  # type: ignore[arg-type]
+
+
+class ReadThrough:
+    """What an ensemble may read (an `EnsembleSource`) without being a `MemoryStore`: a view that
+    forwards every read to the real store and has no write of its own."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("add", "delete"):
+            raise AttributeError(name)
+        return getattr(self._store, name)
+
+
+def test_the_tools_refuse_when_built_an_ensemble_that_reads_no_memory_store(store_factory: Any) -> None:
+    """They built, and the model's first save failed with an AttributeError."""
+    ensemble = EnsembleMemory(ReadThrough(store_factory()))  # type: ignore[arg-type]
+    for build in (lambda: lc_write(LCRetriever(ensemble=ensemble, namespace="alice")),
+                  lambda: lc_delete(LCRetriever(ensemble=ensemble, namespace="alice")),
+                  lambda: li_write(LIRetriever(ensemble=ensemble, namespace="alice")),
+                  lambda: li_delete(LIRetriever(ensemble=ensemble, namespace="alice"))):
+        with pytest.raises(ConfigurationError, match="writes memories, so it needs a fused_memory MemoryStore"):
+            build()
 
 
 # ---------------------------------------------------------------- LlamaIndex

@@ -94,6 +94,22 @@ async def test_save_then_search_over_http(deployment: Deployment) -> None:
     assert found.structuredContent["memories"][0]["id"] == saved.structuredContent["memory"]["id"]
 
 
+async def test_list_memories_says_more_only_when_there_is_more_over_http(deployment: Deployment) -> None:
+    """The last page says "(that is all)"; a full last page said "more" and pointed past the end."""
+    async with connect(deployment.url, deployment.tokens["alice"]) as client:
+        for text in ("My parking spot is P-12.", "My desk is 4.07."):
+            await client.call_tool("save_memory", {"text": text})
+        total, offset = 0, 0
+        while offset is not None:  # however many other tests left here
+            page = await client.call_tool("list_memories", {"limit": 100, "offset": offset})
+            total, offset = total + len(page.structuredContent["memories"]), page.structuredContent["next_offset"]
+        last = await client.call_tool("list_memories", {"limit": 1, "offset": total - 1})
+        before = await client.call_tool("list_memories", {"limit": 1, "offset": total - 2})
+    assert len(last.structuredContent["memories"]) == 1 and last.structuredContent["next_offset"] is None
+    assert text_of(last).endswith("(that is all)")
+    assert text_of(before).endswith(f"(more: call again with offset={total - 1})")
+
+
 async def test_one_token_cannot_reach_another_tokens_namespace(deployment: Deployment) -> None:
     tokens = deployment.tokens
     async with connect(deployment.url, tokens["bob"]) as bob:

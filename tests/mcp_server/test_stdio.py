@@ -107,6 +107,22 @@ async def test_list_memories_pages_newest_first(tmp_path: Path) -> None:
     assert [len(p) for p in pages] == [2, 2, 1]
 
 
+
+async def test_list_memories_says_more_only_when_there_is_more(tmp_path: Path) -> None:
+    """One memory and `{"limit": 1}` answered "(more: call again with offset=1)", and the next page was empty."""
+    async with session(tmp_path / "store") as client:
+        await client.call_tool("save_memory", {"text": "My badge ID is E-47821"})
+        one = await client.call_tool("list_memories", {"limit": 1})
+        await client.call_tool("save_memory", {"text": "My locker code is 4417."})
+        first = await client.call_tool("list_memories", {"limit": 1})
+        last = await client.call_tool("list_memories", {"limit": 1, "offset": 1})
+        whole = await client.call_tool("list_memories", {"limit": 2})
+    for page in (one, last, whole):
+        assert page.structuredContent["next_offset"] is None and "(more" not in text_of(page)
+        assert text_of(page).endswith("(that is all)")
+    assert first.structuredContent["next_offset"] == 1
+    assert text_of(first).endswith("(more: call again with offset=1)")
+
 BAD_CALLS = [
     ("search_memory", {"query": "badge", "kk": 3}, "unknown argument 'kk'"),
     ("search_memory", {"query": "badge", "k": 0}, "k must be an integer from 1 to 50"),

@@ -90,9 +90,9 @@ def test_an_alias_one_worker_adds_is_resolved_by_the_other(server: QdrantClient)
 
 def test_a_relation_survives_close_and_reopen_without_a_graph_path(tmp_path: Path) -> None:
     def store() -> MemoryStore:
-        return MemoryStore.connect(qdrant_location=str(tmp_path / "qdrant"), embedder=HashingEmbedder(dim=64),
-                                   ner=False).open()
+        return MemoryStore.connect(qdrant_client=client, embedder=HashingEmbedder(dim=64), ner=False).open()
 
+    client = QdrantClient(path=str(tmp_path / "qdrant"))
     first = store()
     first.add([mem("sarah", "Sarah Chen leads the platform team.", "Sarah Chen"),
                mem("tom", "Tom Becker started on Monday.", "Tom Becker")])
@@ -100,8 +100,10 @@ def test_a_relation_survives_close_and_reopen_without_a_graph_path(tmp_path: Pat
     first.close()
     again = store()
     assert graph_ids(again, "who reports to Sarah Chen?")[0] == "tom"
-    assert again.graph.entities(NS)[1].relations == (("reports_to", True),)  # type: ignore[union-attr]
+    assert isinstance(again.graph, EngineGraphStore)
+    assert again.graph.entities(NS)[1].relations == (("reports_to", True),)
     again.close()
+    client.close()
 
 
 class Calls:
@@ -173,8 +175,8 @@ def test_a_collection_written_before_the_engine_graph_is_brought_in_on_first_use
              mem("a2", "Tom Becker met Sarah Chen.", "Tom Becker", "Sarah Chen"),
              mem("b1", "Priya runs payroll.", "Priya", namespace="bob")])
     old.close()
-    new = MemoryStore.connect(qdrant_location=str(tmp_path / "qdrant"), embedder=HashingEmbedder(dim=64),
-                              ner=False).open()
+    client = QdrantClient(path=str(tmp_path / "qdrant"))  # a server's client: local mode keeps its graph in SQLite
+    new = MemoryStore.connect(qdrant_client=client, embedder=HashingEmbedder(dim=64), ner=False).open()
     graph = new.graph
     assert isinstance(graph, EngineGraphStore) and graph.stats()["memories"] == 0  # open read nothing
     assert graph_ids(new, "Sarah Chen") == ["a1", "a2"]
@@ -183,6 +185,7 @@ def test_a_collection_written_before_the_engine_graph_is_brought_in_on_first_use
     assert graph.stats()["memories"] == 3 and graph_ids(new, "Priya", "bob") == ["b1"]
     assert new.upgrade() == {}
     new.close()
+    client.close()
 
 
 # ---------------------------------------------------------------- namespace isolation, every graph read

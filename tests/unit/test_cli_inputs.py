@@ -60,8 +60,11 @@ def test_query_says_which_namespaces_hold_memories(tmp_path: Path, capsys: pytes
     f = _write(tmp_path / "ing.jsonl", [{"text": "my badge id is E-47821", "conversation_id": "conv-1"}])
     assert main(["ingest", str(f), "--path", store]) == 0
     assert "(namespace 'conv-1')" in capsys.readouterr().out
-    assert main(["query", "badge", "--path", store]) == 0
-    assert "namespace 'default' at " in capsys.readouterr().err  # ... holds no memories; it holds 'conv-1'
+    assert main(["query", "badge", "--path", store, "--namespace", "conv-l"]) == 2  # a typo: not an answer
+    said = capsys.readouterr()
+    assert "namespace 'conv-l' at " in said.err and "holds no memories; it holds 'conv-1' (--namespace)" in said.err
+    assert said.out == ""
+    assert main(["query", "badge", "--path", store, "--namespace", "conv-1"]) == 0
     assert main(["query", "badge", "--path", store, "--k", str(2 ** 64)]) == 2  # it ran with dense failing
     assert f"k must be at most {MAX_K}" in capsys.readouterr().err
 
@@ -128,8 +131,9 @@ def test_eval_flags_set_the_stage_after_fusion() -> None:
 
 
 def test_help_shows_each_default_once_and_never_none(capsys: pytest.CaptureFixture) -> None:
-    """`query --help` printed `(default: now) (default: None)`."""
-    for command in ("query", "ingest", "demo", "eval"):
+    """`query --help` printed `(default: now) (default: None)`, `mcp --help` `(default: 'default')
+    (default: None)`."""
+    for command in ("query", "ingest", "demo", "eval", "mcp"):
         with pytest.raises(SystemExit):
             main([command, "--help"])
         shown = " ".join(capsys.readouterr().out.split())
@@ -137,3 +141,39 @@ def test_help_shows_each_default_once_and_never_none(capsys: pytest.CaptureFixtu
     with pytest.raises(SystemExit):
         main(["query", "--help"])
     assert " ".join(capsys.readouterr().out.split()).count("(default: now)") == 1
+
+
+NAIVE = "2024-03-01T09:00:00"
+
+
+@pytest.mark.parametrize("argv", [["query", "badge", "--now", NAIVE], ["ingest", "FILE"]])
+def test_a_time_without_a_zone_is_refused_with_the_fix_unless_assume_utc(
+        tmp_path: Path, capsys: pytest.CaptureFixture, argv: list[str]) -> None:
+    """`ingest` and `--now` read a naive time as UTC where the library and the MCP server refuse it:
+    one rule now, with an explicit way out. Nothing is created by the refused call."""
+    f = _write(tmp_path / "ing.jsonl", [{"text": "ok", "event_at": "2024-03-01T09:00:00Z"},
+                                        {"text": "lunch with Tom", "event_at": NAIVE}])
+    store = tmp_path / "store"
+    if argv[0] == "query":
+        assert main(["ingest", str(f), "--path", str(store), "--assume-utc"]) == 0
+        capsys.readouterr()
+    args = [str(f) if a == "FILE" else a for a in argv] + ["--path", str(store)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    where = "--now" if argv[0] == "query" else "ing.jsonl:2: event_at"
+    assert f"{where} '{NAIVE}' has no time zone; write it with one, e.g. {NAIVE}+00:00 for UTC, or pass " \
+           "--assume-utc" in err, err
+    if argv[0] == "ingest":
+        assert not store.exists()
+
+
+@pytest.mark.slow
+def test_assume_utc_reads_a_naive_time_as_utc(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    f = _write(tmp_path / "ing.jsonl", [{"text": "lunch with Tom", "id": "l", "event_at": NAIVE}])
+    store = str(tmp_path / "store")
+    assert main(["ingest", str(f), "--path", store, "--assume-utc"]) == 0
+    capsys.readouterr()
+    assert main(["query", "lunch with Tom", "--path", store, "--json", "--now", "2024-03-02T09:00:00",
+                 "--assume-utc"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["hits"][0]["memory"]["event_at"] == "2024-03-01T09:00:00+00:00"

@@ -145,8 +145,10 @@ def test_bench_refuses_counts_it_cannot_take_a_percentile_of(kw: dict) -> None:
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["query", "hi", "--now", "tomorrow"], "--now: 'tomorrow' is not an ISO 8601 time"),
-    (["ingest", "{file}"], "ing.jsonl:2: event_at: 'yesterday' is not an ISO 8601 time"),
+    (["query", "hi", "--now", "tomorrow"], "--now must be an ISO 8601 time with a zone, e.g. "
+                                           "2024-03-01T09:00:00+01:00; got 'tomorrow'"),
+    (["ingest", "{file}"], "ing.jsonl:2: event_at must be an ISO 8601 time with a zone, e.g. "
+                           "2024-03-01T09:00:00+01:00; got 'yesterday'"),
 ])
 def test_ingest_and_query_name_a_bad_time(tmp_path: Path, capsys: pytest.CaptureFixture, argv: list[str],
                                           message: str) -> None:

@@ -15,7 +15,7 @@ import uuid
 import warnings
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from qdrant_client import QdrantClient, models
 
@@ -36,6 +36,7 @@ _POINT_NS = uuid.UUID("0b6f8a52-3c1d-5e7f-9a4b-2d8c6e1f7a35")
 _KEYWORDS = ("k", "ns", "id", "canon", "toks", "mid", "ents", "src", "dst", "rel", "type")
 
 
+@runtime_checkable
 class EngineHost(Protocol):
     """What the engine graph needs of the vector backend it lives beside (`QdrantClientBackend`):
     its client (shared: a local-mode folder admits one client) and a guard for each call, which
@@ -107,6 +108,12 @@ class GraphPoints:
                     client.create_payload_index(self.collection, "seq", field_schema=models.PayloadSchemaType.FLOAT,
                                                 wait=True)
         self._opened = True
+
+    def exists(self) -> bool:
+        """Whether the graph collection is there already (written by an earlier open); creates nothing."""
+        client = self.host.engine()
+        with self.host.engine_call(f"cannot look for the graph collection {self.collection!r}"):
+            return bool(client.collection_exists(self.collection))
 
     def close(self) -> None:
         """Forget the client (the vector backend owns and closes it)."""

@@ -93,9 +93,12 @@ def to_nodes(retrieval: Retrieval, arm: str | None = None) -> list[NodeWithScore
     for h in answered(retrieval).hits:
         metadata = hit_metadata(h, retrieval)
         hidden = list(dict.fromkeys((*LLM_HIDDEN_KEYS, *(k for k, v in metadata.items() if v in (None, [], {})))))
-        nodes.append(NodeWithScore(node=MemoryNode(id_=h.memory.id, text=h.memory.text, metadata=metadata,
-                                                 excluded_llm_metadata_keys=hidden,
-                                                 excluded_embed_metadata_keys=hidden), score=node_score(h, arm)))
+        # by field name through model_validate: the constructor's keyword for `metadata` is typed as
+        # its alias, the deprecated `extra_info`
+        node = MemoryNode.model_validate({"id_": h.memory.id, "text": h.memory.text, "metadata": metadata,
+                                          "excluded_llm_metadata_keys": hidden,
+                                          "excluded_embed_metadata_keys": hidden})
+        nodes.append(NodeWithScore(node=node, score=node_score(h, arm)))
     return nodes
 
 
@@ -148,7 +151,7 @@ class FusedMemoryRetriever(BaseRetriever):
         return to_nodes(await ensemble.aretrieve(query_bundle.query_str, **self._kwargs(query_bundle, ensemble)),
                         self.arm)
 
-    def _kwargs(self, query_bundle: QueryBundle, ensemble: EnsembleMemory) -> dict[str, object]:
+    def _kwargs(self, query_bundle: QueryBundle, ensemble: EnsembleMemory) -> dict[str, Any]:
         """The core's options, plus what the vector arms embed when the bundle says: a query
         transform such as `HyDEQueryTransform` puts its hypothetical answer in
         `custom_embedding_strs`, which LlamaIndex's own vector retrievers embed instead of the query,

@@ -27,7 +27,7 @@ from llama_index.core.tools.types import AsyncBaseTool
 from pydantic import BaseModel
 
 from fused_memory import ConfigurationError, InvalidMemory, Memory, QueryError, agent_writes
-from fused_memory.adapters import DEFAULT_TOOL_DESCRIPTION, DEFAULT_TOOL_NAME, NO_MEMORIES, memory_line
+from fused_memory.adapters import DEFAULT_TOOL_DESCRIPTION, DEFAULT_TOOL_NAME, NO_MEMORIES, memory_line, writable_store
 from fused_memory.agent_writes import (
     DELETE_TOOL_DESCRIPTION,
     DELETE_TOOL_NAME,
@@ -35,6 +35,7 @@ from fused_memory.agent_writes import (
     WRITE_TOOL_NAME,
     MemoryDeleteInput,
     MemoryWriteInput,
+    refuse_unknown,
 )
 
 from .retrievers import FusedMemoryRetriever
@@ -46,10 +47,12 @@ __all__ = ["memory_tool", "memory_write_tool", "memory_delete_tool", "MemoryTool
 class MemoryTool(RetrieverTool):
     """A `RetrieverTool` that searches exactly the question. LlamaIndex's folds every argument into
     one text ("input is badge ID, k is 3"), so an empty or missing question still searched (for the
-    words "input is") instead of meeting the query checks; other arguments are dropped, as the
-    LangChain tool drops them. A question the core refuses (empty, too long) is the tool's answer
-    (`is_error`), word for word what LangChain's tool answers. `show_ids`: each line also shows the
-    memory's id."""
+    words "input is") instead of meeting the query checks. The question is `input` (the tool's
+    schema) or `query` (the LangChain tool's name for it, which agents write too); any other
+    argument is refused by name, in the words of every tool (`agent_writes.refuse_unknown`), not
+    dropped: a model that wrote `namepsace` must hear that it meant nothing. A question the core
+    refuses (empty, too long) is the tool's answer (`is_error`), word for word what LangChain's tool
+    answers. `show_ids`: each line also shows the memory's id."""
 
     show_ids: bool = False
 
@@ -75,19 +78,21 @@ class MemoryTool(RetrieverTool):
                           raw_input={"args": args, "kwargs": kwargs}, raw_output=None, is_error=True)
 
     def _question(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
-        """`input=...` (the tool's schema), else the one positional argument, else the one text
-        argument under another name (agents sometimes write `query=...`)."""
-        texts = [v for v in kwargs.values() if isinstance(v, str)]
-        question: Any = None
-        if "input" in kwargs:
-            question = kwargs["input"]
-        elif len(args) == 1 and not kwargs:
+        """`input=...` (the tool's schema) or `query=...`, else the one positional argument; any
+        other argument is refused by name."""
+        name = self.metadata.get_name()
+        try:
+            refuse_unknown([k for k in kwargs if k != "query"], ("input",), name, error=QueryError)
+        except QueryError as exc:
+            raise QueryError(f"{exc}. Call this tool with one argument, input: the question to look up in "
+                             "memory (a non-empty string).") from None
+        if "input" in kwargs and "query" in kwargs:
+            raise QueryError(f"{name} takes one question: give the question once, as input (or query), not both")
+        question: Any = kwargs.get("input", kwargs.get("query"))
+        if not kwargs and len(args) == 1:
             question = args[0]
-        elif not args and len(texts) == 1:
-            question = texts[0]
-        if not isinstance(question, str):
-            raise QueryError(f"{self.metadata.get_name()} takes one question as text (input=...), "
-                             f"got {args or kwargs!r}")
+        if not isinstance(question, str) or (args and kwargs):
+            raise QueryError(f"{name} takes one question as text (input=...), got {args or kwargs!r}")
         return question
 
 
@@ -123,7 +128,7 @@ class _StoreTool(AsyncBaseTool):
     schema: type[BaseModel]
 
     def __init__(self, retriever: FusedMemoryRetriever, name: str, description: str) -> None:
-        self.store, self.namespace = retriever.store, retriever.namespace
+        self.store, self.namespace = writable_store(retriever.store, name), retriever.namespace
         self._metadata = ToolMetadata(description=description, name=name, fn_schema=self.schema)
 
     @property
