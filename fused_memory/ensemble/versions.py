@@ -199,15 +199,29 @@ def order_versions(candidates: Sequence[Candidate], groups: Iterable[Version], *
             target = _target(newest_first, candidates, query_words, before)
             order = [target, *[i for i in newest_first if i != target]] if target is not None else sorted(group.members)
         current = candidates[newest_first[0]].memory
-        older = tuple(candidates[i].memory.id for i in newest_first[1:])
-        days = tuple(round((_epoch(current) - _epoch(candidates[i].memory)) / _DAY_S, 1) for i in newest_first[1:])
+        # a member that states the current value again ("camila will be my supervisor", then "first week
+        # with camila as my boss") is not stale: ordered with the others, never marked superseded
+        stale = [i for i in newest_first[1:] if not _restates(candidates[i].memory, current, group.slot)]
+        older = tuple(candidates[i].memory.id for i in stale)
+        days = tuple(round((_epoch(current) - _epoch(candidates[i].memory)) / _DAY_S, 1) for i in stale)
         for place, i in zip(sorted(group.members), order, strict=True):
             c, score = candidates[i], candidates[place].score  # each takes the score of the place it lands at
             if c.memory.id == current.id:
                 out[place] = replace(c, score=score, supersedes=older, version_slot=group.slot, older_by_days=days)
-            else:
+            elif i in stale:
                 out[place] = replace(c, score=score, superseded_by=current.id, version_slot=group.slot)
+            else:
+                out[place] = replace(c, score=score, version_slot=group.slot)
     return out
+
+
+def _restates(m: Memory, current: Memory, slot: str | None) -> bool:
+    """Whether `m` states, for `slot`, a value the current version states too."""
+    if slot is None:
+        return False
+    mine = [v for f in _read(m).facts if f.key == slot for v in f.new]
+    now = [v for f in _read(current).facts if f.key == slot for v in f.new]
+    return any(same_value(a, b) for a in mine for b in now)
 
 
 def _epoch(m: Memory) -> float:

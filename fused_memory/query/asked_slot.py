@@ -98,12 +98,15 @@ def _what_verb_slot(m: re.Match[str]) -> tuple[str, tuple[str, ...]] | None:
 ASKED_RULES: tuple[AskedRule, ...] = (
     AskedRule("where_verb", re.compile(
         rf"\bwhere\s+(?:do|does|did|am|are|is|was|were)\s+{_WHO}\s+(?:\w+\s+)?(?P<verb>live|living|stay|staying|based"
-        r"|work|working)\b", _I),
+        r"|work|working|bank|banking)\b", _I),
         (("where do I live?", "user home"), ("where did I work before Hooli?", "user employer"),
          ("where does Dana live now?", "dana home")), _verb_slot),
     AskedRule("who_verb", re.compile(rf"\bwho\s+(?:do|does|did|am|are|is|was)\s+{_WHO}\s+(?:\w+\s+)?"
                                      r"(?P<verb>report|reporting|work|working)\s+(?:to|for)\b", _I),
               (("who do I report to now", "user manager"),), _verb_slot),
+    AskedRule("who_does_my", re.compile(rf"\bwho\s+(?:\w+s|runs|does|handles|looks\s+after)\s+{_POSS}\s+{_MOD}{_NOUN}"
+                                       rf"{_END}", _I),
+              (("who supervises my IC these days?", "user ic"),), _noun_slot),
     AskedRule("what_do_drive", re.compile(rf"\bwhat\s+(?:do|does|did|am|are|is|was)\s+{_WHO}\s+(?:\w+\s+)?"
                                           r"(?P<verb>drive|driving|ride|riding)\b", _I),
               (("what do I drive these days?", "user car"),), _verb_slot),

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from ..results import ParsedQuery
 
-__all__ = ["asked_names", "defines"]
+__all__ = ["asks_who", "asked_names", "defines"]
 
 _I = re.IGNORECASE
 _WHO = re.compile(r"\bwho(?:'s|\u2019s|\s+is|\s+was|\s+are|\s+were)\b|\btell\s+me\s+about\b"
@@ -28,6 +28,12 @@ _ROLE = (r"(?:sister|brother|mum|mom|mother|dad|father|son|daughter|kid|child|el
          r"|friend|flatmate|roommate|roomie|housemate|neighbou?r|colleague|coworker|co-worker|boss|manager"
          r"|supervisor|teacher|doctor|gp|dentist|landlord|landlady|accountant|coach|therapist|client|mentor"
          r"|advisor|adviser|nanny|babysitter|vet|tutor|director|lead|owner|ex)")
+
+
+def asks_who(text: str) -> bool:
+    """Whether a question asks who someone is ("who is Dana?", "tell me about Aylin"), whatever
+    names the parser resolved in it."""
+    return _WHO.search(text) is not None
 
 
 def asked_names(parsed: ParsedQuery) -> tuple[str, ...]:

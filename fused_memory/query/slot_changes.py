@@ -132,6 +132,9 @@ def role(c: Clause) -> list[SlotFact]:
         nxt = words[i + 1] if i + 1 < len(words) else ""
         if w == "promoted" and nxt == "to":
             return fact(c, i, "role", [c.value(i + 2, 4)], rule="role")
+        if w == "promoted" and i + 1 == len([x for x in words if x.isalnum()]) or w == "promoted" and not nxt:
+            return fact(c, max(0, i - 1) if i and words[i - 1] in ("got", "was", "been", "get") else i, "role",
+                        rule="role")  # "Got promoted!! Lead Designer at ...": the title follows, unread
         if w in ("became", "become", "becomes") and nxt in ("a", "an", "the") or w == "became" and nxt.isalpha():
             value = c.value(i + 1, 4)
             if value and value.split()[0] not in STATE_WORDS:
@@ -226,7 +229,7 @@ def possession(c: Clause) -> list[SlotFact]:
 
 
 _SWITCH = ("switched", "switch", "switching", "changed", "change", "changing", "swapped", "swap", "upgraded",
-           "upgrade", "moved", "transferred")
+           "upgrade", "moved", "moving", "move", "transferred")
 
 
 def switched(c: Clause) -> list[SlotFact]:

@@ -10,6 +10,11 @@ from .slot_vocab import ATTRIBUTES, SYNONYMS, attribute, product_kind
 
 __all__ = ["possessive", "is_my", "new_x", "the_x_is", "label", "drives", "bare", "phone"]
 
+#: Words before "as my X" / "will be my X" that are no one: "week w camila as my boss" names camila.
+_NOT_WHO = frozenset("will w with week first day is am was be been work working started start joined me him her "
+                     "them it this that".split())
+
+
 def possessive(c: Clause) -> list[SlotFact]:
     """"my/our X is|are|: Y", "Name's X is Y": X of the user (or of Name). Not a state ("my voice is
     gone", "my knee is killing me": `slot_vocab.STATE_WORDS`), nor "my manager's manager" as the
@@ -47,6 +52,21 @@ def is_my(c: Clause) -> list[SlotFact]:
     words, kinds = c.words, c.kinds
     for i, w in enumerate(words):
         nxt = words[i + 1] if i + 1 < len(words) else ""
+        if w in ("as", "be") and i > 0 and nxt in ("my", "our") and (kinds[i - 1] or words[i - 1] == "will"
+                                                                   or words[i - 1].isalpha() and w == "as"):
+            noun = noun_phrase(words[i + 2:], [""] * (len(words) - i - 2), limit=2, cut=True)
+            who: list[str] = []
+            for x in reversed(words[:i - (1 if w == "be" else 0)]):  # the name just before: "camila ferraz will be"
+                if not x.isalpha() or x in _NOT_WHO or len(who) == 3:
+                    break
+                who.insert(0, x)
+            if noun and who:  # "first week w camila as my boss", "camila ferraz will be my supervisor"
+                return [SlotFact(c.user, attribute(noun), (" ".join(who),), (), "is_my")]
+        if w == "over" and i > 1 and words[i - 1] in ("taking", "takes", "took", "taken") and nxt in ("my", "our"):
+            noun = noun_phrase(words[i + 2:], [""] * (len(words) - i - 2), limit=2, cut=True)
+            who = [x for x, k in zip(words[:i], kinds[:i], strict=False) if k == "PERSON"]
+            if noun:  # "prof marcos lima is taking over my IC"
+                return [SlotFact(c.user, attribute(noun), (" ".join(who),) if who else (), (), "is_my")]
         if w == "is" and i > 0 and kinds[i - 1] and nxt in ("my", "our"):
             noun = noun_phrase(words[i + 2:], [""] * (len(words) - i - 2), limit=2, cut=True)
             if noun:

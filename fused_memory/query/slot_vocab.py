@@ -36,6 +36,7 @@ SYNONYMS: dict[str, str] = {
     "partner": "partner", "girlfriend": "partner", "boyfriend": "partner", "fiancée": "partner", "fiance": "partner",
     "fiancé": "partner", "husband": "spouse", "wife": "spouse",
     "bank account": "bank", "current account": "bank", "business account": "bank", "account": "bank",
+    "checking": "bank", "checking account": "bank", "savings account": "bank",
     "internet provider": "internet", "broadband": "internet", "isp": "internet",
     "gym membership": "gym", "studio": "gym",
     "dentist": "dentist", "landlady": "landlord",

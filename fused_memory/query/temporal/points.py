@@ -450,7 +450,10 @@ POINTS: tuple[tuple[str, int, str, Handler], ...] = (
      _h_hours),
     ("half_hour", REL, r"half\s+an\s+hour\s+ago", lambda m, c: (c.now - timedelta(hours=1), c.now)),
     ("past_n", REL, rf"{_PAST_N}{UNIT_F}(?!\s+of\b)", _h_past_n),
-    ("recently", FUZZY, r"recently|lately|of\s+late|these\s+days|nowadays|in\s+recent\s+(?:days|weeks|months|times)",
+    # "these days" and "nowadays" ask about the current state ("where am I volunteering these days?"),
+    # not what happened in a window: read and masked, no window (the versions order the answer)
+    ("nowadays", FUZZY, r"these\s+days|nowadays", lambda m, c: None),
+    ("recently", FUZZY, r"recently|lately|of\s+late|in\s+recent\s+(?:days|weeks|months|times)",
      lambda m, c: (c.now - timedelta(days=c.recent_days), c.now)),
     ("yesterday", REL, _YESTERDAY, _h_yesterday),  # all of yesterday, not now-24h
     ("today", REL, r"earlier\s+today|today|tonight|this\s+(?:morning|afternoon|evening)", _h_today),
