@@ -28,6 +28,10 @@ from fused_memory.evaluation.data import load_dataset
 from fused_memory.evaluation.learning import grid_scores, leave_one_out, rrf_grid
 from fused_memory.evaluation.runner import stderr_progress
 from fused_memory.evaluation.significance import bootstrap_ci
+from fused_memory.evaluation.timeline import as_dataset as timeline_dataset
+from fused_memory.evaluation.timeline import load_timeline
+from fused_memory.evaluation.updates import as_dataset as updates_dataset
+from fused_memory.evaluation.updates import load_updates
 from fused_memory.ranking.features import FEATURE_GROUPS
 
 
@@ -39,6 +43,38 @@ def _grid_scores(queries, grid, cache: str) -> np.ndarray:
     scores = grid_scores(queries, grid, stderr_progress)
     np.save(cached, scores)
     return scores
+
+
+def _capture(data: Path) -> list:
+    """LoCoMo as a conversation (two turns of context); the labelled sets of benchmarks/data, their
+    dev half only, as notes (no context): what the learned order is trained on."""
+    if data.name == "timeline.jsonl":
+        ds, turns = timeline_dataset(load_timeline(data), "dev"), 0
+    elif data.name == "updates.jsonl":
+        ds, turns = updates_dataset(load_updates(data), "dev"), 0
+    else:
+        ds, turns = load_dataset(data / "memories.jsonl", data / "queries.jsonl"), None
+    return capture(ds, progress=stderr_progress, context_turns=turns)
+
+
+def ship(args) -> None:
+    """The shipped ranker: every captured query (LoCoMo's public conversations and the extra sets'
+    dev halves) over RRF's default order, C chosen by leaving one LoCoMo conversation out; the file
+    says which data it saw."""
+    from fused_memory.evaluation.learning import DEFAULT_RRF, choose_c, fit_ranker, training_rows
+
+    queries = [replay(r) for r in load_records(args.cache)]
+    extra = [replay(r) for cache in args.extra for r in load_records(cache)]
+    cs = tuple(float(v) for v in args.c.split(","))
+    c = choose_c(queries, DEFAULT_RRF, cs, args.depth, extra=extra)
+    rows = training_rows([*queries, *extra], DEFAULT_RRF, args.depth)
+    seen = {"locomo public (conversations 0-4)": len(queries),
+            **{Path(e).name.split(".")[0] + " (dev half)": sum(1 for _ in load_records(e)) for e in args.extra}}
+    meta = {"data": seen, "n_candidates": int(len(rows.y)), "n_gold": int(rows.y.sum()), "c": c,
+            "depth": args.depth, "rrf": "defaults"}
+    ranker = fit_ranker(rows, c=c, meta=meta)
+    Path(args.out).write_text(json.dumps(ranker.to_json(), indent=1) + "\n")
+    print(f"wrote {args.out}: C={c}, {meta}")
 
 
 def _table(queries, folds) -> dict:
@@ -136,7 +172,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("capture")
-    c.add_argument("--data", required=True)
+    c.add_argument("--data", required=True, help="LoCoMo's folder (memories.jsonl, queries.jsonl), or a "
+                                                 "timeline.jsonl / updates.jsonl of benchmarks/data")
     c.add_argument("--cache", required=True)
     lo = sub.add_parser("loco")
     lo.add_argument("--cache", required=True)
@@ -147,8 +184,17 @@ def main() -> None:
     lo.add_argument("--ablation-c", type=float, default=1.0, help="the ablation's regularization (one, not chosen "
                                                                    "per fold: five times faster)")
     lo.add_argument("--json")
+    lo.add_argument("--objective", default="pointwise", help="pointwise or pairwise (`learning.OBJECTIVES`)")
+    lo.add_argument("--extra", action="append", default=[], metavar="CACHE",
+                    help="a captured labelled set (timeline, updates) that joins every fold's training, never scored")
     se = sub.add_parser("select")
     se.add_argument("--cache", required=True)
+    sh = sub.add_parser("ship", help="fit the shipped ranker on every captured query (C chosen out of fold)")
+    sh.add_argument("--cache", required=True)
+    sh.add_argument("--extra", action="append", default=[], metavar="CACHE")
+    sh.add_argument("--c", default="0.01,0.1,1")
+    sh.add_argument("--depth", type=int, default=30)
+    sh.add_argument("--out", default="fused_memory/ranking/ranker.json")
     la = sub.add_parser("latency")
     la.add_argument("--cache", required=True)
     la.add_argument("--depth", type=int, default=30)
@@ -156,11 +202,12 @@ def main() -> None:
     if args.cmd == "latency":
         print(json.dumps(latency([replay(r) for r in load_records(args.cache)], depth=args.depth), indent=1))
         return
+    if args.cmd == "ship":
+        ship(args)
+        return
     if args.cmd == "capture":
-        data = Path(args.data)
-        ds = load_dataset(data / "memories.jsonl", data / "queries.jsonl")
         Path(args.cache).parent.mkdir(parents=True, exist_ok=True)
-        save_records(capture(ds, progress=stderr_progress), args.cache)
+        save_records(_capture(Path(args.data)), args.cache)
         return
     t0 = time.perf_counter()
     queries = [replay(r) for r in load_records(args.cache)]
@@ -172,9 +219,12 @@ def main() -> None:
     print(f"{len(queries)} queries, RRF grid of {len(grid)} settings ({time.perf_counter() - t0:.0f} s)",
           file=sys.stderr)
     cs = tuple(float(v) for v in args.c.split(","))
-    folds = leave_one_out(queries, depth=args.depth, c=cs, grid=grid, scores=scores, progress=stderr_progress)
+    extra = [replay(r) for cache in args.extra for r in load_records(cache)]
+    folds = leave_one_out(queries, depth=args.depth, c=cs, grid=grid, scores=scores, progress=stderr_progress,
+                          objective=args.objective, extra=extra)
     table = _table(queries, folds)
-    print(f"Leave one conversation out, C={args.c}, depth={args.depth}")
+    print(f"Leave one conversation out, C={args.c}, depth={args.depth}, {args.objective}, "
+          f"{len(extra)} extra training queries")
     _print(table)
     result = {"all_features": table, "folds": [{"conversation": f.conversation, "rrf_k": f.rrf.k,
                                                 "weights": f.rrf.weight_map(), "c": (f.ranker.meta or {}).get("c")}

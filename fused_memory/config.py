@@ -139,13 +139,12 @@ class FusionConfig:
     #: #1 is 0.14 to 0.18 at the default weights), so a floor is a caller's choice, not a default.
     min_score: float = 0.0
     # ------------------------------------------------------------------ the order of the fused candidates
-    #: "learned": the fused top `learned_depth` reordered by the ranker (`fused_memory.ranking`, a small
-    #: linear model over each candidate's evidence; docs/architecture.md, "The learned order"); "rrf":
-    #: score-weighted RRF's order. None (the default): the learned order when a ranker is given
-    #: (`ranker` here or `EnsembleMemory(ranker=)`), else RRF's: out of fold on public LoCoMo the shipped
-    #: model gained +1.0 R@5 but cost single-hop R@10 1.4 points, not the clear win a default needs.
-    #: Either way the stage after fusion and a reranker follow.
-    order: str | None = None
+    #: "learned" (the default): the fused top `learned_depth` reordered by the ranker
+    #: (`fused_memory.ranking`, a small linear model over each candidate's evidence, the shipped one
+    #: unless `ranker` or `EnsembleMemory(ranker=)` gives another; docs/decisions, "The learned order by
+    #: default"); "rrf": score-weighted RRF's order. None reads as "learned". Either way the stage
+    #: after fusion and a reranker follow.
+    order: str | None = "learned"
     ranker: str | None = None
     #: How many of the fused candidates the learned order reorders (the rest keep RRF's order): 30,
     #: chosen with C on a random half of public LoCoMo's questions, out of fold, among 20 and 30 (50

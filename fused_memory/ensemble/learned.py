@@ -5,13 +5,11 @@
 `ordered_fusion` returns what the stage after fusion calls in place of `fusion.fuse`: RRF's ranking
 with its top reordered by the ranker (`ranking.learned_order`). It stands aside (RRF as is) where
 an order has nothing to learn from or must not cost time: `order="rrf"`, one arm alone (the caller
-asked for that arm's ranking), the shortcut plans (one cheap arm; they keep their speed), a time
-window or an asked relation (`ranking.applies`: the plan's rules order those); and where the
-recency list runs (questions about the current state): its weight was tuned against
-RRF's scores, and the ranker, fitted on LoCoMo where nothing changes, pushed the newer version of a
-fact down ("We moved to Munich" below a badge number for "Where do I live now?"). A
-ranker that raises leaves that query in RRF's order, reported in `Retrieval.failures` under
-`LEARNED` as a failed arm is.
+asked for that arm's ranking), the shortcut plans (one cheap arm; they keep their speed) and an
+asked relation (`ranking.applies`: the graph re-rooted there orders it). Whatever the order, the
+rules after it hold: a precise window's memories before the rest, each fact's versions in order, the
+version a question asks for first (`ensemble.after_fusion`). A ranker that raises leaves that query
+in RRF's order, reported in `Retrieval.failures` under `LEARNED` as a failed arm is.
 """
 
 from __future__ import annotations
@@ -26,7 +24,6 @@ from ..config import FusionConfig
 from ..errors import ConfigurationError
 from ..ranking import Learned, Ranker, applies, default_ranker, learned_order, load_ranker
 from ..results import ArmFailure, Hit
-from .after_fusion import recency_weight
 from .fanout import Job
 from .fusion import FusedScore, fuse
 
@@ -39,11 +36,10 @@ Fuse = Callable[..., list[FusedScore]]
 
 
 def resolve_ranker(config: FusionConfig, ranker: object = None) -> Ranker | None:
-    """The ranker an ensemble orders with: None under `order="rrf"`, and under the default `order=None`
-    when no ranker is given; else `ranker` (a `Ranker` or a path to a ranker file), else
-    `config.ranker`, else (`order="learned"`) the shipped one. A file is read and checked
+    """The ranker an ensemble orders with: None under `order="rrf"`; else `ranker` (a `Ranker` or a
+    path to a ranker file), else `config.ranker`, else the shipped one. A file is read and checked
     here, once, so a bad one is refused when the ensemble is built (`ConfigurationError`)."""
-    if config.order == "rrf" or (config.order is None and ranker is None and config.ranker is None):
+    if config.order == "rrf":
         return None
     if isinstance(ranker, Ranker):
         return ranker
@@ -57,7 +53,7 @@ def ordered_fusion(ranker: Ranker | None, job: Job, config: FusionConfig, failur
                    learned: dict[str, Learned]) -> Fuse:
     """`fusion.fuse`, or fusion followed by the learned order for this query. What the ranker said
     of each candidate goes into `learned`; a ranker that raises adds a failure and RRF's order stands."""
-    if ranker is None or not applies(job.plan, job.parsed) or recency_weight(job, config) > 0:
+    if ranker is None or not applies(job.plan, job.parsed):
         return fuse
     depth = config.learned_depth
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import FusionConfig
+from ..conversation import DEFAULT_CONTEXT_TURNS
 from ..errors import FusedMemoryError
 from ..results import EntityCandidate, EntityRef, Hit, ParsedQuery, QueryPlan
 from ..types import MemoryType, TimeWindow
@@ -31,7 +32,8 @@ from .runner import Evaluator, Progress, quiet_progress
 __all__ = ["Replayed", "capture", "replay", "save_records", "load_records", "PAYLOAD_FIELDS"]
 
 #: The payload fields `ranking.candidate_features` reads.
-PAYLOAD_FIELDS = ("text", "type", "event_at", "created_at", "entities", "answers")
+PAYLOAD_FIELDS = ("text", "type", "event_at", "created_at", "entities", "answers", "stated", "metadata", "context",
+                  "slot_keys", "session_id")
 
 
 @dataclass(frozen=True)
@@ -73,13 +75,14 @@ def _record(job: Any, outcomes: Mapping[str, Any]) -> dict[str, Any]:
                  "asked": [list(a) for a in plan.asked_relations]},
         "parsed": {"text": parsed.text, "now": parsed.now.isoformat(), "answer_type": parsed.answer_type,
                    "window": [window.start.isoformat(), window.end.isoformat()] if window else None,
+                   "window_rule": parsed.temporal_rule,
                    "entities": [[r.text, [[c.entity_id, c.name] for c in r.candidates[:1]]]
                                 for r in parsed.entity_refs]},
     }
 
 
 def capture(dataset: EvalDataset, config: FusionConfig | None = None, *, progress: Progress = quiet_progress,
-            path: str | None = None, embedder: Any = None) -> list[dict[str, Any]]:
+            path: str | None = None, embedder: Any = None, context_turns: int | None = None) -> list[dict[str, Any]]:
     """Ask every query with gold ids once through the ensemble (optimizer on, as shipped) and keep
     what reached fusion: one record per query (see the module docstring)."""
     from ..ensemble import EnsembleMemory
@@ -87,11 +90,12 @@ def capture(dataset: EvalDataset, config: FusionConfig | None = None, *, progres
     records: list[dict[str, Any]] = []
 
     class _Recording(EnsembleMemory):
-        def _finish(self, job: Any, outcomes: Mapping[str, Any]) -> Any:
+        def _finish(self, job: Any, outcomes: Mapping[str, Any], trace: Any = None) -> Any:
             records.append(_record(job, outcomes))
-            return super()._finish(job, outcomes)
+            return super()._finish(job, outcomes, trace)
 
-    with Evaluator(dataset, path=path, embedder=embedder, progress=progress) as ev:
+    turns = DEFAULT_CONTEXT_TURNS if context_turns is None else context_turns
+    with Evaluator(dataset, path=path, embedder=embedder, progress=progress, context_turns=turns) as ev:
         ev.ingest()
         ens = _Recording(ev.store, config or FusionConfig(order="rrf"))
         try:
@@ -143,7 +147,7 @@ def replay(record: Mapping[str, Any]) -> Replayed:
     refs = tuple(EntityRef(text, tuple(EntityCandidate(eid, name) for eid, name in cands))
                  for text, cands in q["entities"])
     parsed = ParsedQuery(text=q["text"], now=_time(q["now"]), entity_refs=refs, temporal_window=window,
-                         answer_type=q["answer_type"])
+                         answer_type=q["answer_type"], temporal_rule=q.get("window_rule"))
     return Replayed(record["query_id"], record["conversation_id"], record["category"], frozenset(record["gold"]),
                     results, plan, parsed)
 

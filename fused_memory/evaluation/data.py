@@ -68,12 +68,15 @@ class EvalMemory:
     session_id: str | None = None
     speaker: str | None = None
     event_at: datetime | None = None
+    #: When it was said, when not at `event_at` (a note saved as a person says it: the personal-timeline
+    #: set); None: at `event_at`, as a conversation's turns are.
+    created_at: datetime | None = None
 
     def to_memory(self) -> Memory:
         """The library's memory for this turn: what eval ingests, so the loader can check each row
         with the library's own rules before anything is ingested."""
         return Memory(text=self.text, id=self.id, namespace=self.conversation_id, session_id=self.session_id,
-                      event_at=self.event_at, created_at=self.event_at,
+                      event_at=self.event_at, created_at=self.created_at or self.event_at,
                       metadata={"speaker": self.speaker} if self.speaker else {})
 
 

@@ -30,8 +30,8 @@ from ..ranking.order import applies, learned_order
 from .candidates import Replayed
 from .metrics import recall_at_k
 
-__all__ = ["RrfSetting", "DEFAULT_RRF", "fused_list", "training_rows", "fit_ranker", "rrf_grid", "best_rrf",
-           "ranked_ids", "recalls", "choose_c", "leave_one_out", "FoldResult", "TrainingError"]
+__all__ = ["RrfSetting", "DEFAULT_RRF", "fused_list", "Rows", "training_rows", "fit_ranker", "OBJECTIVES", "rrf_grid",
+           "best_rrf", "ranked_ids", "recalls", "choose_c", "leave_one_out", "FoldResult", "TrainingError"]
 
 
 class TrainingError(FusedMemoryError):
@@ -60,12 +60,24 @@ def fused_list(q: Replayed, rrf: RrfSetting, limit: int | None = None) -> list[F
     return fuse(q.results, weights, rrf.k, limit=limit)
 
 
-def training_rows(queries: Iterable[Replayed], rrf: RrfSetting = DEFAULT_RRF, depth: int = 30
-                  ) -> tuple[np.ndarray, np.ndarray]:
+@dataclass(frozen=True)
+class Rows:
+    """Training rows: features, labels (1: a gold memory) and the query each row belongs to (a
+    pairwise objective compares rows of one query only)."""
+
+    x: np.ndarray
+    y: np.ndarray
+    query: np.ndarray
+
+    def __iter__(self):  # noqa: ANN204 - (x, y), as the rows were returned before they knew their queries
+        return iter((self.x, self.y))
+
+
+def training_rows(queries: Iterable[Replayed], rrf: RrfSetting = DEFAULT_RRF, depth: int = 30) -> Rows:
     """Features and labels (1: a gold memory) of the fused top `depth` of every query whose top
     `depth` holds a gold memory (the others teach the order nothing)."""
-    xs, ys = [], []
-    for q in queries:
+    xs, ys, qs = [], [], []
+    for n, q in enumerate(queries):
         if not applies(q.plan, q.parsed):  # the queries the ensemble leaves in RRF's order
             continue
         head = fused_list(q, rrf, depth)
@@ -74,33 +86,68 @@ def training_rows(queries: Iterable[Replayed], rrf: RrfSetting = DEFAULT_RRF, de
             continue
         xs.append(candidate_features(head, q.results, q.plan, q.parsed))
         ys.append(y)
+        qs.append(np.full(len(y), n))
     if not xs:
         raise TrainingError("no training query has a gold memory among its fused candidates")
-    return np.vstack(xs), np.concatenate(ys)
+    return Rows(np.vstack(xs), np.concatenate(ys), np.concatenate(qs))
 
 
-def fit_ranker(x: np.ndarray, y: np.ndarray, *, c: float = 1.0, meta: Mapping[str, Any] | None = None,
-               mask: Sequence[str] | None = None) -> Ranker:
-    """A logistic regression over standardized features. `mask` names features held at 0 weight
-    (the ablation)."""
+#: The objectives a ranker can be fitted with: "pointwise" (logistic regression on each candidate:
+#: is it gold?) or "pairwise" (logistic regression on the difference of a gold and a non-gold
+#: candidate of one query: which ranks first?). Both give a linear scorer run the same way.
+OBJECTIVES = ("pointwise", "pairwise")
+#: Non-gold candidates a gold one is paired with, per query (the pairwise objective).
+_PAIRS_PER_GOLD = 30
+
+
+def fit_ranker(x: np.ndarray | Rows, y: np.ndarray | None = None, *, c: float = 1.0,
+               meta: Mapping[str, Any] | None = None, mask: Sequence[str] | None = None,
+               objective: str = "pointwise") -> Ranker:
+    """A linear scorer over standardized features, fitted by `objective` (`OBJECTIVES`). `mask`
+    names features held at 0 weight (the ablation)."""
     try:
         from sklearn.linear_model import LogisticRegression
     except ImportError:
         raise TrainingError("training a ranker needs scikit-learn: pip install 'fused-memory[train]'") from None
-    mean = x.mean(axis=0)
-    scale = x.std(axis=0)
+    if objective not in OBJECTIVES:
+        raise TrainingError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
+    rows = x if isinstance(x, Rows) else Rows(x, y if y is not None else np.zeros(len(x)), np.zeros(len(x)))
+    mean = rows.x.mean(axis=0)
+    scale = rows.x.std(axis=0)
     scale[scale < 1e-9] = 1.0
-    z = (x - mean) / scale
+    z = (rows.x - mean) / scale
     keep = np.ones(len(FEATURE_NAMES), dtype=bool)
     for name in mask or ():
         keep[FEATURE_NAMES.index(name)] = False
-    if keep.sum() == 0 or len(set(y.tolist())) < 2:
+    if keep.sum() == 0 or len(set(rows.y.tolist())) < 2:
         raise TrainingError("training needs gold and non-gold candidates and at least one feature")
-    model = LogisticRegression(C=c, max_iter=2000)
-    model.fit(z[:, keep], y)
     w = np.zeros(len(FEATURE_NAMES))
-    w[keep] = model.coef_[0]
-    return Ranker(w, mean, scale, float(model.intercept_[0]), "trained", dict(meta or {}))
+    if objective == "pointwise":
+        model = LogisticRegression(C=c, max_iter=2000)
+        model.fit(z[:, keep], rows.y)
+        w[keep] = model.coef_[0]
+        bias = float(model.intercept_[0])
+    else:
+        diffs = _pairs(z[:, keep], rows.y, rows.query)
+        model = LogisticRegression(C=c, max_iter=2000, fit_intercept=False)
+        model.fit(np.vstack([diffs, -diffs]), np.r_[np.ones(len(diffs)), np.zeros(len(diffs))])
+        w[keep] = model.coef_[0]
+        bias = 0.0
+    return Ranker(w, mean, scale, bias, "trained", {**dict(meta or {}), "objective": objective})
+
+
+def _pairs(z: np.ndarray, y: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Gold minus non-gold rows of one query each, every gold with its query's first non-gold ones
+    (rows come in fused order: the near misses first)."""
+    out = []
+    for q in np.unique(query):
+        idx = np.flatnonzero(query == q)
+        gold, other = idx[y[idx] == 1], idx[y[idx] == 0][:_PAIRS_PER_GOLD]
+        if len(gold) and len(other):
+            out.append((z[gold][:, None, :] - z[other][None, :, :]).reshape(-1, z.shape[1]))
+    if not out:
+        raise TrainingError("no query has both gold and non-gold candidates to pair")
+    return np.vstack(out)
 
 
 def ranked_ids(q: Replayed, rrf: RrfSetting, ranker: Ranker | None, depth: int = 30, k: int = 10) -> list[str]:
@@ -153,18 +200,21 @@ class FoldResult:
 
 
 def choose_c(queries: Sequence[Replayed], rrf: RrfSetting, cs: Sequence[float], depth: int = 30,
-             mask: Sequence[str] | None = None) -> float:
+             mask: Sequence[str] | None = None, objective: str = "pointwise",
+             extra: Sequence[Replayed] = ()) -> float:
     """The regularization, chosen inside the training queries alone: leave one conversation out
-    among them, the C with the best mean R@5 + R@10 (ties: the smaller C, the simpler model)."""
+    among them, the C with the best mean R@5 + R@10 (ties: the smaller C, the simpler model).
+    `extra` queries (other sets) train every fold and are never scored."""
     convs = sorted({q.conversation_id for q in queries})
     if len(cs) == 1 or len(convs) < 2:
         return cs[0]
-    rows = {conv: training_rows([q for q in queries if q.conversation_id != conv], rrf, depth) for conv in convs}
+    rows = {conv: training_rows([*[q for q in queries if q.conversation_id != conv], *extra], rrf, depth)
+            for conv in convs}
     best, best_score = cs[0], -1.0
     for c in sorted(cs):
         total = 0.0
         for conv in convs:
-            ranker = fit_ranker(*rows[conv], c=c, mask=mask)
+            ranker = fit_ranker(rows[conv], c=c, mask=mask, objective=objective)
             total += sum(sum(recalls(q, ranked_ids(q, rrf, ranker, depth)))
                          for q in queries if q.conversation_id == conv)
         if total > best_score + 1e-9:
@@ -174,11 +224,12 @@ def choose_c(queries: Sequence[Replayed], rrf: RrfSetting, cs: Sequence[float], 
 
 def leave_one_out(queries: Sequence[Replayed], *, depth: int = 30, c: float | Sequence[float] = 1.0,
                   mask: Sequence[str] | None = None, grid: Sequence[RrfSetting] | None = None,
-                  scores: np.ndarray | None = None, progress: Callable[[str], None] = lambda _: None
-                  ) -> list[FoldResult]:
+                  scores: np.ndarray | None = None, progress: Callable[[str], None] = lambda _: None,
+                  objective: str = "pointwise", extra: Sequence[Replayed] = ()) -> list[FoldResult]:
     """One fold per conversation: RRF re-tuned and the ranker fitted on the other conversations
     (the ranker over the re-tuned RRF's candidates; several `c`: the regularization chosen by
-    `choose_c` on those conversations too), both scored on the held-out one."""
+    `choose_c` on those conversations too), both scored on the held-out one. `extra` queries
+    (other labelled sets) join every fold's training for the ranker, never its scoring."""
     grid = list(grid if grid is not None else rrf_grid())
     if scores is None:
         scores = grid_scores(queries, grid, progress)
@@ -188,9 +239,9 @@ def leave_one_out(queries: Sequence[Replayed], *, depth: int = 30, c: float | Se
         test = np.array([q.conversation_id == conv for q in queries])
         rrf = best_rrf(grid, scores, ~test)
         train = [q for q, t in zip(queries, test, strict=True) if not t]
-        chosen = choose_c(train, rrf, tuple(c) if isinstance(c, Sequence) else (c,), depth, mask)
-        x, y = training_rows(train, rrf, depth)
-        ranker = fit_ranker(x, y, c=chosen, mask=mask, meta={"c": chosen})
+        chosen = choose_c(train, rrf, tuple(c) if isinstance(c, Sequence) else (c,), depth, mask, objective, extra)
+        ranker = fit_ranker(training_rows([*train, *extra], rrf, depth), c=chosen, mask=mask, meta={"c": chosen},
+                            objective=objective)
         per = {}
         for q, t in zip(queries, test, strict=True):
             if t:

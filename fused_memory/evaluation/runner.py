@@ -3,8 +3,8 @@
 Systems are rows of the report, all answered from one ingest so they differ only in how they
 retrieve:
 
-* `fused`: the ensemble as shipped (optimizer on, RRF's order); `fused_learned` the same with the
-  learned order and the shipped ranker (`FusionConfig(order="learned")`);
+* `fused`: the ensemble as shipped (optimizer on, the learned order with the shipped ranker);
+  `fused_rrf` the same in score-weighted RRF's order (`FusionConfig(order="rrf")`);
 * one row per arm alone (`arms=[name]`), so the gain of fusion over each arm is visible. Single
   arms run with the optimizer *off*: with it on, the optimizer would skip e.g. the temporal arm on
   a query without a time cue, and an arm that never ran would look worse than it is, inflating
@@ -90,7 +90,7 @@ def default_systems(arms: Sequence[str] = ARMS, *, single_arms: bool = True,
     if unknown or not chosen:
         raise FusedMemoryError(f"unknown arm(s) {unknown or list(arms)}; arms are {', '.join(ARMS)}")
     every = None if chosen == ARMS else chosen
-    out = [System("fused", every, True, "fused"), System("fused_learned", every, True, "fused", order="learned")]
+    out = [System("fused", every, True, "fused"), System("fused_rrf", every, True, "fused", order="rrf")]
     if single_arms:
         out += [System(a, (a,), SINGLE_ARM_OPTIMIZER, "arm") for a in chosen]
     if ablations:

@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from ..types import Memory
-from .data import EvalDataError, parse_time
+from .data import EvalDataError, EvalDataset, EvalMemory, EvalQuery, parse_time
 
 __all__ = ["TIMELINE_KINDS", "TimelineQuestion", "Persona", "TimelineSet", "load_timeline", "QuestionOutcome",
-           "score_question", "TimelineReport", "run_timeline"]
+           "score_question", "TimelineReport", "run_timeline", "as_dataset"]
 
 #: The kinds of question, in the order reports list them.
 TIMELINE_KINDS = ("current", "past", "window", "plan", "fact", "who")
@@ -156,6 +156,18 @@ def score_question(question: TimelineQuestion, ids: Sequence[str], superseded: I
     wrongly_stale = question.kind != "past" and bool(question.answers & set(superseded))
     stable = all(list(r) == list(ids[:j]) for j, r in enumerate(by_k, start=1))
     return QuestionOutcome(question, first, first in question.answers, not ids, wrongly_stale, stable)
+
+
+def as_dataset(data: TimelineSet, split: str) -> EvalDataset:
+    """One half of the set in the eval format (a namespace per persona; category "timeline-<kind>"),
+    for what reads that format: capturing candidates to train the learned order on (the dev half
+    only: the test half is scored, never learned from)."""
+    personas = data.split(split)
+    memories = tuple(EvalMemory(m.id, p.namespace, m.text, event_at=m.event_at, created_at=m.created_at)
+                     for p in personas for m in p.memories)
+    queries = tuple(EvalQuery(q.id, p.namespace, q.text, f"timeline-{q.kind}", tuple(sorted(q.answers)), p.now)
+                    for p in personas for q in p.questions)
+    return EvalDataset(memories, queries)
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from ..types import Memory
+from .data import EvalDataset, EvalMemory, EvalQuery
 
-__all__ = ["UpdateQuery", "UpdateCase", "UpdateSet", "load_updates", "UPDATE_KINDS", "score_update"]
+__all__ = ["UpdateQuery", "UpdateCase", "UpdateSet", "load_updates", "UPDATE_KINDS", "score_update", "as_dataset"]
 
 #: The kinds of question, as the set names them.
 UPDATE_KINDS = ("current", "past", "still")
@@ -80,6 +81,16 @@ class UpdateSet:
                                   created_at=self.now - timedelta(days=days)))
             out.extend(c.memories)
         return out
+
+
+def as_dataset(data: UpdateSet, split: str) -> EvalDataset:
+    """One half of the set in the eval format (a namespace per case; category "update-<kind>"; a
+    "still" question's answer is its fact), to train the learned order on (the dev half only)."""
+    cases = data.split(split)
+    memories = tuple(EvalMemory(m.id, m.namespace, m.text, created_at=m.created_at) for m in data.memories(cases))
+    queries = tuple(EvalQuery(f"{c.id}-q{i}", c.namespace, q.text, f"update-{q.kind}", (q.expected,), data.now)
+                    for c in cases for i, q in enumerate(c.queries))
+    return EvalDataset(memories, queries)
 
 
 def load_updates(path: str | Path) -> UpdateSet:

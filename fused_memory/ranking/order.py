@@ -46,11 +46,11 @@ class Learned:
 def applies(plan: QueryPlan, parsed: ParsedQuery) -> bool:
     """Whether the learned order reorders this query's candidates (training reads the same rule):
     not for one arm alone or a plan that needs no embedding (nothing to weigh; they keep their
-    speed), nor where the plan's own rules already decide the order: a time window (its events
-    first) and a relation the query asks (the graph re-rooted there). LoCoMo, which the model
-    learns from, has few of either, and the model pushed their answers down."""
-    return (plan.shortcut is None and len(plan.arms) > 1 and parsed.temporal_window is None
-            and not plan.asked_relations)
+    speed), nor where the plan's own rules decide the order: a relation the query asks (the graph
+    re-rooted there). A question with a time window is reordered too: the window's guarantee (a
+    memory inside it before one outside) is a rule after the order (`ensemble.after_fusion.
+    window_first`), and the model reads whether each candidate is inside it."""
+    return plan.shortcut is None and len(plan.arms) > 1 and not plan.asked_relations
 
 
 def order_by_scores(n: int, scores: np.ndarray) -> list[int]:

@@ -90,7 +90,7 @@ def test_eval_json_shape(dataset: tuple[Path, Path], tmp_path: Path) -> None:
     assert "recall@5" in proc.stdout and "fused" in proc.stdout  # the human table too
     report = json.loads(out.read_text())
     assert {"overall", "by_category", "n_queries", "config"} <= set(report)
-    systems = {"fused", "fused_learned", *ARMS, *(f"fused_without_{a}" for a in ARMS), "fused_optimizer_off"}
+    systems = {"fused", "fused_rrf", *ARMS, *(f"fused_without_{a}" for a in ARMS), "fused_optimizer_off"}
     assert set(report["overall"]) == systems
     for system, block in report["overall"].items():
         _check_metric_block(block, f"overall/{system}")
@@ -132,7 +132,7 @@ def test_eval_subset_of_arms_and_stdout_json(dataset: tuple[Path, Path]) -> None
     proc = _run("eval", "--memories", str(mem), "--queries", str(qry), "--k", "3", "--arms", "dense,lexical",
                 "--no-ablations", "--json", "-", "--quiet")
     report = json.loads(proc.stdout)  # nothing but the JSON on stdout
-    assert set(report["overall"]) == {"fused", "fused_learned", "dense", "lexical"}
+    assert set(report["overall"]) == {"fused", "fused_rrf", "dense", "lexical"}
     assert set(report["overall"]["fused"]) == {"recall@3", "ndcg@10"}
 
 

@@ -104,7 +104,7 @@ def test_the_shipped_ranker_is_this_versions(filled) -> None:
     shipped = default_ranker()
     assert shipped.to_json()["feature_version"] == FEATURE_VERSION and len(shipped.weights) == len(FEATURE_NAMES)
     assert EnsembleMemory(filled, FusionConfig(order="learned")).ranker is shipped
-    assert EnsembleMemory(filled).ranker is None  # the default: RRF's order unless a ranker is given
+    assert EnsembleMemory(filled).ranker is shipped  # the default: the learned order (docs/results.md)
     assert EnsembleMemory(filled, FusionConfig(order="rrf")).ranker is None
     assert EnsembleMemory(filled, FusionConfig(order="rrf"), ranker=shipped).ranker is None  # "rrf" wins
 
@@ -203,18 +203,18 @@ def test_one_arm_alone_and_shortcut_plans_keep_rrfs_order(filled) -> None:
     assert _ids(shortcut)[0] == "t"
 
 
-def test_questions_about_the_current_state_keep_rrfs_order_for_the_recency_list(filled) -> None:
-    # two versions of one fact: the recency list orders versions (docs/architecture.md, "Versions of a fact")
-    filled.add([Memory(text="Alice hikes in the Alps on weekends", namespace="n", id="v1", predicate="alice hikes",
-                       event_at=NOW - timedelta(days=300)),
+def test_questions_about_the_current_state_are_reordered_and_still_answer_with_the_current_version(filled) -> None:
+    # two versions of one fact; the ranker prefers the older, longer text, and the versions step still puts
+    # the current one first (docs/design.md, "After fusion")
+    filled.add([Memory(text="Alice hikes in the Alps on weekends with her whole climbing club", namespace="n",
+                       id="v1", predicate="alice hikes", event_at=NOW - timedelta(days=300)),
                 Memory(text="Alice hikes in the Dolomites on weekends", namespace="n", id="v2", predicate="alice hikes",
                        event_at=NOW - timedelta(days=3))])
     ens = EnsembleMemory(filled, ranker=_longest_first())
     now = ens.retrieve("Where does Alice hike now?", namespace="n", now=NOW)
-    assert any(c.arm == "recency" for h in now.hits for c in h.contributions)  # the recency list ran
-    assert all(h.learned is None for h in now.hits) and LEARNED not in now.timings_ms
-    past = ens.retrieve("Where does Alice hike now?", namespace="n", now=NOW, recency=0)
-    assert all(h.learned is not None for h in past.hits)  # without the list, the learned order
+    assert any(h.learned is not None for h in now.hits) and LEARNED in now.timings_ms
+    ids = _ids(now)
+    assert ids.index("v2") < ids.index("v1")
 
 
 def test_a_ranker_file_of_another_feature_list_is_refused(tmp_path) -> None:
