@@ -149,8 +149,17 @@ def cmd_query(args: argparse.Namespace) -> int:
                                      + (f"; it holds {', '.join(map(repr, others[:10]))} (--namespace)"
                                         if others else ""))
         ens = EnsembleMemory(store)
+        types = args.types.split(",") if args.types else None
+        if args.why_not is not None:  # why a memory is not in the top k: one line a finding
+            why = ens.explain_miss(args.query, args.why_not, namespace=args.namespace, k=args.k, now=now, types=types)
+            ens.close()
+            if why.memory is None:
+                raise ConfigurationError(f"--why-not {args.why_not!r}: no memory of that id in namespace "
+                                         f"{args.namespace!r} (ids are shown by query --json)")
+            print(terminal_safe(why.explain()))
+            return 0
         result = ens.retrieve(args.query, namespace=args.namespace, k=args.k, now=now, min_score=args.min_score,
-                              types=args.types.split(",") if args.types else None)
+                              types=types)
         ens.close()
     if args.json:
         print(json.dumps(result.to_json(), indent=2, default=str))
@@ -198,7 +207,10 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--k", type=int, default=10, help="results")
     q.add_argument("--now", help="ISO time with a zone the query is asked at (default: now)")
     q.add_argument(ASSUME_UTC, action="store_true", help="read a --now written without a zone as UTC")
-    q.add_argument("--types", help="comma-separated memory types to rank first (fact, preference, event, entity)")
+    q.add_argument("--types", help="comma-separated memory types, only those come back (fact, preference, event, "
+                                   "entity)")
+    q.add_argument("--why-not", metavar="ID", help="instead of the answer, why the memory ID is not in the top k: "
+                                                   "what each retriever, fusion and each step after it did with it")
     q.add_argument("--min-score", type=float, default=None, metavar="S",
                    help="leave out hits whose fused score is below S (default: FusionConfig's, 0)")
     q.add_argument("--explain", action="store_true", help="the plan and each result's per-retriever scores")

@@ -25,6 +25,7 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +33,7 @@ from ..config import FusionConfig
 from ..errors import StoreClosed
 from ..query.asked_slot import AskedSlot, asked_slot
 from ..query.cues import asks_past
-from ..query.definitions import asked_names, defines
+from ..query.definitions import asked_names, asks_who, defines
 from ..query.optimizer import current_state_recency, fired_rules, reaches_now
 from ..query.temporal import VAGUE_RULES
 from ..rerank import Reranker, reranker_name
@@ -277,8 +278,8 @@ def versions_ordered(st: Stage) -> None:
 def _about(st: Stage, group: Version) -> bool:
     """Whether the question is about the fact `group` holds versions of: it asks that slot
     (`query.asked_slot`), names its attribute ("what's the rent now?"), or asks about the current
-    state, not who someone is, with a member of the group about as relevant as the best match
-    (`recency.contenders`)."""
+    state with no slot named, not who someone is, with a member of the group about as relevant as
+    the best match (`recency.contenders`)."""
     if group.slot is None:
         return False
     if st.asked is not None and group.slot in st.asked.keys:
@@ -287,7 +288,10 @@ def _about(st: Stage, group: Version) -> bool:
     terms = st.job.parsed.terms
     if attribute and all(any(_same_stem(a, t) for t in terms) for a in attribute):
         return True
-    if st.mode == "now" and not asked_names(st.job.parsed):  # not "who is Gary?": about him, not his rent
+    if asks_who(st.job.parsed.text) or (st.asked is not None and any(slot_of(c.memory) & st.asked.keys
+                                                                      for c in st.ranked)):
+        return False  # it asks another slot ("where do I work?" is not about the manager), or who someone is
+    if st.mode == "now":
         return bool(set(contenders(st.ranked, st.config.recency_band)) & set(group.members))
     return False
 
@@ -341,8 +345,8 @@ STEPS: tuple[Step, ...] = (window_first, near_window, asked_versions_read, calle
 
 
 def after_fusion(store: EnsembleSource, job: Job, results: Mapping[str, Sequence[Hit]], weights: Mapping[str, float],
-                 config: FusionConfig, default: Reranker | None, order: Callable[..., list[FusedScore]] = fuse
-                 ) -> tuple[list[Candidate], list[ArmFailure], Task | None, Reranker | None]:
+                 config: FusionConfig, default: Reranker | None, order: Callable[..., list[FusedScore]] = fuse,
+                 trace: Any = None) -> tuple[list[Candidate], list[ArmFailure], Task | None, Reranker | None]:
     """The ranked candidates (up to the window, best first), the failures of reads (hydration, stored
     vectors), the rerank task and the reranker it runs: the call's, else the ensemble's `default`
     (not for one arm alone). `order` ranks the fused candidates (`fuse`'s signature): RRF, or RRF
@@ -368,14 +372,22 @@ def after_fusion(store: EnsembleSource, job: Job, results: Mapping[str, Sequence
         t0 = time.perf_counter()
         stage = Stage(job, config, store, read, [Candidate(m, f.score, f.contributions) for f, m in kept], mode,
                       weight, collapsing, asked=asked)
+        if trace is not None:
+            trace.steps.append(("fusion", [c.memory.id for c in stage.ranked]))
         for step in STEPS:
             step(stage)
+            if trace is not None:  # `misses.Trace`: what each step left (`EnsembleMemory.explain_miss`)
+                trace.steps.append((step.__name__, [c.memory.id for c in stage.ranked]))
         ranked = stage.ranked
         if not collapsing or len(ranked) >= base or len(fused) < size:
             break
         size *= 2  # copies left fewer than the window: read further down the fused ranking
+        if trace is not None:
+            trace.steps.clear()
     if lam is not None:
         ranked = mmr(ranked, read([c.memory.id for c in ranked]), lam)
+    if trace is not None:
+        trace.window = list(ranked)
     failures += read.failures
     job.timings["after"] = (time.perf_counter() - t0) * 1000
     task = rerank_task(reranker, job.parsed.text, ranked, config.rerank_depth, config.rerank_timeout_s)

@@ -40,9 +40,12 @@ from ..validation import require_aware, utcnow
 from .after_fusion import Staged, after_fusion, staged
 from .caller_plan import with_caller
 from .fanout import Job, Outcome, Task, checked, failed, raiser
+from .fusion import fuse
 from .hung_arms import FailureLog, HungArms
 from .learned import ordered_fusion, resolve_ranker, with_learned
 from .lookup import EntityLookup
+from .misses import MissExplanation, Trace
+from .misses import explain as explain_miss
 from .options import check_after, check_options, check_rules_off
 from .plans import fallback_plan, missed, shortcut_arm, shortcut_request, soft_window_plan, with_memories
 from .reranking import RERANK
@@ -436,7 +439,9 @@ class EnsembleMemory:
         result = task.fn()
         return result, (time.perf_counter() - t0) * 1000
 
-    def _finish(self, job: Job, outcomes: Mapping[str, Any]) -> Staged:
+    def _finish(self, job: Job, outcomes: Mapping[str, Any], trace: Trace | None = None) -> Staged:
+        """Fuse what the arms answered and run the stage after fusion; `trace` (for `explain_miss`)
+        keeps what each step saw."""
         t0 = time.perf_counter()
         results: dict[str, list[Hit]] = {}
         failures: list[ArmFailure] = list(job.failures)
@@ -465,12 +470,38 @@ class EnsembleMemory:
         weights = {a: self.config.weights.get(a, 1.0) * job.plan.weight(a) for a in results}
         learned: dict[str, Learned] = {}
         order = ordered_fusion(self.ranker, job, self.config, failures, learned)
+        if trace is not None:
+            trace.results, trace.failures, trace.widened = results, failures, how["widened"]
+            trace.rrf = fuse(results, weights, self.config.k)
+            trace.ordered = order(results, weights, self.config.k, limit=max(len(trace.rrf), 1))
         ranked, unread, rerank, reranker = after_fusion(self.store, job, results, weights, self.config, self.reranker,
-                                                        order)
+                                                        order, trace)
         ranked = with_learned(ranked, learned)
         failures.extend(unread)
         job.timings["fuse"] = (time.perf_counter() - t0) * 1000
         return staged(job, ranked, failures, list(results), how["widened"], how["pooled"], rerank, reranker)
+
+    def explain_miss(self, query: str, memory_id: str, *, namespace: str, k: int = 10, now: datetime | None = None,
+                     types: Sequence[MemoryType | str] | None = None, arms: Sequence[str] | None = None,
+                     embed_text: str | Sequence[str] | None = None) -> MissExplanation:
+        """Why `memory_id` is not (or is) in the top `k` for `query`: each arm's rank and score for it,
+        or why the arm did not return it (skipped by the optimizer and why, failed, filtered out by
+        the caller's types or the window, no entity or word in common, below the arm's depth), its
+        fused rank and score against the k-th hit's, its place in the learned order, and what each
+        step after fusion did to it (`ensemble.misses`). The query runs as `retrieve` runs it, with
+        the same `now`; `explain()` on the answer says it in lines."""
+        if not isinstance(memory_id, str) or not memory_id:
+            raise QueryError(f"memory_id must be a memory's id, got {memory_id!r}")
+        now = self._now(now)
+        job = self._prepare(query, namespace, k, now, types, arms, embed_text)
+        outcomes = self._wait(job.tasks)
+        again = self._fallback(job, outcomes)
+        if again is not None:
+            job, outcomes = again, self._wait(again.tasks)
+        trace = Trace()
+        done = self._finish(job, outcomes, trace)
+        retrieval = self._done(done, self._wait([done.rerank])[RERANK] if done.rerank is not None else None)
+        return explain_miss(self.store, job, trace, retrieval, memory_id, job.k)
 
     def _done(self, done: Staged, rerank: Any) -> Retrieval:
         """The retrieval, with the reranker's answer (or failure) applied to the staged ranking."""
