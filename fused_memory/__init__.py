@@ -32,6 +32,7 @@ from .errors import (
 from .rerank import Reranker
 from .results import (
                      ARMS,
+                     Arm,
                      ArmFailure,
                      Contribution,
                      EntityCandidate,
@@ -43,6 +44,7 @@ from .results import (
                      Retrieval,
 )
 from .retrievers.base import ArmRequest, Retriever
+from .retrievers.registry import BUILTIN_ARMS, ArmRegistry, ArmSpec
 from .store import MemoryStore
 from .types import Entity, EntityMention, Memory, MemoryType, Relation, TimeWindow
 
@@ -58,4 +60,5 @@ __all__ = [
     "FusedMemoryError", "ConfigurationError", "BackendError", "BackendUnavailable",
     "EmbeddingMismatch", "QueryError", "InvalidMemory", "MissingDependency", "StoreClosed", "NotPicklable",
     "ArmRequest", "Retriever", "Reranker", "conversation_context",
+    "Arm", "ArmSpec", "ArmRegistry", "BUILTIN_ARMS",
 ]

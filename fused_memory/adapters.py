@@ -13,21 +13,25 @@ No ranking, parsing or fusion happens here: every ordering comes from the core's
 from __future__ import annotations
 
 import re
+import sys
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from types import MappingProxyType
+from typing import Any, TypeVar, cast
 
 from .ensemble import EnsembleMemory, check_after, check_options
 from .ensemble.source import EnsembleSource
 from .errors import BackendUnavailable, ConfigurationError, MissingDependency, QueryError
-from .results import Contribution, FusedHit, Retrieval
+from .results import Contribution, FailureKind, FusedHit, Retrieval
+from .retrievers.registry import BUILTIN_ARMS, ArmRegistry
 from .store.memory_store import MemoryStore
 from .types import MemoryType, type_list
 
 __all__ = [
     "ARM_RETRIEVERS",
+    "arm_class",
     "DEFAULT_TOOL_NAME",
     "DEFAULT_TOOL_DESCRIPTION",
     "LLM_HIDDEN_KEYS",
@@ -46,16 +50,31 @@ __all__ = [
     "bound_ensemble",
 ]
 
-#: Adapter class name -> the core arm it exposes (None: the fused ensemble). One table, so both
-#: adapters agree on which class is which arm.
-ARM_RETRIEVERS: Mapping[str, str | None] = {
-    "DenseMemoryRetriever": "dense",
-    "BM25MemoryRetriever": "lexical",
-    "GraphMemoryRetriever": "graph",
-    "TemporalMemoryRetriever": "temporal",
-    "TypeFilterMemoryRetriever": "type",
+#: Adapter class name -> the core arm it exposes (None: the fused ensemble), from the arm registry's
+#: `class_name`s. One table, so both adapters agree on which class is which arm.
+ARM_RETRIEVERS: Mapping[str, str | None] = MappingProxyType({
+    **{spec.class_name: spec.name for spec in BUILTIN_ARMS if spec.class_name},
     "EnsembleMemoryRetriever": None,
-}
+})
+
+_C = TypeVar("_C", bound=type)
+
+
+def arm_class(base: _C, arm: str, registry: ArmRegistry = BUILTIN_ARMS) -> _C:
+    """A framework's retriever class for one registered arm: the built-in class of that name in
+    `base`'s module, or a new subclass of `base` named by the arm's `class_name` (an arm the
+    registry adds). `ConfigurationError` for an arm the registry does not know."""
+    spec = registry[arm]
+    module = sys.modules[base.__module__]
+    builtin: Any = getattr(module, spec.class_name, None) if spec.class_name else None
+    if isinstance(builtin, type) and issubclass(builtin, base) and getattr(builtin, "arm", None) == arm:
+        return cast(_C, builtin)
+    name = spec.class_name or "".join(part.title() for part in arm.split("_")) + "MemoryRetriever"
+    made: Any = type(base)(name, (base,), {"__annotations__": {"arm": "ClassVar[str | None]"}, "arm": arm,
+                                           "__module__": base.__module__,
+                                           "__doc__": f"The {arm!r} arm alone (`fused_memory.retrievers.registry`)."})
+    return cast(_C, made)
+
 
 #: Name and description both adapters give `memory_tool` unless the caller chooses others.
 DEFAULT_TOOL_NAME = "search_memory"
@@ -365,8 +384,8 @@ def arm_reports(retrieval: Retrieval) -> list[ArmReport]:
     rank the arm itself gave them.
     """
     failed = {f.arm: f"{f.kind}: {f.reason}" for f in retrieval.failures}  # the final round's last
-    hard = {f.arm for f in retrieval.failures if f.kind in ("error", "timeout")}
-    partial = {f.arm for f in retrieval.failures if f.kind in ("hydration", "shortcut")} - hard
+    hard = {f.arm for f in retrieval.failures if f.kind in (FailureKind.ERROR, FailureKind.TIMEOUT)}
+    partial = {f.arm for f in retrieval.failures if f.kind in (FailureKind.HYDRATION, FailureKind.SHORTCUT)} - hard
     out: list[ArmReport] = []
     for arm in retrieval.plan.arms:
         found = [(h, c) for h in retrieval.hits for c in h.contributions if c.arm == arm]

@@ -9,18 +9,33 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
+from .enums import StrEnum, member
 from .errors import ConfigurationError
 from .results import ARMS
 
-__all__ = ["FusionConfig", "StoreConfig", "DEFAULT_WEIGHTS", "DEFAULT_TIMEOUTS_S", "DEFAULT_RRF_K",
-           "DEFAULT_RECENCY_WEIGHT", "DEFAULT_CURRENT_STATE_RECENCY", "DEFAULT_HALF_LIFE_DAYS", "DEFAULT_RECENCY_BAND",
-           "DEFAULT_DUPLICATE_COSINE", "RESERVED_NAMES", "LEXICAL_MODES", "ORDERS"]
+__all__ = ["FusionConfig", "Order", "LexicalIndex", "StoreConfig", "DEFAULT_WEIGHTS", "DEFAULT_TIMEOUTS_S",
+           "DEFAULT_RRF_K", "DEFAULT_RECENCY_WEIGHT", "DEFAULT_CURRENT_STATE_RECENCY", "DEFAULT_HALF_LIFE_DAYS",
+           "DEFAULT_RECENCY_BAND", "DEFAULT_DUPLICATE_COSINE", "RESERVED_NAMES", "LEXICAL_MODES", "ORDERS"]
 
-#: How the fused candidates are ordered (`FusionConfig.order`).
-ORDERS = ("learned", "rrf")
+class Order(StrEnum):
+    """How the fused candidates are ordered (`FusionConfig.order`)."""
 
-#: The lexical index a store can use (`StoreConfig.lexical`).
-LEXICAL_MODES = ("engine", "bm25")
+    LEARNED = "learned"
+    RRF = "rrf"
+
+
+class LexicalIndex(StrEnum):
+    """Where the lexical arm's index lives (`StoreConfig.lexical`)."""
+
+    ENGINE = "engine"
+    BM25 = "bm25"
+
+
+#: `Order`'s values, as callers pass them.
+ORDERS: tuple[str, ...] = tuple(o.value for o in Order)
+
+#: `LexicalIndex`'s values, as callers pass them.
+LEXICAL_MODES: tuple[str, ...] = tuple(m.value for m in LexicalIndex)
 
 #: Base weights, tuned on the public LoCoMo split (docs/architecture.md, "Fusion: RRF k and the
 #: weights", has the sweep). Measured against 1.0 for every arm, lexical 2.0 (+4.1 R@5: BM25 alone
@@ -156,6 +171,7 @@ class FusionConfig:
         if self.order is not None and self.order not in ORDERS:
             raise ConfigurationError(f"order must be one of {', '.join(map(repr, ORDERS))} or None, "
                                      f"got {self.order!r}")
+        object.__setattr__(self, "order", member(Order, self.order or Order.LEARNED, "order", ConfigurationError))
         if self.ranker is not None and not isinstance(self.ranker, (str, os.PathLike)):
             raise ConfigurationError(f"ranker must be a path to a ranker file or None, got {self.ranker!r}")
         for name, minimum in (("k", 0), ("depth", 1), ("learned_depth", 1), ("widen_below", 0), ("max_query_chars", 1),
@@ -286,6 +302,8 @@ class StoreConfig:
         if self.lexical is not None and self.lexical not in LEXICAL_MODES:
             raise ConfigurationError(f"lexical must be one of {', '.join(map(repr, LEXICAL_MODES))} or None, "
                                      f"got {self.lexical!r}")
+        if self.lexical is not None:
+            object.__setattr__(self, "lexical", LexicalIndex(self.lexical))
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> StoreConfig:

@@ -5,18 +5,48 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
+from .enums import StrEnum
 from .types import Memory, MemoryType, TimeWindow
 
-__all__ = ["ARMS", "AMBIGUOUS_BELOW", "EntityCandidate", "EntityRef", "ParsedQuery", "QueryPlan", "Hit",
-           "Contribution", "FusedHit", "ArmFailure", "Retrieval"]
+__all__ = ["Arm", "ARMS", "Shortcut", "FailureKind", "AMBIGUOUS_BELOW", "EntityCandidate", "EntityRef",
+           "ParsedQuery", "QueryPlan", "Hit", "Contribution", "FusedHit", "ArmFailure", "Retrieval"]
 
-#: The five arms, in the order explanations list them.
-ARMS: tuple[str, ...] = ("dense", "lexical", "graph", "temporal", "type")
+class Arm(StrEnum):
+    """The five built-in arms (`retrievers.registry` says how each is built and planned)."""
+
+    DENSE = "dense"
+    LEXICAL = "lexical"
+    GRAPH = "graph"
+    TEMPORAL = "temporal"
+    TYPE = "type"
+
+
+#: The five arms' names, in the order explanations list them (plain strings, as callers pass them).
+ARMS: tuple[str, ...] = tuple(a.value for a in Arm)
+
+
+class Shortcut(StrEnum):
+    """The plans that need no query embedding (`query.shortcuts`)."""
+
+    TIME = "time"
+    IDENTIFIER = "identifier"
+    NAME = "name"
+
+
+class FailureKind(StrEnum):
+    """Why an arm's answer is missing or partial (`ArmFailure.kind`)."""
+
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    #: its hits were left out because their memories could not be read
+    HYDRATION = "hydration"
+    #: it failed in a plan that needed no query embedding, and the full plan then ran
+    SHORTCUT = "shortcut"
 
 
 @dataclass(frozen=True)
@@ -94,20 +124,49 @@ class QueryPlan:
     #: come first (`ensemble.recency.add_nearness`), a list fused at this weight (times the temporal
     #: arm's base weight). 0: the window, if any, is a filter as usual.
     soft_window: float = 0.0
+    #: The id of the rule behind each of `reasons`, one per reason (`query.RULE_NAMES`, stage 2b's,
+    #: the caller's and the ensemble's own): what code reads, while `reasons` is what people read.
+    reason_rules: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "weights", MappingProxyType(dict(self.weights)))
         object.__setattr__(self, "skipped", MappingProxyType(dict(self.skipped)))
         object.__setattr__(self, "type_hints", frozenset(self.type_hints))
+        if self.shortcut is not None:
+            object.__setattr__(self, "shortcut", Shortcut(self.shortcut))
 
     def weight(self, arm: str) -> float:
         return float(self.weights.get(arm, 1.0))
+
+    @property
+    def fired(self) -> tuple[str, ...]:
+        """The ids of the rules that changed this plan, in order, each once per run of notes."""
+        out: list[str] = []
+        for rule in self.reason_rules:
+            if not out or out[-1] != rule:
+                out.append(rule)
+        return tuple(out)
+
+    def noted(self, rule: str, line: str, **changes: Any) -> QueryPlan:
+        """This plan with `changes` made by `rule`, and `line` (what people read) among its reasons."""
+        return replace(self, reasons=(*self.reasons, line), reason_rules=(*self.reason_rules, rule), **changes)
+
+    def without_rule(self, rule: str) -> QueryPlan:
+        """This plan with `rule`'s reasons taken out (the change itself is the caller's to undo)."""
+        kept = [(r, why) for r, why in zip(self._rules(), self.reasons, strict=True) if r != rule]
+        return replace(self, reasons=tuple(w for _, w in kept), reason_rules=tuple(r for r, _ in kept))
+
+    def _rules(self) -> tuple[str, ...]:
+        """One rule id per reason (a plan built by hand may give reasons alone: their rule is "")."""
+        pad = len(self.reasons) - len(self.reason_rules)
+        return (*self.reason_rules, *("",) * pad) if pad > 0 else self.reason_rules[:len(self.reasons)]
 
     def to_json(self) -> dict[str, Any]:
         """JSON-safe, for traces (`QueryOptimizerChain`'s output) and `Retrieval.to_json()`."""
         return {"arms": list(self.arms), "type_hints": sorted(t.value for t in self.type_hints),
                 "weights": dict(self.weights), "max_hops": self.max_hops, "hard_filter": self.hard_filter,
-                "reasons": list(self.reasons), "skipped": dict(self.skipped), "shortcut": self.shortcut,
+                "reasons": list(self.reasons), "fired": list(self.fired), "skipped": dict(self.skipped),
+                "shortcut": self.shortcut,
                 "soft_window": self.soft_window}
 
 
@@ -232,9 +291,12 @@ class ArmFailure:
 
     arm: str
     reason: str
-    #: "error" | "timeout" | "hydration" | "shortcut": the arm failed in a plan that needed no query
-    #: embedding, and the full plan then ran (its own outcome for the arm is reported beside this).
-    kind: str = "error"
+    #: `FailureKind` ("error", "timeout", "hydration", "shortcut": the arm failed in a plan that needed
+    #: no query embedding, and the full plan then ran; its own outcome for the arm is reported beside this).
+    kind: str = FailureKind.ERROR
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", FailureKind(self.kind))
 
 
 @dataclass(frozen=True)

@@ -22,11 +22,12 @@ PUBLIC: dict[str, set[str]] = {
         "FusedMemoryError", "ConfigurationError", "BackendError", "BackendUnavailable", "EmbeddingMismatch",
         "QueryError", "InvalidMemory", "MissingDependency", "StoreClosed", "NotPicklable",
         "ArmRequest", "Retriever", "Reranker", "conversation_context",
+        "Arm", "ArmSpec", "ArmRegistry", "BUILTIN_ARMS",
     },
     "fused_memory.adapters": {
-        "ARM_RETRIEVERS", "ArmReport", "CallOptions", "EnsembleSource", "DEFAULT_TOOL_DESCRIPTION", "DEFAULT_TOOL_NAME",
-        "LLM_HIDDEN_KEYS", "NO_MEMORIES", "RETRIEVAL_KEYS", "answered", "arm_reports", "bound_ensemble",
-        "hit_metadata", "memory_line", "missing_extra", "resolve_ensemble", "writable_store",
+        "ARM_RETRIEVERS", "arm_class", "ArmReport", "CallOptions", "EnsembleSource", "DEFAULT_TOOL_DESCRIPTION",
+        "DEFAULT_TOOL_NAME", "LLM_HIDDEN_KEYS", "NO_MEMORIES", "RETRIEVAL_KEYS", "answered", "arm_reports",
+        "bound_ensemble", "hit_metadata", "memory_line", "missing_extra", "resolve_ensemble", "writable_store",
     },
     "fused_memory.agent_writes": {
         "WRITE_TOOL_NAME", "WRITE_TOOL_DESCRIPTION", "DELETE_TOOL_NAME", "DELETE_TOOL_DESCRIPTION", "WriteArguments",
@@ -57,13 +58,13 @@ PUBLIC: dict[str, set[str]] = {
     "langchain_fused_memory": {
         "DenseMemoryRetriever", "BM25MemoryRetriever", "GraphMemoryRetriever", "TemporalMemoryRetriever",
         "TypeFilterMemoryRetriever", "EnsembleMemoryRetriever", "FusedMemoryRetriever", "QueryOptimizerChain",
-        "memory_tool", "memory_write_tool", "memory_delete_tool", "to_documents", "FusedMemoryStore",
+        "memory_tool", "memory_write_tool", "memory_delete_tool", "to_documents", "FusedMemoryStore", "arm_retriever",
     },
     "llama_index.retrievers.fused_memory": {
         "DenseMemoryRetriever", "BM25MemoryRetriever", "GraphMemoryRetriever", "TemporalMemoryRetriever",
         "TypeFilterMemoryRetriever", "EnsembleMemoryRetriever", "FusedMemoryRetriever", "MemoryNode", "MemoryTool",
         "memory_tool", "to_nodes", "memory_write_tool", "memory_delete_tool", "MemoryWriteTool", "MemoryDeleteTool",
-        "FusedMemoryBlock",
+        "FusedMemoryBlock", "arm_retriever",
     },
 }
 

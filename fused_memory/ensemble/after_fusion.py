@@ -30,14 +30,15 @@ from typing import Any
 import numpy as np
 
 from ..config import FusionConfig
+from ..enums import StrEnum
 from ..errors import StoreClosed
 from ..query.asked_slot import AskedSlot, asked_slot
-from ..query.cues import asks_past
+from ..query.cues import ANSWER_TIME, asks_past
 from ..query.definitions import asked_names, asks_who, defines
-from ..query.optimizer import current_state_recency, fired_rules, reaches_now
+from ..query.optimizer import current_state_recency, reaches_now
 from ..query.temporal import VAGUE_RULES
 from ..rerank import Reranker, reranker_name
-from ..results import ArmFailure, Contribution, FusedHit, Hit, ParsedQuery
+from ..results import Arm, ArmFailure, Contribution, FusedHit, Hit, ParsedQuery
 from ..text import tokenize
 from ..times import MemoryTimes
 from .candidate import Candidate
@@ -50,10 +51,10 @@ from .reranking import apply_rerank, rerank_task
 from .source import EnsembleSource, SlotLookup, VectorLookup
 from .versions import Version, order_versions, said_before, slot_of, version_groups
 
-__all__ = ["Staged", "Stage", "Step", "STEPS", "after_fusion", "recency_weight", "version_mode", "window", "COLLAPSE",
-           "SLOT_READ", "ASKED_VERSIONS", "caller_types_only", "window_first", "near_window", "asked_versions_read",
-           "find_versions", "recency_list", "versions_ordered", "asked_version_first", "definition_first",
-           "collapse_copies"]
+__all__ = ["Staged", "Stage", "Step", "STEPS", "after_fusion", "recency_weight", "version_mode", "VersionMode",
+           "window", "COLLAPSE", "SLOT_READ", "ASKED_VERSIONS", "caller_types_only", "window_first", "near_window",
+           "asked_versions_read", "find_versions", "recency_list", "versions_ordered", "asked_version_first",
+           "definition_first", "collapse_copies"]
 
 #: The name the memories read for the slot a question asks go by in their explanation ("slot#1(1.00:
 #: states user manager)"): no arm found them (`asked_versions_read`).
@@ -90,9 +91,10 @@ class Staged:
         # is the tail of a vector arm's depth, not an answer) and at least the caller's floor
         floor = self.job.after.min_score if self.job.after.min_score is not None else config.min_score
         kept = [c for c in ranked if c.score > 0 and c.score >= floor]
-        hits = tuple(FusedHit(c.memory, c.score, rank, c.contributions, config.k, c.collapsed, c.supersedes,
-                              c.superseded_by, c.rerank_score, c.rank_before_rerank, c.version_slot,
-                              c.older_by_days, c.learned)
+        hits = tuple(FusedHit(memory=c.memory, score=c.score, rank=rank, contributions=c.contributions, k=config.k,
+                              collapsed=c.collapsed, supersedes=c.supersedes, superseded_by=c.superseded_by,
+                              rerank_score=c.rerank_score, rank_before_rerank=c.rank_before_rerank,
+                              version_slot=c.version_slot, older_by_days=c.older_by_days, learned=c.learned)
                      for rank, c in enumerate(kept[:self.job.k], start=1))
         return hits, (self.reranker if ms is not None else None)
 
@@ -104,14 +106,21 @@ def recency_weight(job: Job, config: FusionConfig) -> float:
     when, or asks for an earlier value)."""
     if job.after.recency is not None:
         return job.after.recency
-    if _solo(job) or version_mode(job.parsed) != "now":
+    if _solo(job) or version_mode(job.parsed) != VersionMode.NOW:
         return 0.0
-    if current_state_recency.__name__ in fired_rules(job.plan):
+    if current_state_recency.__name__ in job.plan.fired:
         return config.current_state_recency
     return config.recency_weight
 
 
-def version_mode(parsed: ParsedQuery) -> str | None:
+class VersionMode(StrEnum):
+    """How the versions of a fact are ordered for a query (`version_mode`)."""
+
+    NOW = "now"
+    PAST = "past"
+
+
+def version_mode(parsed: ParsedQuery) -> VersionMode | None:
     """How the versions of a fact are ordered for this query: "now" (newest first) on a question
     about the present, "past" (the version asked for first) on one about an earlier value
     (`cues.asks_past`, or a window that ended before today), None on a question that asks when
@@ -119,13 +128,13 @@ def version_mode(parsed: ParsedQuery) -> str | None:
     it is; "when do I go to bed?" asks for the current one). A question in the past tense without
     such a cue ("what did Caroline research?") asks about what happened, not for the current
     value: None."""
-    if parsed.answer_type == "time":  # "when do I go to bed?" asks for the current one
-        return "now" if _WHEN_NOW.search(parsed.text) and reaches_now(parsed) else None
+    if parsed.answer_type == ANSWER_TIME:  # "when do I go to bed?" asks for the current one
+        return VersionMode.NOW if _WHEN_NOW.search(parsed.text) and reaches_now(parsed) else None
     if asks_past(parsed.text) or not reaches_now(parsed):
-        return "past"
+        return VersionMode.PAST
     if _PAST_TENSE.search(parsed.text):  # "what did Caroline research?": not the current value
         return None
-    return "now" if about_now(parsed) else None
+    return VersionMode.NOW if about_now(parsed) else None
 
 
 _PAST_TENSE = re.compile(r"\b(?:did|was|were|had)\b|n't\s+\w+ed\b", re.IGNORECASE)
@@ -194,7 +203,7 @@ def window_first(st: Stage) -> None:
     parsed = st.job.parsed
     window = parsed.temporal_window
     if window is None or parsed.temporal_rule in VAGUE_RULES or st.job.plan.soft_window \
-            or "temporal" not in st.job.plan.arms:
+            or Arm.TEMPORAL not in st.job.plan.arms:
         return
     inside = [MemoryTimes.of(c.memory).match(window) is not None for c in st.ranked]
     if any(inside) and not all(inside):
@@ -208,7 +217,7 @@ def near_window(st: Stage) -> None:
     window, plan = st.job.parsed.temporal_window, st.job.plan
     if window is None or plan.soft_window <= 0:
         return
-    weight = float(st.config.weights.get("temporal", 1.0)) * plan.soft_window
+    weight = float(st.config.weights.get(Arm.TEMPORAL, 1.0)) * plan.soft_window
     st.ranked = add_nearness(st.ranked, window, weight, st.config.k, st.job.parsed.now)
 
 
@@ -234,7 +243,8 @@ def asked_versions_read(st: Stage) -> None:
     have = {c.memory.id for c in st.ranked}
     for rank, m in enumerate((m for m in found if m.id not in have), start=1):
         key = next(iter(slot_of(m) & st.asked.keys), "")
-        st.ranked.append(Candidate(m, 0.0, (Contribution(SLOT_READ, rank, 1.0, 0.0, 0.0, f"states {key}"),)))
+        st.ranked.append(Candidate(m, 0.0, (Contribution(arm=SLOT_READ, rank=rank, raw_score=1.0, weight=0.0,
+                                                             contribution=0.0, detail=f"states {key}"),)))
 
 
 def find_versions(st: Stage) -> None:
@@ -271,8 +281,8 @@ def versions_ordered(st: Stage) -> None:
     if not groups:
         return
     window = st.job.parsed.temporal_window
-    st.ranked = order_versions(st.ranked, groups, past=st.mode == "past", query_words=_words(st.job.parsed.text),
-                               before=window.end if window else None)
+    st.ranked = order_versions(st.ranked, groups, past=st.mode == VersionMode.PAST,
+                               query_words=_words(st.job.parsed.text), before=window.end if window else None)
 
 
 def _about(st: Stage, group: Version) -> bool:
@@ -291,7 +301,7 @@ def _about(st: Stage, group: Version) -> bool:
     if asks_who(st.job.parsed.text) or (st.asked is not None and any(slot_of(c.memory) & st.asked.keys
                                                                       for c in st.ranked)):
         return False  # it asks another slot ("where do I work?" is not about the manager), or who someone is
-    if st.mode == "now":
+    if st.mode == VersionMode.NOW:
         return bool(set(contenders(st.ranked, st.config.recency_band)) & set(group.members))
     return False
 
@@ -324,7 +334,7 @@ def asked_version_first(st: Stage) -> None:
         return
     keys = st.asked.keys
     grouped = {i for g in st.groups if g.slot in keys for i in g.members}
-    if st.mode == "past":  # the version asked for: a group's, or a change that says what it was before
+    if st.mode == VersionMode.PAST:  # the version asked for: a group's, or a change that says what it was before
         first = next((i for i, c in enumerate(st.ranked) if i in grouped or said_before(c.memory, keys)), None)
     else:
         first = next((i for i, c in enumerate(st.ranked) if i in grouped or slot_of(c.memory) & keys), None)

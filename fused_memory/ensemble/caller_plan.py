@@ -11,10 +11,15 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 
-from ..results import QueryPlan
+from ..query.store_rules import mask_hub_names
+from ..results import Arm, QueryPlan
 from ..types import MemoryType
 
-__all__ = ["with_caller"]
+__all__ = ["with_caller", "CALLER_FULL_PLAN", "CALLER_TYPES", "CALLER_EMBED_TEXT", "CUSTOM_ARMS"]
+
+#: The ids of the caller's notes among a plan's reasons (`QueryPlan.reason_rules`).
+CALLER_FULL_PLAN, CALLER_TYPES, CALLER_EMBED_TEXT, CUSTOM_ARMS = (
+    "caller_full_plan", "caller_types", "caller_embed_text", "custom_arms")
 
 
 def with_caller(plan: QueryPlan, *, forced: frozenset[MemoryType] | None, embed_text: str | tuple[str, ...] | None,
@@ -27,21 +32,20 @@ def with_caller(plan: QueryPlan, *, forced: frozenset[MemoryType] | None, embed_
     if full is not None:
         if forced is not None or embed_text is not None or arms is not None:
             why = f"caller options -> the full plan, not the {plan.shortcut} plan"
-            plan = replace(full, reasons=(*full.reasons, why))
+            plan = full.noted(CALLER_FULL_PLAN, why)
         else:
             plan = replace(plan, fallback=with_caller(full, forced=None, embed_text=None, arms=None, custom=custom))
     if forced is not None:
-        plan = replace(plan, type_hints=forced, hard_filter=True,
-                       arms=tuple(dict.fromkeys((*plan.arms, "type"))),
-                       skipped={a: why for a, why in plan.skipped.items() if a != "type"},
-                       reasons=(*plan.reasons, f"caller types {sorted(t.value for t in forced)} -> every arm keeps "
-                                                "only memories of those types (no widening); type runs"))
+        plan = plan.noted(CALLER_TYPES, f"caller types {sorted(t.value for t in forced)} -> every arm keeps "
+                                        "only memories of those types (no widening); type runs",
+                          type_hints=forced, hard_filter=True, arms=tuple(dict.fromkeys((*plan.arms, Arm.TYPE.value))),
+                          skipped={a: why for a, why in plan.skipped.items() if a != Arm.TYPE})
     if embed_text is not None:  # the caller's text replaces what the masking rules would embed
-        plan = replace(plan, embed_text=embed_text, reasons=(
-            *(r for r in plan.reasons if " -> vector arms embed " not in r),
-            "caller_embed_text: the vector arms embed the caller's text, not the query"))
+        plan = plan.without_rule(mask_hub_names.__name__).noted(
+            CALLER_EMBED_TEXT, "caller_embed_text: the vector arms embed the caller's text, not the query",
+            embed_text=embed_text)
     if custom:
-        plan = replace(plan, arms=(*plan.arms, *custom), reasons=(*plan.reasons, f"custom arms {list(custom)} -> run"))
+        plan = plan.noted(CUSTOM_ARMS, f"custom arms {list(custom)} -> run", arms=(*plan.arms, *custom))
     if arms is not None:
         plan = replace(plan, arms=tuple(a for a in plan.arms if a in arms),
                        skipped={**plan.skipped, **{a: "not requested by caller" for a in plan.arms if a not in arms}})

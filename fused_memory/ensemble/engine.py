@@ -25,15 +25,15 @@ from ..config import FusionConfig
 from ..errors import BackendUnavailable, ConfigurationError, QueryError, StoreClosed
 from ..handles import refuse_pickle
 from ..query.entities import EntityMatcher
-from ..query.optimizer import DEFAULT_RULES, optimize, optimize_off
+from ..query.optimizer import DEFAULT_RULES, optimize, optimize_off, with_arm_rules
 from ..query.parse import check_embed_text, parse_query
 from ..query.shortcuts import IDENTIFIER
 from ..query.store_rules import filter_share, with_store
 from ..ranking import Learned, Ranker
 from ..rerank import Reranker, as_reranker
-from ..results import ARMS, ArmFailure, Hit, ParsedQuery, QueryPlan, Retrieval
-from ..retrievers import make_retriever
+from ..results import Arm, ArmFailure, Hit, ParsedQuery, QueryPlan, Retrieval
 from ..retrievers.base import ArmRequest, Retriever
+from ..retrievers.registry import BUILTIN_ARMS, ArmRegistry
 from ..retrievers.vector import ScopedGraphRetriever, VectorArm, run_vector_arms
 from ..types import Memory, MemoryType
 from ..validation import require_aware, utcnow
@@ -70,33 +70,53 @@ class EnsembleMemory:
     LangChain document compressor or a LlamaIndex node postprocessor; a call may bring its own).
     `ranker` (a ranker file's path or a `ranking.Ranker`) orders the fused candidates (the learned
     order) unless `FusionConfig(order="rrf")`; None: `config.ranker`, else RRF's order, or the
-    shipped ranker under `order="learned"`.
+    shipped ranker under `order="learned"`. `registry` are the arms it knows (`retrievers.registry`:
+    the five built-ins unless given; an arm added there is built, planned by its own rules, weighed
+    and explained like the five).
     Construction does no I/O but reading that file. A copy is a new ensemble over the same store (`handles`).
     """
 
     def __init__(self, store: EnsembleSource, config: FusionConfig | None = None, *, optimizer: bool = True,
                  arms: Mapping[str, Retriever] | None = None, max_workers: int = 8,
                  clock: Callable[[], datetime] = utcnow, reranker: object = None,
-                 rules_off: Collection[str] = (), ranker: object = None) -> None:
+                 rules_off: Collection[str] = (), ranker: object = None,
+                 registry: ArmRegistry | None = None) -> None:
         if not isinstance(store, EnsembleSource) or not isinstance(config, (FusionConfig, type(None))):
             raise ConfigurationError(f"EnsembleMemory(store, config) takes a MemoryStore and a FusionConfig, "
                                      f"got {type(store).__name__} and {type(config).__name__}")
         if not isinstance(max_workers, int) or max_workers < 1:
             raise ConfigurationError(f"max_workers must be an integer >= 1, got {max_workers!r}")
+        if not isinstance(registry, (ArmRegistry, type(None))):
+            raise ConfigurationError(f"registry must be an ArmRegistry (retrievers.registry), "
+                                     f"got {type(registry).__name__}")
         self.store = store
         self.config = config or FusionConfig()
+        self.registry = registry or BUILTIN_ARMS
         self.reranker: Reranker | None = as_reranker(reranker) if reranker is not None else None
         # the one read a constructor does: the ranker file (a local JSON of a few kB), so that a
         # missing or mismatched one is refused here rather than in every query (`learned`)
-        self.ranker: Ranker | None = resolve_ranker(self.config, ranker)
+        self.ranker: Ranker | None = resolve_ranker(self.config, ranker, self.registry.names)
         self.optimizer = optimizer
         self.rules_off = check_rules_off(rules_off)
         self.clock = clock
         self._arms: dict[str, Retriever] = dict(arms or {})
         self._custom = frozenset(self._arms)
-        self.config.check_arms(self._custom)
+        self.config.check_arms(self._known())
         self._max_workers = max_workers
         self._fresh_runtime()
+
+    def _known(self) -> frozenset[str]:
+        """The arm names a config may weigh beyond the five: the registry's and the custom arms."""
+        return self._custom | frozenset(self.registry.names)
+
+    def _weight(self, arm: str) -> float:
+        """An arm's base weight: the config's, else its registry default, else 1.0 (a custom arm)."""
+        spec = self.registry.by_name.get(arm)
+        return float(self.config.weights.get(arm, spec.weight if spec is not None else 1.0))
+
+    def _timeout(self, arm: str) -> float:
+        spec = self.registry.by_name.get(arm)
+        return float(self.config.timeouts_s.get(arm, spec.timeout_s if spec is not None else 2.0))
 
     def _fresh_runtime(self) -> None:
         """What each ensemble (a copy too) keeps of its own: its pool, the scoped graph arm, the
@@ -138,13 +158,18 @@ class EnsembleMemory:
         goes on without known entities and the graph arm is reported failed, not the whole query."""
         now = self._now(now)
         matcher, failure = self._lookup(self.store, namespace, self._submit_fn,
-                                        float(self.config.timeouts_s.get("graph", 2.0)))
+                                        self._timeout(Arm.GRAPH))
         parsed = parse_query(query, now=now, matcher=matcher,
                              last_session_end=self.store.last_session_end(namespace),
                              max_chars=self.config.max_query_chars)
         share, damping = self._statistics(namespace, matcher)
-        rules = tuple(r for r in DEFAULT_RULES if r.__name__ not in self.rules_off)
-        plan = optimize(parsed, rules=rules) if self.optimizer else optimize_off(parsed)
+        reg = self.registry
+        if self.optimizer:
+            extra = tuple(r for r in reg.rules() if r.__name__ not in self.rules_off)
+            rules = with_arm_rules(tuple(r for r in DEFAULT_RULES if r.__name__ not in self.rules_off), extra)
+            plan = optimize(parsed, rules=rules, arms=reg.names, needs=reg.needs())
+        else:
+            plan = optimize_off(parsed, arms=reg.names)
         return parsed, with_store(plan, parsed, self.optimizer, share, damping, matcher, self.rules_off), failure
 
     def _statistics(self, namespace: str, matcher: EntityMatcher | None
@@ -266,7 +291,7 @@ class EnsembleMemory:
 
     def arm(self, name: str) -> Retriever:
         if name not in self._arms:
-            self._arms[name] = make_retriever(self.store, name)
+            self._arms[name] = self.registry.make(name, self.store)
         return self._arms[name]
 
     def _shortcut_arm(self, name: str, plan: QueryPlan) -> Retriever | None:
@@ -277,7 +302,7 @@ class EnsembleMemory:
     def _scoped_arm(self, name: str, req: ArmRequest) -> Retriever | None:
         """The graph arm's scoped form (a vector arm) when the plan scoped it to hub entities and the
         caller did not replace the graph arm with one of their own."""
-        if name != "graph" or not req.scope or name in self._custom:
+        if name != Arm.GRAPH or not req.scope or name in self._custom:
             return None
         if self._scoped_graph is None:
             self._scoped_graph = ScopedGraphRetriever(self.store)
@@ -295,14 +320,14 @@ class EnsembleMemory:
         if embed_text is not None:
             embed_text = check_embed_text(embed_text, self.config.max_query_chars)
         if arms is not None:
-            unknown = [a for a in arms if a not in ARMS and a not in self._arms]
+            unknown = [a for a in arms if a not in self.registry and a not in self._arms]
             if unknown:
-                raise QueryError(f"unknown arm(s) {unknown}; arms are {list(ARMS)}"
+                raise QueryError(f"unknown arm(s) {unknown}; arms are {list(self.registry.names)}"
                                  + (f" and the custom arms {sorted(self._custom)}" if self._custom else ""))
-        self.config.check_arms(self._custom)  # again: a copy's config may be replaced after it was built
+        self.config.check_arms(self._known())  # again: a copy's config may be replaced after it was built
         parsed, plan, lookup_failure = self._plan(query, namespace, now)
         plan = with_caller(plan, forced=forced, embed_text=embed_text, arms=arms,
-                           custom=tuple(n for n in self._custom if n not in ARMS))  # the rules know only five arms
+                           custom=tuple(n for n in self._custom if n not in self.registry))  # no rule plans them
         return k, forced, parsed, plan, lookup_failure
 
     def _prepare(self, query: str, namespace: str, k: int, now: datetime | None,
@@ -352,9 +377,9 @@ class EnsembleMemory:
         hints = plan.type_hints or None
         if forced:
             base = replace(base, types=hints)
-        if arm == "graph" and plan.graph_scope:
+        if arm == Arm.GRAPH and plan.graph_scope:
             return replace(base, scope=plan.graph_scope)
-        if arm == "type":
+        if arm == Arm.TYPE:
             return replace(base, types=hints)
         if arm in WIDENABLE and plan.hard_filter:
             return replace(base, types=hints)
@@ -363,7 +388,6 @@ class EnsembleMemory:
     def _tasks(self, plan: QueryPlan, base: ArmRequest, forced: bool, k: int, ahead: dict[str, Memory]) -> list[Task]:
         """One task per arm, and one for the vector arms together. In the identifier plan, which
         checks what BM25 found, BM25 also reads its own top `k` memories (`plans.with_memories`)."""
-        timeouts = self.config.timeouts_s
         built: list[tuple[str, Retriever | Exception, ArmRequest]] = []
         for name in plan.arms:
             req = self._request_for(name, plan, base, forced)
@@ -379,7 +403,7 @@ class EnsembleMemory:
         # the other arms read ahead while the query is embedded (`slack`): the candidate window
         slack = Slack(max(k, self.config.after_depth), ahead) if vector_jobs and len(vector_jobs) < len(built) else None
         tasks = [Task(name, (name,), 1.0, raiser(arm)) if isinstance(arm, Exception) else
-                 Task(name, (name,), float(timeouts.get(name, 2.0)), self._single(name, arm, req, forced, read, slack))
+                 Task(name, (name,), self._timeout(name), self._single(name, arm, req, forced, read, slack))
                  for name, arm, req in built if not isinstance(arm, VectorArm)]
         if vector_jobs:
             # submitted first: the query embedding is the start of the longest path, and onnxruntime
@@ -388,7 +412,7 @@ class EnsembleMemory:
             # 100k: 10.62 -> 9.90, 13.27 -> 12.30, 18.40 -> 18.03 ms.
             names = tuple(n for n, _, _ in vector_jobs)
             tasks.insert(0, Task(VECTOR_TASK + "+".join(names), names,
-                                  max(float(timeouts.get(n, 2.0)) for n in names),
+                                  max(self._timeout(n) for n in names),
                                   self._batch(vector_jobs, forced, slack)))
         return tasks
 
@@ -464,10 +488,10 @@ class EnsembleMemory:
             causes = {f.arm: f.reason for f in failures}
             raise BackendUnavailable("every retriever failed: " + "; ".join(f"{a}: {r}" for a, r in causes.items()),
                                      causes)
-        if "temporal" in results and not results["temporal"] and job.parsed.temporal_window is not None \
+        if Arm.TEMPORAL in results and not results[Arm.TEMPORAL] and job.parsed.temporal_window is not None \
                 and job.plan.shortcut is None and job.plan.soft_window <= 0:  # its window holds nothing
-            job.plan = soft_window_plan(job.plan, job.plan.reasons, ran=True)
-        weights = {a: self.config.weights.get(a, 1.0) * job.plan.weight(a) for a in results}
+            job.plan = soft_window_plan(job.plan, ran=True)
+        weights = {a: self._weight(a) * job.plan.weight(a) for a in results}
         learned: dict[str, Learned] = {}
         order = ordered_fusion(self.ranker, job, self.config, failures, learned)
         if trace is not None:
@@ -509,5 +533,6 @@ class EnsembleMemory:
         hits, reranked_by = done.hits(rerank, self.config)
         job.timings["total"] = (time.perf_counter() - job.started) * 1000
         self._failure_log.report(done.failures, (*done.answered, *(("rerank",) if reranked_by else ())))
-        return Retrieval(hits, job.plan, job.parsed, tuple(done.failures), done.widened, dict(job.timings),
-                         done.pooled, reranked_by)
+        return Retrieval(hits=hits, plan=job.plan, parsed=job.parsed, failures=tuple(done.failures),
+                         widened=done.widened, timings_ms=dict(job.timings), pooled=done.pooled,
+                         reranked_by=reranked_by)

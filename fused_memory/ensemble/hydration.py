@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..backends.codec import from_payload
 from ..errors import FusedMemoryError, StoreClosed
-from ..results import ArmFailure, Hit
+from ..results import ArmFailure, FailureKind, Hit
 from ..types import Memory
 from .fusion import FusedScore
 
@@ -67,7 +67,7 @@ def hydrate(store: EnsembleSource, namespace: str, results: Mapping[str, Sequenc
     last = max(i for i, f in enumerate(ranked) if f.memory_id in cut) if len(kept) == k else len(ranked)
     lost = {f.memory_id for f in ranked[:last + 1] if f.memory_id not in known} - gone
     reason = f"{type(error).__name__}: {error}; the memories of its hits no other arm carried are left out"
-    return kept, [ArmFailure(arm, reason, "hydration") for arm, hits in results.items()
+    return kept, [ArmFailure(arm, reason, FailureKind.HYDRATION) for arm, hits in results.items()
                   if any(h.memory_id in lost for h in hits)]
 
 

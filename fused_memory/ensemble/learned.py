@@ -20,10 +20,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..config import FusionConfig
+from ..config import FusionConfig, Order
 from ..errors import ConfigurationError
 from ..ranking import Learned, Ranker, applies, default_ranker, learned_order, load_ranker
-from ..results import ArmFailure, Hit
+from ..results import ARMS, ArmFailure, Hit
 from .fanout import Job
 from .fusion import FusedScore, fuse
 
@@ -35,18 +35,26 @@ LEARNED = "learned"
 Fuse = Callable[..., list[FusedScore]]
 
 
-def resolve_ranker(config: FusionConfig, ranker: object = None) -> Ranker | None:
+def resolve_ranker(config: FusionConfig, ranker: object = None, arms: tuple[str, ...] = ARMS) -> Ranker | None:
     """The ranker an ensemble orders with: None under `order="rrf"`; else `ranker` (a `Ranker` or a
     path to a ranker file), else `config.ranker`, else the shipped one. A file is read and checked
-    here, once, so a bad one is refused when the ensemble is built (`ConfigurationError`)."""
-    if config.order == "rrf":
+    here, once, so a bad one is refused when the ensemble is built (`ConfigurationError`), as is a
+    ranker that has no features for one of the ensemble's `arms` (it cannot weigh what that arm says)."""
+    if config.order == Order.RRF:
         return None
-    if isinstance(ranker, Ranker):
-        return ranker
-    if ranker is not None and not isinstance(ranker, (str, os.PathLike)):
+    if ranker is not None and not isinstance(ranker, (Ranker, str, os.PathLike)):
         raise ConfigurationError(f"ranker must be a path to a ranker file or a Ranker, got {type(ranker).__name__}")
-    path = ranker if ranker is not None else config.ranker
-    return load_ranker(path) if path is not None else default_ranker()
+    if isinstance(ranker, Ranker):
+        chosen = ranker
+    else:
+        path = ranker if ranker is not None else config.ranker
+        chosen = load_ranker(path) if path is not None else default_ranker()
+    unknown = [a for a in arms if a not in chosen.arms]
+    if unknown:
+        raise ConfigurationError(f"ranker {chosen.source} has no features for arm(s) {unknown} (it was trained with "
+                                 f"{', '.join(chosen.arms)}): train one with them (fused-memory train-ranker) or "
+                                 "order the fused candidates by RRF (FusionConfig(order='rrf'))")
+    return chosen
 
 
 def ordered_fusion(ranker: Ranker | None, job: Job, config: FusionConfig, failures: list[ArmFailure],

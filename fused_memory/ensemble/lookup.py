@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import BackendError
 from ..query.entities import EntityMatcher
-from ..results import ArmFailure
+from ..results import Arm, ArmFailure, FailureKind
 from .source import EnsembleSource
 
 __all__ = ["EntityLookup", "wait_s"]
@@ -68,9 +68,9 @@ class EntityLookup:
                         self._inflight[namespace] = (fut, started, True)
                 raise
         except cf.TimeoutError:
-            return None, ArmFailure("graph", f"entity lookup: no answer within {timeout_s:.2f}s", "timeout")
+            return None, ArmFailure(Arm.GRAPH, f"entity lookup: no answer within {timeout_s:.2f}s", FailureKind.TIMEOUT)
         except BackendError as exc:
-            return None, ArmFailure("graph", f"entity lookup failed: {exc}")
+            return None, ArmFailure(Arm.GRAPH, f"entity lookup failed: {exc}")
 
     def clear(self) -> None:
         with self._lock:

@@ -21,14 +21,15 @@ from typing import Any
 
 import numpy as np
 
-from ..query.cues import ANSWER_TIME, temporal_mode
-from ..results import ARMS, ArmFailure, Hit, Retrieval
+from ..query.cues import ANSWER_TIME, TemporalMode, temporal_mode
+from ..results import ARMS, Arm, ArmFailure, Hit, Retrieval
 from ..text import tokenize
 from ..times import MemoryTimes, describe_day
 from ..types import Memory
 from .candidate import Candidate
 from .fanout import Job
 from .fusion import FusedScore
+from .widening import WIDENABLE
 
 __all__ = ["MissReason", "ArmVerdict", "StepMove", "MissExplanation", "Trace", "explain"]
 
@@ -182,31 +183,31 @@ def _verdict(store: Any, job: Job, trace: Trace, arm: str, memory: Memory | None
         return ArmVerdict(arm, MissReason.SKIPPED, detail=plan.skipped.get(arm, "not planned"))
     if memory is None:
         return ArmVerdict(arm, MissReason.BELOW_DEPTH, detail="not stored")
-    wanted = job.types if job.types else (plan.type_hints if arm == "type" or (plan.hard_filter and arm in
-                                                                               ("dense", "lexical")) else None)
+    wanted = job.types if job.types else (plan.type_hints if arm == Arm.TYPE or (plan.hard_filter and arm in
+                                                                               WIDENABLE) else None)
     if wanted and memory.type not in wanted and arm not in trace.widened:
         return ArmVerdict(arm, MissReason.TYPE_FILTERED,
                           detail=f"it is a {memory.type}, the arm keeps {', '.join(sorted(t.value for t in wanted))}")
     last = _deduped(hits)[-1].score if hits else None
     depth = f"the arm kept {len(_deduped(hits))}" + (f", the last at {last:.2f}" if last is not None else "")
-    if arm == "temporal":
+    if arm == Arm.TEMPORAL:
         window = parsed.temporal_window
-        if temporal_mode(window, parsed.answer_type) == "window" and window is not None:
+        if temporal_mode(window, parsed.answer_type) == TemporalMode.WINDOW and window is not None:
             times = MemoryTimes.of(memory)
             if times.match(window) is None:
                 told = _times(times, parsed.now)
                 return ArmVerdict(arm, MissReason.OUTSIDE_WINDOW, detail=f"{told} outside {window}")
         elif parsed.answer_type == ANSWER_TIME and not memory.stated_times and memory.event_at is None:
             return ArmVerdict(arm, MissReason.NO_TIME, detail="a \"when\" question ranks the memories that state one")
-    if arm == "graph":
+    if arm == Arm.GRAPH:
         names = {n.casefold() for ref in parsed.entity_refs for n in (ref.text, *(c.name for c in ref.candidates))}
         if not names & {e.casefold() for e in memory.entities}:
             said = ", ".join(memory.entities[:4]) or "none"
             return ArmVerdict(arm, MissReason.NO_ENTITY, detail=f"it names {said}; the query names "
                                                                 f"{', '.join(r.text for r in parsed.entity_refs)}")
-    if arm == "lexical" and not set(tokenize(parsed.text)) & set(tokenize(f"{memory.text} {memory.context or ''}")):
+    if arm == Arm.LEXICAL and not set(tokenize(parsed.text)) & set(tokenize(f"{memory.text} {memory.context or ''}")):
         return ArmVerdict(arm, MissReason.NO_WORD, detail="BM25 scores only memories that share a word with the query")
-    if arm == "dense":
+    if arm == Arm.DENSE:
         cosine = _cosine(store, job, memory)
         if cosine is not None:
             return ArmVerdict(arm, MissReason.BELOW_DEPTH, detail=f"its cosine {cosine:.2f}; {depth}")

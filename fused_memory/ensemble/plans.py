@@ -26,7 +26,7 @@ from typing import Any
 from ..errors import FusedMemoryError, StoreClosed
 from ..query.shapes import identifiers_outside_time
 from ..query.shortcuts import IDENTIFIER, NAME, TIME
-from ..results import Hit, ParsedQuery, QueryPlan
+from ..results import Arm, Hit, ParsedQuery, QueryPlan
 from ..retrievers.base import ArmRequest, Retriever
 from ..retrievers.scan import TimeOrderRetriever
 from ..text import identifiers, tokenize
@@ -34,12 +34,16 @@ from .fanout import Outcome, Task
 from .source import EnsembleSource
 
 __all__ = ["shortcut_arm", "shortcut_request", "with_memories", "missed", "fallback_plan", "soft_window_plan",
-           "EMPTY_WINDOW"]
+           "EMPTY_WINDOW", "SHORTCUT_FALLBACK", "SOFT_WINDOW"]
+
+#: The ids of the ensemble's own notes among a plan's reasons (`QueryPlan.reason_rules`): a shortcut
+#: gave way to the full plan; a window that holds nothing became a soft preference.
+SHORTCUT_FALLBACK, SOFT_WINDOW = "shortcut_fallback", "soft_window"
 
 
 def shortcut_arm(plan: QueryPlan, name: str, store: EnsembleSource) -> Retriever | None:
     """The arm a shortcut plan runs instead of the usual one, or None (the usual one)."""
-    if plan.shortcut == TIME and name == "temporal":
+    if plan.shortcut == TIME and name == Arm.TEMPORAL:
         return TimeOrderRetriever(store)
     return None
 
@@ -48,7 +52,7 @@ def shortcut_request(plan: QueryPlan, name: str, request: ArmRequest) -> ArmRequ
     """What an arm of a shortcut plan is asked: in the name plan BM25 searches the names alone. The
     other words of "tell me about Sarah Chen" name no topic (`shapes.only_names`), and BM25 would
     rank a memory that happens to hold "tell" beside the ones holding the name."""
-    if plan.shortcut == NAME and name == "lexical":
+    if plan.shortcut == NAME and name == Arm.LEXICAL:
         names = " ".join(ref.text for ref in request.query.entity_refs)
         return replace(request, query=replace(request.query, text=names, terms=tuple(tokenize(names))))
     return request
@@ -104,26 +108,25 @@ def fallback_plan(plan: QueryPlan, why: str) -> QueryPlan:
     temporal search (it would find nothing again), the memories nearest the window first."""
     full = plan.fallback
     assert full is not None
-    reasons = (*full.reasons, f"{plan.shortcut} plan: {why} -> the full plan")
+    full = full.noted(SHORTCUT_FALLBACK, f"{plan.shortcut} plan: {why} -> the full plan")
     if plan.shortcut != TIME or why != EMPTY_WINDOW:
-        return replace(full, reasons=reasons)
-    return soft_window_plan(full, reasons)
+        return full
+    return soft_window_plan(full)
 
 
 #: Why a time plan gives way when its window holds nothing (`missed`).
 EMPTY_WINDOW = "the window holds no memory"
 
 
-def soft_window_plan(plan: QueryPlan, reasons: tuple[str, ...], ran: bool = False) -> QueryPlan:
+def soft_window_plan(plan: QueryPlan, ran: bool = False) -> QueryPlan:
     """`plan` with its window a soft preference, the memories nearest the window first at the
     weight the temporal arm had (`QueryPlan.soft_window`). Before the arms run (`ran` False), the
     temporal arm is left out: its window holds nothing; after (the arm ran and found nothing), it
     stays in the plan as the arm that answered with nothing."""
-    weight = plan.weight("temporal") if "temporal" in plan.arms else 1.0
+    weight = plan.weight(Arm.TEMPORAL) if Arm.TEMPORAL in plan.arms else 1.0
     note = "the window holds no memory: the other arms answer, the memories nearest it first"
     if ran:
-        return replace(plan, soft_window=weight, reasons=(*reasons, f"soft window: {note}"))
-    weights = {a: w for a, w in plan.weights.items() if a != "temporal"}
-    return replace(plan, arms=tuple(a for a in plan.arms if a != "temporal"), weights=weights,
-                   skipped={**plan.skipped, "temporal": note}, soft_window=weight,
-                   reasons=(*reasons, f"soft window: {note}"))
+        return plan.noted(SOFT_WINDOW, f"soft window: {note}", soft_window=weight)
+    weights = {a: w for a, w in plan.weights.items() if a != Arm.TEMPORAL}
+    return plan.noted(SOFT_WINDOW, f"soft window: {note}", arms=tuple(a for a in plan.arms if a != Arm.TEMPORAL),
+                      weights=weights, skipped={**plan.skipped, Arm.TEMPORAL.value: note}, soft_window=weight)

@@ -46,7 +46,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from ..query.optimizer import reaches_now
-from ..results import Contribution, ParsedQuery
+from ..results import Arm, Contribution, ParsedQuery
 from ..times import MemoryTimes
 from ..types import TimeWindow
 from .candidate import Candidate, memory_time
@@ -68,7 +68,7 @@ def decay(age_days: float, half_life_days: float) -> float:
 def contenders(candidates: Sequence[Candidate], band: float | None) -> list[int]:
     """The indices of the candidates whose dense cosine is within `band` of the best candidate's
     (every candidate when `band` is None or no candidate has a dense score)."""
-    similarity = {i: c.raw_score for i, cand in enumerate(candidates) for c in cand.contributions if c.arm == "dense"}
+    similarity = {i: c.raw_score for i, cand in enumerate(candidates) for c in cand.contributions if c.arm == Arm.DENSE}
     if band is None or not similarity:
         return list(range(len(candidates)))
     floor = max(similarity.values()) - band
@@ -112,8 +112,8 @@ def add_recency(candidates: Sequence[Candidate], weight: float, k: int, now: dat
         if i in ranks:
             rank, score, age = ranks[i]
             term = rrf_contribution(weight, score, rank, k)
-            share = Contribution("recency", rank, score, weight, term,
-                                 f"{_age(age)} old, half-life {half_life_days:g} d")
+            share = Contribution(arm="recency", rank=rank, raw_score=score, weight=weight, contribution=term,
+                                 detail=f"{_age(age)} old, half-life {half_life_days:g} d")
             c = replace(c, score=c.score + term, contributions=(*c.contributions, share))
         out.append((-c.score, i, c))
     out.sort(key=lambda t: (t[0], t[1]))
@@ -147,7 +147,8 @@ def add_nearness(candidates: Sequence[Candidate], window: TimeWindow, weight: fl
             score = (1.0 + nearest) / (1.0 + distance)
             term = rrf_contribution(weight, score, rank, k)
             told = "inside the window" if distance == 0 else f"{_age(distance)} from the window"
-            share = Contribution("near window", rank, score, weight, term, told)
+            share = Contribution(arm="near window", rank=rank, raw_score=score, weight=weight, contribution=term,
+                                 detail=told)
             c = replace(c, score=c.score + term, contributions=(*c.contributions, share))
         out.append((-c.score, i, c))
     out.sort(key=lambda t: (t[0], t[1]))

@@ -11,13 +11,13 @@ A caller's `types=` never widens: it is a filter in every arm ("only memories of
 
 from __future__ import annotations
 
-from ..results import Hit
+from ..results import Arm, Hit
 from ..retrievers.base import ArmRequest
 
 __all__ = ["WIDENABLE", "needs_widening", "widened"]
 
 #: The arms an optimizer's type filter applies to, and so the arms that widen.
-WIDENABLE = ("dense", "lexical")
+WIDENABLE: tuple[str, ...] = (Arm.DENSE.value, Arm.LEXICAL.value)
 
 
 def needs_widening(arm: str, request: ArmRequest, hits: list[Hit], widen_below: int) -> bool:

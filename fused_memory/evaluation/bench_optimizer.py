@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..ensemble.plans import SHORTCUT_FALLBACK
 from .metrics import percentile
 from .significance import bootstrap_ci, nearest_rank
 from .synth import SHAPES, SYNTH_NOW, SynthQuery
@@ -86,7 +87,7 @@ def _time(on: Any, off: Any, queries: Sequence[SynthQuery], clear: Callable[[], 
             row[f"{side}_hit"] = answered_in_top(q, result.ids())
             if side == "on":
                 row["embedded"] = result.plan.shortcut is None
-                row["fell_back"] = any(" -> the full plan" in r for r in result.plan.reasons)
+                row["fell_back"] = SHORTCUT_FALLBACK in result.plan.fired
         rows.append(row)
     return rows
 

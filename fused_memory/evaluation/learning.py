@@ -24,9 +24,10 @@ import numpy as np
 from ..config import DEFAULT_RRF_K, DEFAULT_WEIGHTS
 from ..ensemble.fusion import FusedScore, fuse
 from ..errors import FusedMemoryError
-from ..ranking.features import FEATURE_NAMES, candidate_features
+from ..ranking.features import candidate_features, feature_names
 from ..ranking.model import Ranker
 from ..ranking.order import applies, learned_order
+from ..results import ARMS
 from .candidates import Replayed
 from .metrics import recall_at_k
 
@@ -73,9 +74,11 @@ class Rows:
         return iter((self.x, self.y))
 
 
-def training_rows(queries: Iterable[Replayed], rrf: RrfSetting = DEFAULT_RRF, depth: int = 30) -> Rows:
+def training_rows(queries: Iterable[Replayed], rrf: RrfSetting = DEFAULT_RRF, depth: int = 30,
+                  arms: tuple[str, ...] = ARMS) -> Rows:
     """Features and labels (1: a gold memory) of the fused top `depth` of every query whose top
-    `depth` holds a gold memory (the others teach the order nothing)."""
+    `depth` holds a gold memory (the others teach the order nothing); `arms` the arms whose
+    columns the features hold (the registry's, `retrievers.registry`)."""
     xs, ys, qs = [], [], []
     for n, q in enumerate(queries):
         if not applies(q.plan, q.parsed):  # the queries the ensemble leaves in RRF's order
@@ -84,7 +87,7 @@ def training_rows(queries: Iterable[Replayed], rrf: RrfSetting = DEFAULT_RRF, de
         y = np.array([1.0 if f.memory_id in q.gold else 0.0 for f in head])
         if not y.any() or y.all():
             continue
-        xs.append(candidate_features(head, q.results, q.plan, q.parsed))
+        xs.append(candidate_features(head, q.results, q.plan, q.parsed, arms))
         ys.append(y)
         qs.append(np.full(len(y), n))
     if not xs:
@@ -102,9 +105,9 @@ _PAIRS_PER_GOLD = 30
 
 def fit_ranker(x: np.ndarray | Rows, y: np.ndarray | None = None, *, c: float = 1.0,
                meta: Mapping[str, Any] | None = None, mask: Sequence[str] | None = None,
-               objective: str = "pointwise") -> Ranker:
+               objective: str = "pointwise", arms: tuple[str, ...] = ARMS) -> Ranker:
     """A linear scorer over standardized features, fitted by `objective` (`OBJECTIVES`). `mask`
-    names features held at 0 weight (the ablation)."""
+    names features held at 0 weight (the ablation); `arms` those the rows were built for."""
     try:
         from sklearn.linear_model import LogisticRegression
     except ImportError:
@@ -116,12 +119,15 @@ def fit_ranker(x: np.ndarray | Rows, y: np.ndarray | None = None, *, c: float = 
     scale = rows.x.std(axis=0)
     scale[scale < 1e-9] = 1.0
     z = (rows.x - mean) / scale
-    keep = np.ones(len(FEATURE_NAMES), dtype=bool)
+    names = feature_names(arms)
+    if rows.x.shape[1] != len(names):
+        raise TrainingError(f"the rows hold {rows.x.shape[1]} features, the arms {list(arms)} have {len(names)}")
+    keep = np.ones(len(names), dtype=bool)
     for name in mask or ():
-        keep[FEATURE_NAMES.index(name)] = False
+        keep[names.index(name)] = False
     if keep.sum() == 0 or len(set(rows.y.tolist())) < 2:
         raise TrainingError("training needs gold and non-gold candidates and at least one feature")
-    w = np.zeros(len(FEATURE_NAMES))
+    w = np.zeros(len(names))
     if objective == "pointwise":
         model = LogisticRegression(C=c, max_iter=2000)
         model.fit(z[:, keep], rows.y)
@@ -133,7 +139,7 @@ def fit_ranker(x: np.ndarray | Rows, y: np.ndarray | None = None, *, c: float = 
         model.fit(np.vstack([diffs, -diffs]), np.r_[np.ones(len(diffs)), np.zeros(len(diffs))])
         w[keep] = model.coef_[0]
         bias = 0.0
-    return Ranker(w, mean, scale, bias, "trained", {**dict(meta or {}), "objective": objective})
+    return Ranker(w, mean, scale, bias, "trained", {**dict(meta or {}), "objective": objective}, tuple(arms))
 
 
 def _pairs(z: np.ndarray, y: np.ndarray, query: np.ndarray) -> np.ndarray:
@@ -162,14 +168,20 @@ def recalls(q: Replayed, ids: Sequence[str], ks: Sequence[int] = (5, 10)) -> tup
     return tuple(float(recall_at_k(ids, q.gold, k) or 0.0) for k in ks)
 
 
-def rrf_grid() -> list[RrfSetting]:
-    """The grid around the values docs/architecture.md tried for the defaults."""
-    out = []
-    for k, dense, lexical, graph, temporal, typ in itertools.product(
-            (5, 10, 20, 60), (1.0, 1.5, 2.0), (1.5, 2.0, 2.5), (0.25, 0.5, 1.0), (0.5, 1.0), (0.5, 1.0)):
-        out.append(RrfSetting(k, (("dense", dense), ("lexical", lexical), ("graph", graph),
-                                  ("temporal", temporal), ("type", typ))))
-    return out
+#: Each arm's weights in the grid, around the defaults (docs/decisions: the RRF k and weights record);
+#: an arm the registry adds is tried at `_OTHER_WEIGHTS`.
+_GRID_WEIGHTS: Mapping[str, tuple[float, ...]] = {
+    "dense": (1.0, 1.5, 2.0), "lexical": (1.5, 2.0, 2.5), "graph": (0.25, 0.5, 1.0), "temporal": (0.5, 1.0),
+    "type": (0.5, 1.0)}
+_OTHER_WEIGHTS = (0.5, 1.0)
+_GRID_K = (5, 10, 20, 60)
+
+
+def rrf_grid(arms: tuple[str, ...] = ARMS) -> list[RrfSetting]:
+    """The grid of RRF k and arm weights around the defaults, for `arms` (the registry's)."""
+    choices = [_GRID_WEIGHTS.get(a, _OTHER_WEIGHTS) for a in arms]
+    return [RrfSetting(k, tuple(zip(arms, ws, strict=True)))
+            for k in _GRID_K for ws in itertools.product(*choices)]
 
 
 def grid_scores(queries: Sequence[Replayed], grid: Sequence[RrfSetting],

@@ -31,14 +31,26 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..enums import StrEnum
 from ..types import Memory
 from .data import EvalDataError, EvalDataset, EvalMemory, EvalQuery, parse_time
 
-__all__ = ["TIMELINE_KINDS", "TimelineQuestion", "Persona", "TimelineSet", "load_timeline", "QuestionOutcome",
-           "score_question", "TimelineReport", "run_timeline", "as_dataset"]
+__all__ = ["QuestionKind", "TIMELINE_KINDS", "TimelineQuestion", "Persona", "TimelineSet", "load_timeline",
+           "QuestionOutcome", "score_question", "TimelineReport", "run_timeline", "as_dataset"]
+
+class QuestionKind(StrEnum):
+    """What a timeline question asks: the current value, a past one, a window, a plan, a fact, who."""
+
+    CURRENT = "current"
+    PAST = "past"
+    WINDOW = "window"
+    PLAN = "plan"
+    FACT = "fact"
+    WHO = "who"
+
 
 #: The kinds of question, in the order reports list them.
-TIMELINE_KINDS = ("current", "past", "window", "plan", "fact", "who")
+TIMELINE_KINDS: tuple[str, ...] = tuple(k.value for k in QuestionKind)
 
 
 @dataclass(frozen=True)
@@ -153,7 +165,7 @@ def score_question(question: TimelineQuestion, ids: Sequence[str], superseded: I
     """Score one question from its ranking at k=10 (`ids`, best first), the ids marked superseded in
     it, and the rankings at k=1, 2, ... (`by_k`: the first j at k=j must be the first j at k=10)."""
     first = ids[0] if ids else None
-    wrongly_stale = question.kind != "past" and bool(question.answers & set(superseded))
+    wrongly_stale = question.kind != QuestionKind.PAST and bool(question.answers & set(superseded))
     stable = all(list(r) == list(ids[:j]) for j, r in enumerate(by_k, start=1))
     return QuestionOutcome(question, first, first in question.answers, not ids, wrongly_stale, stable)
 

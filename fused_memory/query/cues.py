@@ -15,15 +15,21 @@ temporal question do.
 from __future__ import annotations
 
 import re
-from typing import Literal
 
+from ..enums import StrEnum
 from ..types import TimeWindow
 from .temporal import TIME_PATTERNS
 
 __all__ = ["has_time_cue", "asks_time", "asks_past", "mentions_time", "answer_types", "temporal_mode", "TemporalMode",
            "ANSWER_TIME"]
 
-TemporalMode = Literal["window", "answer", "speculative"]
+class TemporalMode(StrEnum):
+    """How the temporal arm reads a query (`temporal_mode`)."""
+
+    WINDOW = "window"
+    ANSWER = "answer"
+    SPECULATIVE = "speculative"
+
 
 #: The answer-type tag of a memory that states a time (payload field `answers`).
 ANSWER_TIME = "time"
@@ -101,8 +107,8 @@ def temporal_mode(window: TimeWindow | None, answer_type: str | None) -> Tempora
     and the arm itself: "window" (events inside the parsed window), "answer" (no window but a time is
     asked for: the memories that state one) or "speculative" (events by relevance, half weight)."""
     if window is not None:
-        return "window"
-    return "answer" if answer_type == ANSWER_TIME else "speculative"
+        return TemporalMode.WINDOW
+    return TemporalMode.ANSWER if answer_type == ANSWER_TIME else TemporalMode.SPECULATIVE
 
 
 def answer_types(text: str) -> tuple[str, ...]:

@@ -25,14 +25,14 @@ question).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from functools import cached_property
+from collections.abc import Mapping
 
-from ..results import ARMS, EntityRef, ParsedQuery, QueryPlan
+from ..results import ARMS, Arm, ParsedQuery, QueryPlan
 from ..types import MemoryType
-from .cues import temporal_mode
-from .shapes import MIN_REF_CONFIDENCE, pure_time, strong_refs, topic_terms
+from .cues import TemporalMode, temporal_mode
+from .plan_builder import DEFAULT_HOPS, PlanBuilder, Rule
+from .plan_builder import describe_ref as _describe
+from .shapes import pure_time, strong_refs
 from .shortcuts import identifier_shortcut, name_shortcut, time_shortcut
 from .store_rules import (
     ASKED_RELATION_WEIGHT,
@@ -45,8 +45,8 @@ from .store_rules import (
     with_store,
 )
 
-__all__ = ["PlanBuilder", "Rule", "optimize", "optimize_off", "fired_rules", "DEFAULT_RULES", "OFF_RULES",
-           "RULE_NAMES", "SPECULATIVE_TEMPORAL_WEIGHT", "DEFAULT_HOPS", "ANSWER_TIME_WEIGHT",
+__all__ = ["PlanBuilder", "Rule", "optimize", "optimize_off", "fired_rules", "with_arm_rules", "DEFAULT_RULES",
+           "OFF_RULES", "RULE_NAMES", "SPECULATIVE_TEMPORAL_WEIGHT", "DEFAULT_HOPS", "ANSWER_TIME_WEIGHT",
            "PURE_TIME_WEIGHT", "WINDOW_TEMPORAL_WEIGHT", "current_state_recency", "reaches_now",
            # stage 2b, in store_rules.py, re-exported here where the rest of the optimizer is
            "with_store", "skip_unselective", "scope_hub_seeds", "asked_relation_leads", "mask_hub_names",
@@ -77,10 +77,8 @@ PURE_TIME_WEIGHT = 8.0
 #: 0.354 / 0.354, adversarial 0.861 at 1-3, 0.857 at 4 (docs/architecture.md, "Per-query weights").
 WINDOW_TEMPORAL_WEIGHT = 3.0
 #: The temporal arm's weight by mode (`cues.temporal_mode`) when no skip rule applies.
-_TEMPORAL_WEIGHTS = {"window": WINDOW_TEMPORAL_WEIGHT, "answer": ANSWER_TIME_WEIGHT,
-                     "speculative": SPECULATIVE_TEMPORAL_WEIGHT}
-DEFAULT_HOPS = 2
-
+_TEMPORAL_WEIGHTS = {TemporalMode.WINDOW: WINDOW_TEMPORAL_WEIGHT, TemporalMode.ANSWER: ANSWER_TIME_WEIGHT,
+                     TemporalMode.SPECULATIVE: SPECULATIVE_TEMPORAL_WEIGHT}
 _I = re.IGNORECASE
 #: Explicit preference words: strong enough to pre-filter dense and lexical (widening catches misses).
 #: "setting"/"favorite" count only as the asker's own ("my setting", "our default", "my favorite"):
@@ -105,101 +103,6 @@ _WHAT_IS = re.compile(r"\bwhat(?:\s+(?:is|was|are|were)|'s|\u2019s)\s+(?:the\s+|
 _TELL_ABOUT = re.compile(r"\b(?:tell\s+me|what\s+do\s+(?:you|i|we)\s+know)\s+about\s+(?:the\s+)?", _I)
 
 
-@dataclass
-class PlanBuilder:
-    """The mutable plan the rules edit, frozen into a `QueryPlan` by `build`.
-
-    Starts with dense and lexical on; graph, temporal and type run only once a rule turns them on.
-    Dense cannot be skipped: it is the arm that always has something to say, except by a plan that
-    needs no query embedding at all (`take_shortcut`), which keeps the plan as it was as its fallback.
-    """
-
-    parsed: ParsedQuery
-    weights: dict[str, float] = field(default_factory=lambda: {"dense": 1.0, "lexical": 1.0})
-    type_hints: set[MemoryType] = field(default_factory=set)
-    strong_hints: set[MemoryType] = field(default_factory=set)
-    max_hops: int = DEFAULT_HOPS
-    hard_filter: bool = False
-    reasons: list[str] = field(default_factory=list)
-    skipped: dict[str, str] = field(default_factory=dict)
-    fired: list[str] = field(default_factory=list)
-    rule: str = "manual"
-    shortcut: str | None = None
-    full: QueryPlan | None = None
-
-    def note(self, why: str) -> None:
-        """Record that the current rule fired, and why (shown by `--explain`)."""
-        if not self.fired or self.fired[-1] != self.rule:
-            self.fired.append(self.rule)
-        self.reasons.append(f"{self.rule}: {why}")
-
-    def run(self, arm: str, weight: float = 1.0) -> None:
-        if arm not in ARMS:
-            raise ValueError(f"unknown arm {arm!r}; arms are {ARMS}")
-        self.weights[arm] = float(weight)
-        self.skipped.pop(arm, None)
-
-    def skip(self, arm: str, why: str) -> None:
-        if arm == "dense":
-            raise ValueError("dense always runs")
-        self.weights.pop(arm, None)
-        self.skipped[arm] = why
-
-    def take_shortcut(self, kind: str, arms: dict[str, float], why: str) -> None:
-        """Run only `arms` (at these weights), with no query embedding: the plan built so far becomes
-        the fallback, run when the shortcut finds nothing (`QueryPlan.fallback`). Once only."""
-        if self.shortcut is not None:
-            return
-        self.full = self.build()
-        for arm in [a for a in self.weights if a not in arms]:
-            self.weights.pop(arm)
-            self.skipped[arm] = f"{kind} plan: answered without a query embedding"
-        for arm, weight in arms.items():
-            self.run(arm, weight)
-        self.shortcut, self.hard_filter = kind, False
-        self.note(why)
-
-    def hint(self, t: MemoryType, strong: bool = False) -> None:
-        self.type_hints.add(t)
-        if strong:
-            self.strong_hints.add(t)
-
-    @cached_property
-    def lower(self) -> str:
-        return self.parsed.text.lower()
-
-    @cached_property
-    def topic_terms(self) -> frozenset[str]:
-        """Query terms left once the time phrase and topic-free words are removed (`shapes`)."""
-        return topic_terms(self.parsed)
-
-    def build(self) -> QueryPlan:
-        arms = tuple(a for a in ARMS if a in self.weights)
-        return QueryPlan(type_hints=frozenset(self.type_hints), arms=arms,
-                         weights={a: self.weights[a] for a in arms}, max_hops=self.max_hops,
-                         hard_filter=self.hard_filter, reasons=tuple(self.reasons),
-                         skipped={a: self.skipped.get(a) or self._unplanned(a) for a in ARMS if a not in arms},
-                         shortcut=self.shortcut, fallback=self.full)
-
-    def _unplanned(self, arm: str) -> str:
-        """Why an arm that no rule turned on does not run (the plan's `skipped`): what it would need.
-        An explanation, not a rule: graph, temporal and type run only once a rule turns them on."""
-        q = self.parsed
-        if arm == "graph" and not q.entity_refs:
-            return "no entity in the query"
-        if arm == "graph" and not strong_refs(q):
-            return (f"entities {', '.join(_describe(r) for r in q.entity_refs)} all below {MIN_REF_CONFIDENCE} "
-                    "(too weak to walk from)")
-        if arm == "temporal" and q.temporal_window is None and not q.time_cue:
-            return "no time window and no time cue"
-        if arm == "temporal" and q.temporal_window is None:
-            return "a time cue but no window to filter on and no time asked for"
-        if arm == "type" and not self.type_hints:
-            return "no type hint"
-        return "no rule planned it"
-
-
-Rule = Callable[[PlanBuilder, ParsedQuery], None]
 
 
 # ------------------------------------------------------------------ type triggers
@@ -254,21 +157,21 @@ def graph_from_entities(b: PlanBuilder, q: ParsedQuery) -> None:
     """Entity refs -> graph arm (weight 1.0; the arm itself discounts multi-hop hits to 0.8)."""
     strong = strong_refs(q)
     if strong:
-        b.run("graph", 1.0)
+        b.run(Arm.GRAPH, 1.0)
         b.note("entities " + ", ".join(_describe(r) for r in strong) + " -> graph")
 
 
 def temporal_window(b: PlanBuilder, q: ParsedQuery) -> None:
     if q.temporal_window is not None:
-        b.run("temporal", WINDOW_TEMPORAL_WEIGHT)
+        b.run(Arm.TEMPORAL, WINDOW_TEMPORAL_WEIGHT)
         b.note(f"{q.temporal_phrase!r} -> window {q.temporal_window} -> temporal")
 
 
 def asks_for_time(b: PlanBuilder, q: ParsedQuery) -> None:
     """"When did...?" with no window: the answer is a memory that states a time, so the temporal
     arm ranks those (`cues.mentions_time`, stored at ingest) at `ANSWER_TIME_WEIGHT`."""
-    if temporal_mode(q.temporal_window, q.answer_type) == "answer":
-        b.run("temporal", ANSWER_TIME_WEIGHT)
+    if temporal_mode(q.temporal_window, q.answer_type) == TemporalMode.ANSWER:
+        b.run(Arm.TEMPORAL, ANSWER_TIME_WEIGHT)
         b.note(f"asks for a time -> temporal over memories that state one, at {ANSWER_TIME_WEIGHT}")
 
 
@@ -278,7 +181,7 @@ def skip_lexical_pure_time(b: PlanBuilder, q: ParsedQuery) -> None:
     empty window) BM25 matched the time phrase's own words: "what did I do last week?" ranked
     "approved my vacation for the first week of May" above the week's events (the demo)."""
     if pure_time(q):
-        b.skip("lexical", "pure time query: no words to match besides the time phrase")
+        b.skip(Arm.LEXICAL, "pure time query: no words to match besides the time phrase")
         b.note("pure time query -> skip lexical")
 
 
@@ -288,29 +191,29 @@ def pure_time_window_decides(b: PlanBuilder, q: ParsedQuery) -> None:
     likeness to "what happened", is skipped. Dense still runs: its similarity to the bare question
     is close to noise, but it orders what follows the window's memories."""
     if pure_time(q):
-        b.run("temporal", PURE_TIME_WEIGHT)
-        if "type" in b.weights:
-            b.skip("type", "pure time query: the temporal arm searches the window's events")
+        b.run(Arm.TEMPORAL, PURE_TIME_WEIGHT)
+        if Arm.TYPE in b.weights:
+            b.skip(Arm.TYPE, "pure time query: the temporal arm searches the window's events")
         b.note(f"pure time query -> the window decides: temporal at {PURE_TIME_WEIGHT}, skip type")
 
 
 def type_arm_for_hints(b: PlanBuilder, q: ParsedQuery) -> None:
     if b.type_hints:
-        b.run("type", 1.0)
+        b.run(Arm.TYPE, 1.0)
         b.note("hints " + ",".join(sorted(t.value for t in b.type_hints)) + " -> type")
 
 
 def every_arm_that_can_run(b: PlanBuilder, q: ParsedQuery) -> None:
     """Optimizer off: no skip rule, no pre-filter; graph needs seeds and type needs a hint to run."""
     if q.entity_refs:
-        b.run("graph", 1.0)
+        b.run(Arm.GRAPH, 1.0)
     else:
-        b.skip("graph", "no entity to start from")
-    b.run("temporal", _TEMPORAL_WEIGHTS[temporal_mode(q.temporal_window, q.answer_type)])
+        b.skip(Arm.GRAPH, "no entity to start from")
+    b.run(Arm.TEMPORAL, _TEMPORAL_WEIGHTS[temporal_mode(q.temporal_window, q.answer_type)])
     if b.type_hints:
-        b.run("type", 1.0)
+        b.run(Arm.TYPE, 1.0)
     else:
-        b.skip("type", "no type hint")
+        b.skip(Arm.TYPE, "no type hint")
     b.note("optimizer off -> every arm that can run")
 
 
@@ -345,30 +248,49 @@ DEFAULT_RULES: tuple[Rule, ...] = (
 #: The "optimizer off" baseline: same hints, every arm that can run.
 OFF_RULES: tuple[Rule, ...] = (preference_trigger, event_trigger, entity_trigger, every_arm_that_can_run)
 RULE_NAMES: tuple[str, ...] = tuple(r.__name__ for r in DEFAULT_RULES)
+_SHORTCUT_RULES = (time_shortcut, identifier_shortcut, name_shortcut)
 
 
-def optimize(parsed: ParsedQuery, *, rules: tuple[Rule, ...] = DEFAULT_RULES) -> QueryPlan:
-    """Run `rules` in order over a fresh `PlanBuilder` and freeze the result."""
-    b = PlanBuilder(parsed)
+def optimize(parsed: ParsedQuery, *, rules: tuple[Rule, ...] = DEFAULT_RULES, arms: tuple[str, ...] = ARMS,
+             needs: Mapping[str, str] | None = None) -> QueryPlan:
+    """Run `rules` in order over a fresh `PlanBuilder` and freeze the result. `arms` are the arms
+    the rules may plan, in the order plans list them; `needs` what an arm beyond the five needs to
+    run (both from the arm registry, `retrievers.registry`)."""
+    b = PlanBuilder(parsed, arms=arms, needs=needs or {})
     for rule in rules:
         b.rule = getattr(rule, "__name__", repr(rule))
         rule(b, parsed)
     return b.build()
 
 
-def optimize_off(parsed: ParsedQuery) -> QueryPlan:
-    """The baseline the optimizer is measured against: every arm that can run, at default weights."""
-    return optimize(parsed, rules=OFF_RULES)
+def optimize_off(parsed: ParsedQuery, *, arms: tuple[str, ...] = ARMS) -> QueryPlan:
+    """The baseline the optimizer is measured against: every arm that can run, at default weights.
+    An arm beyond the five (`arms`, the registry's) has no known precondition, so it runs too."""
+    b = PlanBuilder(parsed, arms=arms)
+    for rule in OFF_RULES:
+        b.rule = rule.__name__
+        rule(b, parsed)
+    extra = [a for a in arms if a not in ARMS]
+    if extra:
+        b.rule = every_arm_that_can_run.__name__
+        for arm in extra:
+            b.run(arm, 1.0)
+        b.note(f"optimizer off -> {', '.join(extra)} too")
+    return b.build()
+
+
+def with_arm_rules(rules: tuple[Rule, ...], extra: tuple[Rule, ...]) -> tuple[Rule, ...]:
+    """`rules` with an arm's own rules (`ArmSpec.rules`) run before the shortcuts, which must come
+    last: a shortcut keeps the plan built so far as its fallback, so that plan must be whole."""
+    if not extra:
+        return rules
+    cut = next((i for i, r in enumerate(rules) if r in _SHORTCUT_RULES), len(rules))
+    return (*rules[:cut], *extra, *rules[cut:])
 
 
 def fired_rules(plan: QueryPlan) -> tuple[str, ...]:
-    """Names of the rules that fired, in order (read back from the "name: why" reasons)."""
-    out: list[str] = []
-    for r in plan.reasons:
-        name = r.split(":", 1)[0]
-        if not out or out[-1] != name:
-            out.append(name)
-    return tuple(out)
+    """The ids of the rules that fired, in order (`QueryPlan.fired`)."""
+    return plan.fired
 
 
 def _like_verb(text: str) -> re.Match[str] | None:
@@ -377,10 +299,3 @@ def _like_verb(text: str) -> re.Match[str] | None:
         if not before or before[-1].lower() not in _LIKE_NOT_VERB:
             return m
     return None
-
-
-def _describe(ref: EntityRef) -> str:
-    if len(ref.candidates) <= 1:
-        return repr(ref.text)
-    listed = ", ".join(f"{c.name} {c.confidence:.2f}" for c in ref.candidates[:4])
-    return f"{ref.text!r} ({len(ref.candidates)} candidates: {listed})"

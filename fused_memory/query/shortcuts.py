@@ -24,20 +24,16 @@ fallback is the whole plan.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ..results import ParsedQuery
+from ..results import Arm, ParsedQuery, Shortcut
 from ..types import MemoryType
+from .plan_builder import PlanBuilder
 from .shapes import identifier_led, identifiers_outside_time, only_names, pure_time
-
-if TYPE_CHECKING:
-    from .optimizer import PlanBuilder
 
 __all__ = ["TIME", "IDENTIFIER", "NAME", "SHORTCUTS", "TIME_ORDER_WEIGHT", "time_shortcut", "identifier_shortcut",
            "name_shortcut"]
 
-TIME, IDENTIFIER, NAME = "time", "identifier", "name"
-SHORTCUTS = (TIME, IDENTIFIER, NAME)
+TIME, IDENTIFIER, NAME = Shortcut.TIME, Shortcut.IDENTIFIER, Shortcut.NAME
+SHORTCUTS: tuple[Shortcut, ...] = tuple(Shortcut)
 #: The temporal arm's weight in the time plan. It is the plan's only arm, so only its order counts;
 #: the weight is `optimizer.PURE_TIME_WEIGHT`'s, so the plan reads like the full one it replaces.
 TIME_ORDER_WEIGHT = 8.0
@@ -46,7 +42,7 @@ TIME_ORDER_WEIGHT = 8.0
 def time_shortcut(b: PlanBuilder, q: ParsedQuery) -> None:
     """Only a time -> the window's memories newest first, no embedding."""
     if pure_time(q) and not b.hard_filter:
-        b.take_shortcut(TIME, {"temporal": TIME_ORDER_WEIGHT},
+        b.take_shortcut(TIME, {Arm.TEMPORAL.value: TIME_ORDER_WEIGHT},
                         f"only a time ({q.temporal_phrase!r}) -> the window's memories newest first, no query "
                         "embedding")
 
@@ -55,7 +51,7 @@ def identifier_shortcut(b: PlanBuilder, q: ParsedQuery) -> None:
     """Identifiers (and at most two other words) -> BM25 alone, no embedding."""
     if identifier_led(q) and not b.type_hints:
         ids = ", ".join(repr(i) for i in identifiers_outside_time(q)[:3])
-        b.take_shortcut(IDENTIFIER, {"lexical": 1.0},
+        b.take_shortcut(IDENTIFIER, {Arm.LEXICAL.value: 1.0},
                         f"identifier {ids} -> BM25 alone, no query embedding (full plan if no memory holds it)")
 
 
@@ -63,5 +59,5 @@ def name_shortcut(b: PlanBuilder, q: ParsedQuery) -> None:
     """Only known names ("who is" / "tell me about" them too) -> graph and BM25, no embedding."""
     if only_names(q) and b.type_hints <= {MemoryType.ENTITY} and not b.hard_filter:
         names = ", ".join(repr(r.text) for r in q.entity_refs[:3])
-        b.take_shortcut(NAME, {"lexical": 1.0, "graph": 1.0},
+        b.take_shortcut(NAME, {Arm.LEXICAL.value: 1.0, Arm.GRAPH.value: 1.0},
                         f"only names ({names}) -> graph and BM25 (over the names alone), no query embedding")

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import replace
 
-from ..results import ParsedQuery, QueryPlan
+from ..results import Arm, ParsedQuery, QueryPlan
 from ..text import tokenize
 from ..types import MemoryType
 from .entities import EntityMatcher
@@ -83,15 +83,16 @@ def skip_unselective(plan: QueryPlan, parsed: ParsedQuery,
     (nothing is skipped). A graph arm whose seeds are all hubs is not skipped but scoped
     (`scope_hub_seeds`)."""
     types = plan.type_hints
-    kept = share(types) if "type" in plan.arms and types else None
+    kept = share(types) if Arm.TYPE in plan.arms and types else None
     if kept is None or kept <= MAX_FILTER_SHARE:
         return plan
     names = ",".join(sorted(t.value for t in types))
-    arms = tuple(a for a in plan.arms if a != "type")
-    return replace(plan, arms=arms, weights={a: w for a, w in plan.weights.items() if a in arms},
-                   skipped={**plan.skipped, "type": f"its filter ({names}) keeps {kept:.0%} of the namespace: "
-                                                   "it would repeat dense"},
-                   reasons=(*plan.reasons, f"skip_unselective: {names} is {kept:.0%} of the namespace -> skip type"))
+    arms = tuple(a for a in plan.arms if a != Arm.TYPE)
+    return plan.noted(skip_unselective.__name__,
+                      f"skip_unselective: {names} is {kept:.0%} of the namespace -> skip type",
+                      arms=arms, weights={a: w for a, w in plan.weights.items() if a in arms},
+                      skipped={**plan.skipped, Arm.TYPE.value: f"its filter ({names}) keeps {kept:.0%} of the "
+                                                               "namespace: it would repeat dense"})
 
 
 def scope_hub_seeds(plan: QueryPlan, parsed: ParsedQuery, damping: Callable[[str], float] | None,
@@ -111,7 +112,7 @@ def scope_hub_seeds(plan: QueryPlan, parsed: ParsedQuery, damping: Callable[[str
     (those questions name the wrong speaker by design). Applied with the optimizer on or off: it
     is how the arm reads the query, not a skip rule. Unknown statistics leave the plan as it is."""
     seeds = [c for ref in parsed.entity_refs for c in ref.candidates]
-    if damping is None or forms is None or "graph" not in plan.arms or not seeds:
+    if damping is None or forms is None or Arm.GRAPH not in plan.arms or not seeds:
         return plan
     damped = [(c.name, damping(c.entity_id)) for c in seeds]
     if not all(d < MIN_SEED_DAMPING for _, d in damped):
@@ -120,8 +121,8 @@ def scope_hub_seeds(plan: QueryPlan, parsed: ParsedQuery, damping: Callable[[str
     if not scope:
         return plan
     listed = ", ".join(f"{name} {d:.2f}" for name, d in damped[:4])
-    return replace(plan, graph_scope=scope, reasons=(
-        *plan.reasons, f"scope_hub_seeds: every seed is a hub ({listed}) -> graph ranks their memories by relevance"))
+    return plan.noted(scope_hub_seeds.__name__, f"scope_hub_seeds: every seed is a hub ({listed}) -> graph ranks "
+                      "their memories by relevance", graph_scope=scope)
 
 
 def asked_relation_leads(plan: QueryPlan, parsed: ParsedQuery,
@@ -135,17 +136,17 @@ def asked_relation_leads(plan: QueryPlan, parsed: ParsedQuery,
     `relations(entity_id)` gives an entity's directed relations (`EntityMatcher.relations`); an ask
     counts only in a direction the entity has edges in. Unknown relations leave the plan as it is.
     So does a time window: the window says which memories, and the graph knows no time."""
-    if relations is None or "graph" not in plan.arms or parsed.temporal_window is not None:
+    if relations is None or Arm.GRAPH not in plan.arms or parsed.temporal_window is not None:
         return plan
     asked = asked_relations(parsed.text, parsed.entity_refs, relations)
     if not asked:
         return plan
     names = {c.entity_id: c.name for ref in parsed.entity_refs for c in ref.candidates}
     listed = ", ".join(f"{names.get(eid, eid)} {rel} {'->' if fwd else '<-'}" for eid, rel, fwd in asked[:4])
-    weight = plan.weight("graph") * (ASKED_RELATION_WEIGHT if lead else 1.0)
+    weight = plan.weight(Arm.GRAPH) * (ASKED_RELATION_WEIGHT if lead else 1.0)
     then = f"graph leads at {weight:g}" if lead else "graph starts at its other end"
-    return replace(plan, weights={**plan.weights, "graph": weight}, graph_scope=(), asked_relations=asked,
-                   reasons=(*plan.reasons, f"asked_relation_leads: asks {listed} -> {then}"))
+    return plan.noted(asked_relation_leads.__name__, f"asked_relation_leads: asks {listed} -> {then}",
+                      weights={**plan.weights, Arm.GRAPH.value: weight}, graph_scope=(), asked_relations=asked)
 
 
 def mask_hub_names(plan: QueryPlan, parsed: ParsedQuery,
@@ -171,13 +172,14 @@ def mask_hub_names(plan: QueryPlan, parsed: ParsedQuery,
     for name in sorted(set(hubs), key=len, reverse=True):
         text = re.sub(rf"(?<!\w){re.escape(name)}(?:['\u2019]s)?(?!\w)", " ", text, flags=re.IGNORECASE)
     listed = ", ".join(repr(h) for h in dict.fromkeys(hubs))
-    return _embed_instead(plan, parsed.text, text, f"mask_hub_names: {listed} in most memories")
+    return _embed_instead(plan, parsed.text, text, mask_hub_names.__name__,
+                          f"mask_hub_names: {listed} in most memories")
 
 
-def _embed_instead(plan: QueryPlan, before: str, after: str, why: str) -> QueryPlan:
+def _embed_instead(plan: QueryPlan, before: str, after: str, rule: str, why: str) -> QueryPlan:
     """`plan` with the vector arms embedding `after` (whitespace collapsed) and `why` among its
     reasons; `plan` itself when nothing was taken out of `before`, or only stopwords would be left."""
     after = " ".join(after.split())
     if after == " ".join(before.split()) or not tokenize(after):
         return plan
-    return replace(plan, embed_text=after, reasons=(*plan.reasons, f"{why} -> vector arms embed {after!r}"))
+    return plan.noted(rule, f"{why} -> vector arms embed {after!r}", embed_text=after)

@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigurationError
-from .features import FEATURE_NAMES, FEATURE_VERSION
+from ..results import ARMS
+from .features import FEATURE_VERSION, arms_of, feature_names
 
 __all__ = ["Ranker", "load_ranker", "parse_ranker", "default_ranker", "FORMAT", "FAMILIES", "SHIPPED"]
 
@@ -39,7 +40,9 @@ SHIPPED = "ranker.json"
 
 @dataclass(frozen=True)
 class Ranker:
-    """A loaded linear ranker. `source` names the file (for errors and explanations)."""
+    """A loaded linear ranker. `source` names the file (for errors and explanations); `arms` the
+    arms it was trained with, whose columns it reads (`features.feature_names(arms)`): an ensemble
+    whose arms it does not know is refused when it is built (`ensemble.learned.resolve_ranker`)."""
 
     weights: np.ndarray
     mean: np.ndarray
@@ -47,6 +50,11 @@ class Ranker:
     bias: float
     source: str
     meta: Any = None
+    arms: tuple[str, ...] = ARMS
+
+    @property
+    def feature_names(self) -> tuple[str, ...]:
+        return feature_names(self.arms)
 
     def scores(self, x: np.ndarray) -> np.ndarray:
         """One score per row of `x` (higher: better)."""
@@ -56,11 +64,12 @@ class Ranker:
         """The `n` features that moved this candidate's score most: (name, wᵢ · zᵢ), largest |share| first."""
         share = (row - self.mean) / self.scale * self.weights
         order = np.argsort(-np.abs(share), kind="stable")[:n]
-        return tuple((FEATURE_NAMES[i], float(share[i])) for i in order if share[i] != 0.0)
+        names = self.feature_names
+        return tuple((names[i], float(share[i])) for i in order if share[i] != 0.0)
 
     def to_json(self) -> dict[str, Any]:
         return {"format": FORMAT, "family": "linear", "feature_version": FEATURE_VERSION,
-                "features": list(FEATURE_NAMES), "weights": [round(float(w), 6) for w in self.weights],
+                "features": list(self.feature_names), "weights": [round(float(w), 6) for w in self.weights],
                 "mean": [round(float(v), 6) for v in self.mean], "scale": [round(float(v), 6) for v in self.scale],
                 "bias": round(float(self.bias), 6), "meta": self.meta or {}}
 
@@ -69,14 +78,14 @@ def _refuse(source: str, reason: str) -> ConfigurationError:
     return ConfigurationError(f"ranker file {source}: {reason}")
 
 
-def _vector(doc: dict[str, Any], key: str, source: str) -> np.ndarray:
+def _vector(doc: dict[str, Any], key: str, source: str, n: int) -> np.ndarray:
     value = doc.get(key)
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         raise _refuse(source, f"{key!r} is not a list of numbers") from None
-    if arr.shape != (len(FEATURE_NAMES),) or not np.all(np.isfinite(arr)):
-        raise _refuse(source, f"{key!r} must hold {len(FEATURE_NAMES)} finite numbers")
+    if arr.shape != (n,) or not np.all(np.isfinite(arr)):
+        raise _refuse(source, f"{key!r} must hold {n} finite numbers")
     return arr
 
 
@@ -89,16 +98,19 @@ def parse_ranker(doc: Any, source: str) -> Ranker:
                               f"{FEATURE_VERSION!r}: train it again (fused-memory train-ranker)")
     if doc.get("family") not in FAMILIES:
         raise _refuse(source, f"model family {doc.get('family')!r} cannot run here (families: {', '.join(FAMILIES)})")
-    if doc.get("features") != list(FEATURE_NAMES):
+    names = doc.get("features")
+    arms = arms_of(names) if isinstance(names, list) and all(isinstance(n, str) for n in names) else None
+    if arms is None:
         raise _refuse(source, "its feature names differ from this version's")
-    scale = _vector(doc, "scale", source)
+    n = len(feature_names(arms))
+    scale = _vector(doc, "scale", source, n)
     if np.any(scale <= 0):
         raise _refuse(source, "'scale' must be positive")
     bias = doc.get("bias", 0.0)
     if isinstance(bias, bool) or not isinstance(bias, (int, float)) or not np.isfinite(bias):
         raise _refuse(source, "'bias' must be a finite number")
-    return Ranker(_vector(doc, "weights", source), _vector(doc, "mean", source), scale, float(bias), source,
-                  doc.get("meta"))
+    return Ranker(_vector(doc, "weights", source, n), _vector(doc, "mean", source, n), scale, float(bias), source,
+                  doc.get("meta"), arms)
 
 
 def load_ranker(path: str | os.PathLike[str]) -> Ranker:

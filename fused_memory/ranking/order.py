@@ -67,7 +67,7 @@ def learned_order(ranker: Ranker, fused: Sequence[F], results: Mapping[str, Sequ
     head = [f for f in fused[:depth] if f.score > 0]  # RRF's order is by score: these lead
     if len(head) < 2:
         return list(fused), {}
-    x = candidate_features(head, results, plan, parsed)
+    x = candidate_features(head, results, plan, parsed, ranker.arms)
     scores = ranker.scores(x)
     order = order_by_scores(len(head), scores)
     make = type(head[0])  # a FusedScore: (memory_id, score, contributions); `replace` costs 2 us a candidate

@@ -1,13 +1,13 @@
 """The five arms. Each implements the one `Retriever` protocol in `base.py` and reads through the
-source protocols there (`VectorSource`, `LexicalSource`, `GraphSearch`), never a store class."""
+source protocols there (`VectorSource`, `LexicalSource`, `GraphSearch`), never a store class; the
+registry (`registry.py`) says how each is built, weighed and planned."""
 
 from __future__ import annotations
 
-from ..errors import ConfigurationError
-from ..results import ARMS
 from .base import ArmRequest, GraphSearch, LexicalSource, MemorySource, Retriever, VectorSource, dedupe_hits
 from .graph import GraphRetriever
 from .lexical import LexicalRetriever
+from .registry import BUILTIN_ARMS, ArmRegistry, ArmSpec
 from .vector import (
     DenseRetriever,
     ScopedGraphRetriever,
@@ -19,18 +19,11 @@ from .vector import (
 
 __all__ = ["ArmRequest", "Retriever", "VectorArm", "VectorSource", "LexicalSource", "GraphSearch", "MemorySource",
            "DenseRetriever", "LexicalRetriever", "GraphRetriever", "TemporalRetriever", "TypeFilterRetriever",
-           "ScopedGraphRetriever", "dedupe_hits", "run_vector_arms", "make_retriever"]
+           "ScopedGraphRetriever", "dedupe_hits", "run_vector_arms", "make_retriever", "ArmSpec", "ArmRegistry",
+           "BUILTIN_ARMS"]
 
 
-def make_retriever(source: MemorySource, name: str) -> Retriever:
-    """The arm called `name` ("dense", "lexical", "graph", "temporal" or "type") over `source`."""
-    if name == "graph":
-        if source.graph is None:
-            raise ConfigurationError("this store has no graph backend")
-        return GraphRetriever(source)
-    if name == "lexical":
-        return LexicalRetriever(source)
-    vector_arms = {"dense": DenseRetriever, "temporal": TemporalRetriever, "type": TypeFilterRetriever}
-    if name not in vector_arms:
-        raise ConfigurationError(f"unknown retriever {name!r}; choose one of {', '.join(ARMS)}")
-    return vector_arms[name](source)
+def make_retriever(source: MemorySource, name: str, registry: ArmRegistry = BUILTIN_ARMS) -> Retriever:
+    """The arm called `name` ("dense", "lexical", "graph", "temporal", "type", or one `registry`
+    adds) over `source`; `ConfigurationError` for a name it does not know."""
+    return registry.make(name, source)

@@ -15,7 +15,7 @@ from typing import Protocol, runtime_checkable
 from ..backends.codec import from_payload
 from ..backends.protocols import ScoredPayload, VectorFilter, VectorQuery
 from ..backends.vector.pooling import search_pooled
-from ..query.cues import ANSWER_TIME, temporal_mode
+from ..query.cues import ANSWER_TIME, TemporalMode, temporal_mode
 from ..query.shapes import spoken
 from ..results import Hit
 from ..times import MemoryTimes, TimeKind
@@ -131,9 +131,9 @@ class TemporalRetriever(_VectorArmBase):
     def vector_query(self, request: ArmRequest) -> VectorQuery | None:
         assert request.vector is not None
         mode = temporal_mode(request.window, request.query.answer_type)
-        if mode == "answer":
+        if mode == TemporalMode.ANSWER:
             f = VectorFilter(request.namespace, request.types, answers=ANSWER_TIME)
-        elif mode == "window":
+        elif mode == TemporalMode.WINDOW:
             f = VectorFilter(request.namespace, request.types, time_window=request.window)
         else:
             f = VectorFilter(request.namespace, request.types or frozenset({MemoryType.EVENT}))

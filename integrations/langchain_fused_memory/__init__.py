@@ -23,6 +23,7 @@ __all__ = [
     "TypeFilterMemoryRetriever",
     "EnsembleMemoryRetriever",
     "FusedMemoryRetriever",
+    "arm_retriever",
     "QueryOptimizerChain",
     "memory_tool",
     "memory_write_tool",
@@ -39,6 +40,7 @@ _HOME = {
     "TypeFilterMemoryRetriever": "retrievers",
     "EnsembleMemoryRetriever": "retrievers",
     "FusedMemoryRetriever": "retrievers",
+    "arm_retriever": "retrievers",
     "to_documents": "retrievers",
     "QueryOptimizerChain": "optimizer",
     "memory_tool": "tools",
@@ -61,6 +63,7 @@ if TYPE_CHECKING:
         GraphMemoryRetriever,
         TemporalMemoryRetriever,
         TypeFilterMemoryRetriever,
+        arm_retriever,
         to_documents,
     )
     from .tools import memory_delete_tool, memory_tool, memory_write_tool

@@ -29,13 +29,14 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever, LangSmithRetrieverParams
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from fused_memory import EnsembleMemory, MemoryStore, MemoryType, Retrieval
+from fused_memory import BUILTIN_ARMS, ArmRegistry, EnsembleMemory, MemoryStore, MemoryType, Retrieval
 from fused_memory.adapters import (
     ARM_RETRIEVERS,
     ArmReport,
     CallOptions,
     EnsembleSource,
     answered,
+    arm_class,
     arm_reports,
     bound_ensemble,
     hit_metadata,
@@ -53,6 +54,7 @@ __all__ = [
     "TypeFilterMemoryRetriever",
     "EnsembleMemoryRetriever",
     "to_documents",
+    "arm_retriever",
 ]
 
 #: kwargs LangChain itself may leave in `invoke(**kwargs)`; accepted and ignored.
@@ -269,3 +271,10 @@ class EnsembleMemoryRetriever(FusedMemoryRetriever):
         bound to the same ensemble, namespace, clock and forced types."""
         return QueryOptimizerChain(ensemble=self._ensemble, namespace=self.namespace, now=self.now,
                                    types=self.types)
+
+
+def arm_retriever(arm: str, registry: ArmRegistry = BUILTIN_ARMS) -> type[FusedMemoryRetriever]:
+    """The retriever class of one registered arm: the built-in class for the five
+    (`arm_retriever("lexical") is BM25MemoryRetriever`), a new subclass for an arm a registry adds
+    (`fused_memory.retrievers.registry`; give it an ensemble built with that registry)."""
+    return arm_class(FusedMemoryRetriever, arm, registry)

@@ -31,6 +31,7 @@ from .retrievers import (
                          MemoryNode,
                          TemporalMemoryRetriever,
                          TypeFilterMemoryRetriever,
+                         arm_retriever,
                          to_nodes,
 )
 from .tools import (
@@ -50,6 +51,7 @@ __all__ = [
     "TypeFilterMemoryRetriever",
     "EnsembleMemoryRetriever",
     "FusedMemoryRetriever",
+    "arm_retriever",
     "memory_tool",
     "memory_write_tool",
     "memory_delete_tool",

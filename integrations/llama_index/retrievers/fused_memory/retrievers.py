@@ -21,13 +21,14 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.callbacks.base import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from fused_memory import EnsembleMemory, FusedHit, MemoryStore, MemoryType, Retrieval
+from fused_memory import BUILTIN_ARMS, ArmRegistry, EnsembleMemory, FusedHit, MemoryStore, MemoryType, Retrieval
 from fused_memory.adapters import (
     ARM_RETRIEVERS,
     LLM_HIDDEN_KEYS,
     RETRIEVAL_KEYS,
     CallOptions,
     answered,
+    arm_class,
     bound_ensemble,
     hit_metadata,
     resolve_ensemble,
@@ -44,6 +45,7 @@ __all__ = [
     "MemoryNode",
     "to_nodes",
     "node_score",
+    "arm_retriever",
 ]
 
 
@@ -211,3 +213,10 @@ class EnsembleMemoryRetriever(FusedMemoryRetriever):
     """All five arms in parallel, fused by score-weighted RRF, each node explained in its metadata."""
 
     arm: ClassVar[str | None] = ARM_RETRIEVERS["EnsembleMemoryRetriever"]
+
+
+def arm_retriever(arm: str, registry: ArmRegistry = BUILTIN_ARMS) -> type[FusedMemoryRetriever]:
+    """The retriever class of one registered arm: the built-in class for the five
+    (`arm_retriever("lexical") is BM25MemoryRetriever`), a new subclass for an arm a registry adds
+    (`fused_memory.retrievers.registry`; give it an ensemble built with that registry)."""
+    return arm_class(FusedMemoryRetriever, arm, registry)
