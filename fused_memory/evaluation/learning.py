@@ -8,7 +8,7 @@ computes at query time (`ranking.candidate_features`).
   every training query; scikit-learn, from the `[train]` extra, imported only here and only when
   called (`import fused_memory` never loads it).
 * `rrf_grid` / `best_rrf`: RRF's k and weights, re-tuned on training queries with the grid that chose
-  the defaults (docs/architecture.md, "Fusion: RRF k and the weights").
+  the defaults (docs/results.md, "Fusion: RRF k and the weights").
 * `leave_one_out`: per conversation, fit the ranker and re-tune RRF on the others, score both on it.
 """
 
@@ -163,7 +163,7 @@ def recalls(q: Replayed, ids: Sequence[str], ks: Sequence[int] = (5, 10)) -> tup
 
 
 def rrf_grid() -> list[RrfSetting]:
-    """The grid around the values docs/architecture.md tried for the defaults."""
+    """The grid around the values tried for the defaults (docs/results.md, "Fusion: RRF k and the weights")."""
     out = []
     for k, dense, lexical, graph, temporal, typ in itertools.product(
             (5, 10, 20, 60), (1.0, 1.5, 2.0), (1.5, 2.0, 2.5), (0.25, 0.5, 1.0), (0.5, 1.0), (0.5, 1.0)):

@@ -56,7 +56,7 @@ FEATURE_NAMES: tuple[str, ...] = (
 #: Each feature's column.
 COLUMN: Mapping[str, int] = {name: i for i, name in enumerate(FEATURE_NAMES)}
 
-#: Feature groups, for the ablation (docs/architecture.md, "The learned order").
+#: Feature groups, for the ablation (docs/results.md, "The learned order").
 FEATURE_GROUPS: Mapping[str, tuple[str, ...]] = {
     "arm evidence": tuple(f"{arm}_{f}" for arm in ARMS for f in ("present", "rrank", "score", "rel")),
     "plan weights": tuple(f"{arm}_wpresent" for arm in ARMS),
