@@ -2,7 +2,7 @@
 BM25Index (`lexical="bm25"`), side by side in one run: ingest, RSS, lexical query latency.
 
 Why: the embedded default keeps BM25Index unless the engine's index measures as good and as fast
-(docs/architecture.md, "Lexical index"). Both stores are filled with the same synthetic memories
+(docs/decisions/0010-lexical-index-placement.md). Both stores are filled with the same synthetic memories
 (`fused-memory bench`'s generator) through `MemoryStore.add`, with the hashing embedder (the lexical
 arm does not read embeddings; MiniLM would only add the same minutes to both), in one namespace
 beside `--others` memories of another namespace. Then the same queries go to both stores'

@@ -1,8 +1,8 @@
 """`open()` of a server-backed store against the size of the collection: 10k vs 200k memories in
 other namespaces, with the process RSS.
 
-Why: with the lexical index in the process (`lexical="bm25"`, what `connect()` used before), every
-worker's `open()` scrolled every payload of every tenant to rebuild BM25; with the index in the
+Why: with the lexical index in the process (`lexical="bm25"`), every worker's `open()` scrolls
+every payload of every tenant to rebuild BM25; with the index in the
 engine (`lexical="engine"`) and a graph that does not reconcile (a Bolt graph; here none), `open()`
 reads no memory at all. Each configuration runs in a fresh child process: the child fills a
 qdrant-client local-mode collection (standing in for the server, which a real deployment has

@@ -1,4 +1,5 @@
-"""qdrant-edge query latency before and after the index-build policy of `QdrantEdgeBackend`.
+"""qdrant-edge query latency under brute force, under the index-build policy of `QdrantEdgeBackend`, and
+after one big build.
 
 Why: the embedded backend answers from brute force until `optimize()` builds HNSW, and that build
 holds the GIL (it stalls every thread of the process). The policy in backends/vector/edge.py builds

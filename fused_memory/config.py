@@ -37,19 +37,15 @@ ORDERS: tuple[str, ...] = tuple(o.value for o in Order)
 #: `LexicalIndex`'s values, as callers pass them.
 LEXICAL_MODES: tuple[str, ...] = tuple(m.value for m in LexicalIndex)
 
-#: Base weights, tuned on the public LoCoMo split (docs/architecture.md, "Fusion: RRF k and the
-#: weights", has the sweep). Measured against 1.0 for every arm, lexical 2.0 (+4.1 R@5: BM25 alone
-#: is 0.547 R@5 on chat turns, MiniLM dense 0.371) and graph/temporal/type 0.5 (those arms mostly
-#: re-rank what dense already found) give +6.2 R@5 together with k=10. Dense went to 1.5 once the vector arms embed
-#: the query without hub names (`optimizer.mask_hub_names`, dense alone 0.446 -> 0.596): fused R@5
-#: at dense 1.0 / 1.25 / 1.5 / 1.75 / 2.0 was 0.727 / 0.729 / 0.736 / 0.733 / 0.723, lexical 1.75-2.0
-#: within 0.2 points. The optimizer multiplies these per query (a window x3, "when did...?" temporal
-#: x2; the graph arm discounts its own multi-hop hits x0.8).
+#: Base weights, tuned on the public LoCoMo split (docs/decisions/0001-rrf-k-and-weights.md): BM25 is
+#: the strongest single arm on chat turns; dense counts 1.5 as the vector arms embed the query
+#: without hub names (`optimizer.mask_hub_names`); graph, temporal and type mostly re-rank what dense
+#: already found. The optimizer multiplies these per query (a window x3, "when did...?" temporal x2:
+#: docs/decisions/0002-per-query-weights.md; the graph arm discounts its own multi-hop hits x0.8).
 DEFAULT_WEIGHTS: Mapping[str, float] = MappingProxyType(
     {"dense": 1.5, "lexical": 2.0, "graph": 0.5, "temporal": 0.5, "type": 0.5})
 
-#: RRF constant. On public LoCoMo with the weights above, k=10 measured +1.4 R@5 and +2.5 R@10 over
-#: k=60 (k=30 in between): a smaller k lets a confident #1 count for more.
+#: RRF constant: a smaller k lets a confident #1 count for more (docs/decisions/0001-rrf-k-and-weights.md).
 DEFAULT_RRF_K = 10
 
 #: Per-arm timeouts. Generous for in-process arms (they answer in milliseconds; the timeout only
@@ -62,20 +58,18 @@ DEFAULT_TIMEOUTS_S: Mapping[str, float] = MappingProxyType(
 #: present. See the fields for how they were chosen.
 DEFAULT_CURRENT_STATE_RECENCY = 8.0
 DEFAULT_RECENCY_WEIGHT = 0.0
-#: Half-life of the recency signal: a memory this old counts half as recent as one stated now. On the
-#: churn set, newest version first at half-life 90 / 180 / 365 / 730 d: 87 / 88 / 89 / 88%.
+#: Half-life of the recency signal: a memory this old counts half as recent as one stated now
+#: (docs/decisions/0025-recency-list.md).
 DEFAULT_HALF_LIFE_DAYS = 365.0
 #: How much less similar to the query than the best candidate a memory may be and still be ordered
 #: by recency (a cosine difference).
 DEFAULT_RECENCY_BAND = 0.1
 #: Two memories whose stored vectors have at least this cosine (and the same values, negations and
-#: words but one: `ensemble.duplicates.same_content`) are near-duplicates. On the churn set's repeated
-#: saves, 5 distinct facts in the top 5 for 12% of questions on equal text alone, 77% at 0.95, 98% at
-#: 0.92 and 0.90; public LoCoMo is unchanged at each.
+#: words but one: `ensemble.duplicates.same_content`) are near-duplicates
+#: (docs/decisions/0027-near-duplicate-collapse.md).
 DEFAULT_DUPLICATE_COSINE = 0.92
-#: Two memories without a slot key are versions of one fact at this cosine of their stored vectors
-#: (and a value only the newer names; never for a chat log's turns). Update set dev half, current
-#: value first: 72% at 0.5, 80% at 0.4, still questions 100% at both; public LoCoMo equal at both.
+#: Kept for compatibility: versions of a fact are found by slot, never by similarity, and no step
+#: reads this (docs/decisions/0026-versions-by-slot.md).
 DEFAULT_VERSION_COSINE = 0.4
 #: Names the stage after fusion uses in contributions and failures; no custom arm may take them.
 RESERVED_NAMES: frozenset[str] = frozenset({"recency", "near window", "slot", "rerank", "collapse", "learned"})
@@ -98,29 +92,22 @@ class FusionConfig:
     #: scoped graph's hub names, the "when" arm's time tag) is read off dense's top `depth` when that
     #: holds at least this many matches, instead of a filtered engine search of its own
     #: (`backends.vector.pooling`: exact under exact search, so only the arm's tail below rank `pool_min` is
-    #: lost). 0 sends every search to the engine. Public LoCoMo R@5 at 0 / 10 / 20 / 30 / 50:
-    #: 0.7456 / 0.7451 / 0.7451 / 0.7456 / 0.7456 (at 10-20 one multi-hop question lost a turn);
-    #: at 100k memories 30 reads the type arm off dense for 84 of the bench's 112 hinted queries
-    #: (10: 91) with the same top 10 as 0 on all 200 queries (docs/architecture.md, "Depth, widening
-    #: and pool_min").
+    #: lost). 0 sends every search to the engine (docs/decisions/0003-depth-widening-pool-min.md).
     pool_min: int = 30
     # ------------------------------------------------------------------ after fusion (`ensemble.after_fusion`)
     #: Weight of the recency list (the contenders ranked by exp. decay of their age: `event_at`, else
     #: `created_at`) fused with the arms' lists on a question the optimizer finds about the current
-    #: state ("where do I live now?": `optimizer.current_state_recency`); 0 turns that off. On the churn
-    #: set's current-value questions (`evaluation.churn`) the newest version came first in 34% with the
-    #: stage off, 86 / 89 / 88% at 4 / 8 / 12 (with supersession, half-life 365 d); public LoCoMo has 8
-    #: such questions, none of which moves at R@5 or R@10.
+    #: state ("where do I live now?": `optimizer.current_state_recency`); 0 turns that off
+    #: (docs/decisions/0025-recency-list.md).
     current_state_recency: float = DEFAULT_CURRENT_STATE_RECENCY
     #: The recency list's weight on every other query about the present (none that names a past time
-    #: or asks when). 0: on public LoCoMo every weight tried moved a few questions each way and cost
-    #: some category more than 0.3 points (0.1: multi-hop R@5 -0.3, adversarial R@10 -0.4; 0.25:
-    #: adversarial R@5 -0.7, R@10 -1.3), and nothing of the churn set needs it.
+    #: or asks when). 0: on public LoCoMo every weight tried cost some category more than the bound,
+    #: and nothing of the churn set needs it (docs/decisions/0025-recency-list.md).
     recency_weight: float = DEFAULT_RECENCY_WEIGHT
     recency_half_life_days: float = DEFAULT_HALF_LIFE_DAYS
     #: The recency list holds the candidates whose dense cosine to the query is within this of the
-    #: best candidate's (`ensemble.recency.contenders`); None: every candidate. Churn set, newest
-    #: version first at None / 0.05 / 0.1 / 0.15: 22 / 82 / 89 / 81%.
+    #: best candidate's (`ensemble.recency.contenders`); None: every candidate
+    #: (docs/decisions/0025-recency-list.md).
     recency_band: float | None = DEFAULT_RECENCY_BAND
     #: A newer memory with the same predicate as an older one in the result outranks it
     #: (`ensemble.recency.supersede`), unless the query names a time or asks when.
@@ -135,12 +122,11 @@ class FusionConfig:
     #: normalized text only (no vector read).
     duplicate_cosine: float | None = DEFAULT_DUPLICATE_COSINE
     #: Maximal marginal relevance over the result: lambda * relevance - (1 - lambda) * similarity to the
-    #: hits above; None: off. Off because it measured worse: public LoCoMo R@5 0.7506 -> 0.7457 at 0.78
-    #: (adversarial -1.5 points), 0.7489 at 0.9; churn set newest-first 89 -> 88% at 0.78.
+    #: hits above; None: off, because it measured worse (docs/decisions/0028-mmr-off.md).
     mmr_lambda: float | None = None
-    #: How far down the fused ranking the recency list and MMR look (at least `k`); supersession and
-    #: collapse work on the top `k` (collapse reads further when copies leave it short). On the churn
-    #: set, newest version first at 10 / 20 / 30: 88 / 89 / 89%.
+    #: How far down the fused ranking the stage after fusion reads (at least `k`, whatever `k` is):
+    #: one candidate window for every step, so the first answer does not depend on `k` (collapse reads
+    #: further when copies leave it short; docs/decisions/0024-after-fusion-window-and-steps.md).
     after_depth: int = 20
     #: How many of the top hits a reranker reorders; its answer is waited for `rerank_timeout_s`.
     rerank_depth: int = 20
@@ -156,14 +142,13 @@ class FusionConfig:
     # ------------------------------------------------------------------ the order of the fused candidates
     #: "learned" (the default): the fused top `learned_depth` reordered by the ranker
     #: (`fused_memory.ranking`, a small linear model over each candidate's evidence, the shipped one
-    #: unless `ranker` or `EnsembleMemory(ranker=)` gives another; docs/decisions, "The learned order by
-    #: default"); "rrf": score-weighted RRF's order. None reads as "learned". Either way the stage
-    #: after fusion and a reranker follow.
+    #: unless `ranker` or `EnsembleMemory(ranker=)` gives another;
+    #: docs/decisions/0029-learned-order-by-default.md); "rrf": score-weighted RRF's order. None reads
+    #: as "learned". Either way the stage after fusion and a reranker follow.
     order: str | None = "learned"
     ranker: str | None = None
-    #: How many of the fused candidates the learned order reorders (the rest keep RRF's order): 30,
-    #: chosen with C on a random half of public LoCoMo's questions, out of fold, among 20 and 30 (50
-    #: costs twice 20's time); docs/architecture.md, "The learned order".
+    #: How many of the fused candidates the learned order reorders (the rest keep RRF's order), chosen
+    #: with C out of fold on public LoCoMo (docs/decisions/0029-learned-order-by-default.md).
     learned_depth: int = 30
 
     def __post_init__(self) -> None:

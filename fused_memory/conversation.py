@@ -3,9 +3,8 @@
 Why: in a conversation the answer rarely repeats the question. "They were scared but we reassured
 them" answers "How did the kids handle the accident?", and a later query asks in the question's
 words. Indexing a turn with the preceding turns (`Memory.context`: BM25 at half weight, blended
-into the embedding, never returned as text) lets the reply be found by them. On the public LoCoMo
-split this moved fused Recall@5 from 0.567 to about 0.68; two turns of context beat one (0.660)
-and three or four add nothing (0.679 / 0.684).
+into the embedding, never returned as text) lets the reply be found by them; two turns of context
+beat one, and three or four add nothing (docs/decisions/0009-conversation-context.md).
 
 Only preceding turns are used, never following ones: a store that ingests a conversation as it
 happens knows the past of a turn but not its future, and the result must not depend on whether

@@ -176,7 +176,8 @@ class Hit:
     score in the arm's own terms (a graph path, the matched window); `memory` is filled when the arm
     already has the payload, which saves a hydration round trip. Inside the ensemble the vector arms
     hand over the raw stored `payload` instead, and only the hits that make the fused top k are
-    turned into `Memory` objects (building ~150 per query was ~0.7 ms of CPU for nothing)."""
+    turned into `Memory` objects (building one per candidate costs CPU for nothing:
+    docs/decisions/0016-read-ahead-and-fixed-costs.md)."""
 
     memory_id: str
     score: float

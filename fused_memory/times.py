@@ -2,7 +2,7 @@
 window, the time plan, the stage after fusion (recency, versions, the soft window) and the learned
 order's features.
 
-A memory has up to three kinds of time (docs/architecture.md, "A memory's times"):
+A memory has up to three kinds of time (docs/design.md, "A memory's times"):
 
 * **event** - when it happened (`Memory.event_at`, when the caller knows it);
 * **stated** - the times its text states, read at write time relative to when it was said

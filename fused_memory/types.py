@@ -89,7 +89,7 @@ class Memory:
     #: The times the text states ("booked the vet for the 14th": that day), read by `MemoryStore.add`
     #: relative to when it was said (`created_at`; `event_at` when only that is given), as windows.
     #: Derived from the text at every write (what a caller passes is replaced); a time window finds a
-    #: memory by any of its times: `event_at`, these, `created_at` (docs/architecture.md, "A memory's times").
+    #: memory by any of its times: `event_at`, these, `created_at` (docs/design.md, "A memory's times").
     stated_times: tuple[TimeWindow, ...] = ()
 
     MAX_TEXT = 100_000

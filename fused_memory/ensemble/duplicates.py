@@ -22,8 +22,8 @@ a memory without a time counts as oldest) with the other ids in `collapsed`. The
 contributions stay the best-ranked member's: they are what placed the hit.
 
 Why the stored vectors: they are the ones the dense arm searched, read in one round trip
-(`source.VectorLookup`), where re-embedding the result's texts with MiniLM cost 76 ms for 30 texts on
-the 2-core development machine (more than a whole query). And read only when needed: the words are
+(`source.VectorLookup`), where re-embedding the result's texts with MiniLM would cost more than a
+whole query (docs/decisions/0027-near-duplicate-collapse.md). And read only when needed: the words are
 compared first, and only the memories of a pair that says the same thing in words (other texts than
 equal ones) are read, so most queries read no vector. A store that cannot hand them out collapses
 equal texts only.
@@ -116,7 +116,7 @@ def duplicate_groups(candidates: Sequence[Candidate], vectors: Mapping[str, np.n
     their best member's rank); a candidate without a copy is a group of one. `vectors` are the
     stored vectors by id, or a function that reads them: it is called only when some pair of
     candidates of different texts says the same thing in words (`same_content`), with their ids,
-    so most queries read no vector at all (the read is ~0.5 ms for 20 memories)."""
+    so most queries read no vector at all."""
     n = len(candidates)
     groups_of = Groups(range(n))
 

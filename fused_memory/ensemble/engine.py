@@ -362,8 +362,8 @@ class EnsembleMemory:
         t0 = time.perf_counter()
         try:
             loaded_now = self.store.ready_to_embed()
-        except Exception:  # noqa: BLE001 - the vector task meets the same error and reports it, as before
-            loaded_now = False  # and tries the load itself on later queries, under its timeout, as before
+        except Exception:  # noqa: BLE001 - the vector task meets the same error and reports it
+            loaded_now = False  # and tries the load itself on later queries, under its timeout
         self._embedder_ready = True  # a model once loaded stays loaded: later queries skip the checks (~10 us)
         if loaded_now:
             job.timings["model_load"] = (time.perf_counter() - t0) * 1000
@@ -407,9 +407,8 @@ class EnsembleMemory:
                  for name, arm, req in built if not isinstance(arm, VectorArm)]
         if vector_jobs:
             # submitted first: the query embedding is the start of the longest path, and onnxruntime
-            # releases the GIL while it runs, so BM25 and the graph run inside it. Submitted last, it
-            # waited ~2 ms for the GIL until they were done. Alternating A/B, ensemble p50 at 1k / 10k /
-            # 100k: 10.62 -> 9.90, 13.27 -> 12.30, 18.40 -> 18.03 ms.
+            # releases the GIL while it runs, so BM25 and the graph run inside it
+            # (docs/decisions/0015-fan-out-order-and-ingest.md).
             names = tuple(n for n, _, _ in vector_jobs)
             tasks.insert(0, Task(VECTOR_TASK + "+".join(names), names,
                                   max(self._timeout(n) for n in names),

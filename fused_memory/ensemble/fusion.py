@@ -2,8 +2,7 @@
 
     score(d) = Σᵢ wᵢ · √sᵢ(d) / (k + rankᵢ(d))        ranks from 1, sᵢ in [0, 1]
 
-k defaults to `config.DEFAULT_RRF_K` (10, tuned on public LoCoMo: docs/architecture.md, "Fusion: RRF k
-and the weights").
+k defaults to `config.DEFAULT_RRF_K` (10, tuned on public LoCoMo: docs/decisions/0001-rrf-k-and-weights.md).
 
 Plain RRF throws the arms' scores away; weighting by √score keeps a confident #1 (BM25 0.95 on an
 exact identifier) above a lukewarm #1 (dense 0.30), while the square root stops raw scores from
@@ -53,9 +52,9 @@ def fuse(results: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: 
     # Plain tuples while scoring every candidate (~150 per query); Contribution objects only for
     # the `limit` memories returned: building them all was most of the fusion's cost. The loop inlines
     # the per-arm dedup, and the sort keys are plain tuples compared in C
-    # (a key function per candidate was ~20% of the time): 0.185 -> 0.150 ms per 100k bench query,
-    # identical output on 3,300 captured and random inputs.
-    # rrf_contribution is inlined (the same expression, so the same floats): a call per hit was ~10%.
+    # (not a key function per candidate), with identical output on captured and random inputs.
+    # rrf_contribution is inlined (the same expression, so the same floats; the costs are in
+    # docs/decisions/0016-read-ahead-and-fixed-costs.md).
     acc: dict[str, list[tuple[str, int, Hit, float, float]]] = {}
     sqrt = math.sqrt
     for arm in sorted(results, key=lambda a: (_arm_order(a), a)):

@@ -7,8 +7,8 @@ answer gives way to the full plan.
 * In the identifier plan BM25 reads its own top `k` memories inside its task (`with_memories`): the
   plan checks that a memory it found holds the identifier, and hydration then finds them at hand.
   In the plans that embed the query, BM25 and the graph read theirs only while the embedding still
-  runs (`slack`): read there whatever the timing, at 100k memories on a loaded host, it cost more
-  CPU than it saved and p50 did not move (13.95 vs 13.79 ms on the queries that embed, A/B, load 5).
+  runs (`slack`): read there whatever the timing, it cost more CPU than it saved
+  (docs/decisions/0017-python-beside-the-search.md).
 * `missed` decides, from the arms' outcomes alone, whether the shortcut's answer stands: not when its
   arm failed, nor when it found nothing (no memory in the window, no memory holding the identifier,
   no memory of the names). The ensemble then runs the fallback plan, sync or async the same way

@@ -12,17 +12,15 @@ memory an arm did not find is not in that arm's list. Its weight is the caller's
 (`optimizer.current_state_recency`: "now", "currently", "still"...), else `recency_weight` (0 by
 default; see `FusionConfig` for the measurements). Like supersession, it does not apply (unless the
 caller asks for it) to a query that names a time before today or asks when: "when did Jon get his
-mentor?" is about an older memory as often as a newer one (on public LoCoMo, recency at weight 0.1
-on those cost the temporal questions 1.3 points of R@5).
+mentor?" is about an older memory as often as a newer one (docs/decisions/0025-recency-list.md).
 
 The contenders are the candidates about as relevant as the best one: those whose similarity to the
 query (the dense arm's cosine) is within `FusionConfig.recency_band` of the highest. Recency orders
 the memories that answer the question; it is not a reason to bring up one that does not. Ranked over
 every candidate, the recency list put a meeting with Sarah from last week above where Sarah lives now
-(the graph and BM25 score every memory naming her alike), and the higher its weight the more often:
-on the churn set's current-value questions (`evaluation.churn`) the newest version came first in
-22% at weight 8 ranked over every candidate, 89% over the contenders (band 0.1). When the dense arm
-did not answer, every candidate is a contender.
+(the graph and BM25 score every memory naming her alike), and the higher its weight the more often
+(docs/decisions/0025-recency-list.md). When the dense arm did not answer, every candidate is a
+contender.
 
 Supersession is a rule about memories that are versions of one fact. Two memories are versions of
 one fact when their predicates are equal once normalized (`predicate_key`: case, spacing and

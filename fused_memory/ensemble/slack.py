@@ -1,6 +1,6 @@
 """What an arm's thread does while the query embedding runs: read ahead for hydration.
 
-onnxruntime releases the GIL while it embeds the query (~2.5 ms of a 100k query's ~8), and BM25 and
+onnxruntime releases the GIL while it embeds the query, and BM25 and
 the graph, run beside it, usually take less than that; after the embedding, everything the query
 still does holds the GIL for most of its time: qdrant-edge's search, then fusion, hydration (one
 engine read of the memories no vector arm carried) and the stage after fusion. So an id-only arm
@@ -11,9 +11,9 @@ query vector (no embedding) leaves hydration to read what is missing, as before,
 beside the engine's search delays the search by as long (the GIL is handed back only when the
 holder waits or after the 5 ms switch interval).
 
-Working out what versions and collapse read of each of those memories there too (~30 us a
-memory) was measured and left out: it ran past the embedding often enough to cost the dense path
-what it saved (docs/results.md, "Fixed costs").
+Working out what versions and collapse read of each of those memories there too was measured and
+left out: it ran past the embedding often enough to cost the dense path what it saved
+(docs/decisions/0017-python-beside-the-search.md).
 """
 
 from __future__ import annotations

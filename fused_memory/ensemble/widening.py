@@ -1,4 +1,4 @@
-"""Widening (docs/architecture.md, "The pipeline", step 4): when the optimizer reads a type off one
+"""Widening (docs/design.md, "The pipeline", step 3): when the optimizer reads a type off one
 word ("prefer", "setting": `optimizer.hard_filter_explicit_hint`), dense and lexical search inside
 it; when that leaves fewer than `FusionConfig.widen_below` hits, the arm reruns without the filter
 and the ensemble records it (`Retrieval.widened`). The optimizer's type is a guess, and widening is

@@ -8,7 +8,7 @@ computes at query time (`ranking.candidate_features`).
   every training query; scikit-learn, from the `[train]` extra, imported only here and only when
   called (`import fused_memory` never loads it).
 * `rrf_grid` / `best_rrf`: RRF's k and weights, re-tuned on training queries with the grid that chose
-  the defaults (docs/architecture.md, "Fusion: RRF k and the weights").
+  the defaults (docs/results.md, "Fusion: RRF k and the weights").
 * `leave_one_out`: per conversation, fit the ranker and re-tune RRF on the others, score both on it.
 """
 
@@ -168,7 +168,7 @@ def recalls(q: Replayed, ids: Sequence[str], ks: Sequence[int] = (5, 10)) -> tup
     return tuple(float(recall_at_k(ids, q.gold, k) or 0.0) for k in ks)
 
 
-#: Each arm's weights in the grid, around the defaults (docs/decisions: the RRF k and weights record);
+#: Each arm's weights in the grid, around the defaults (docs/results.md, "Fusion: RRF k and the weights");
 #: an arm the registry adds is tried at `_OTHER_WEIGHTS`.
 _GRID_WEIGHTS: Mapping[str, tuple[float, ...]] = {
     "dense": (1.0, 1.5, 2.0), "lexical": (1.5, 2.0, 2.5), "graph": (0.25, 0.5, 1.0), "temporal": (0.5, 1.0),

@@ -16,7 +16,7 @@ Every conversation goes into its own namespace of one fresh store (default embed
 default, or `backend="qdrant-local"`: qdrant-client's local mode, the server backend's code),
 each query is asked with its own `now`, queries without gold ids are excluded from the metrics.
 `Evaluator` keeps the store open so several fusion configs can be compared on one ingest, which is
-how the defaults were tuned (docs/architecture.md, "Why each default").
+how the defaults were tuned (docs/decisions/README.md).
 """
 
 from __future__ import annotations

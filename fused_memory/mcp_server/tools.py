@@ -53,7 +53,7 @@ SEARCH, SAVE, DELETE, LIST = "search_memory", "save_memory", "delete_memory", "l
 class Limits:
     """What one call may ask for: `max_k` caps search results, `max_page` a listing's page (the
     query's length is the ensemble's own limit, `FusionConfig.max_query_chars`). Why each default:
-    docs/architecture.md, "The MCP server"."""
+    docs/decisions/0040-mcp-server-and-limits.md."""
 
     max_k: int = 50
     max_page: int = 100

@@ -1,5 +1,4 @@
-"""Query understanding: Stage 1 (parse) and Stage 2 (optimize) of the pipeline (docs/architecture.md,
-"The pipeline").
+"""Query understanding: Stage 1 (parse) and Stage 2 (plan) of the pipeline (docs/design.md, "The pipeline").
 
     parsed = parse_query("what did I tell Sarah about Berlin last week?", now=now, matcher=matcher)
     plan = optimize(parsed)          # or optimize_off(parsed) for the every-arm baseline

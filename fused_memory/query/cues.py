@@ -8,8 +8,7 @@ that *asks for* a time (`asks_time`) is matched against the memories that *state
 (`mentions_time`, stored at ingest as the payload's `answers`). This is answer-type matching from
 question answering, done with the same time rules the query parser uses, so both sides agree on what
 a time expression is; a duration ("for 4 years") counts as a time, so "how long has...?" is matched
-too. On public LoCoMo 13.5% of the turns state a time, and 84% of the turns that answer a
-temporal question do.
+too (docs/decisions/0002-per-query-weights.md).
 """
 
 from __future__ import annotations

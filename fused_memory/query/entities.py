@@ -1,8 +1,9 @@
 """Entity references in a query: a fast phrase matcher over known names, spaCy NER as a fallback.
 
 Why a phrase matcher first: the namespace already knows its entities (ingest keeps the list up to
-date), and a dictionary lookup over the query's words costs microseconds, where spaCy costs ~5 ms a
-sentence. NER is only for names the store has never seen, and only when the caller asks for it.
+date), and a dictionary lookup over the query's words costs far less than running spaCy on it
+(docs/decisions/0012-entity-extraction.md). NER is only for names the store has never seen, and only
+when the caller asks for it.
 
 Resolution: one mention can name several entities ("Sarah" is an alias of both "Sarah Chen" and
 "Sarah Park"). The matcher then returns every candidate, best first, with a confidence split by

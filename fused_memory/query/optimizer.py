@@ -12,14 +12,12 @@ tell Sarah about the Berlin office last week?") lights up dense, lexical, graph,
 once. Rules only *skip* an arm when it provably cannot help (no entity -> no graph seeds), and the
 last ones (`shortcuts`) answer a query that is only a time, identifiers or names without embedding it.
 
-Every rule earns its place: benchmarks/bench_rules.py measures each one left out, on public LoCoMo
-(Recall@5 / @10 with a paired bootstrap interval) and on the bench's latency and work. Rules that
-moved neither were removed: 3-hop walks on chain phrasing, the speculative temporal arm on a time
-cue without a window, and stage 2b's masking of the time phrase in the embedded text. Rules whose
-measured effect is within noise stay only for a reason the table gives: an answer a test pins (the
-demo's pure time and relation questions, which LoCoMo does not ask), or a LoCoMo category that
-would fall past the issue's 0.3-point bound without them (the type arm on a hint: one adversarial
-question).
+Every rule earns its place (docs/decisions/0006-every-rule-earns-its-place.md):
+benchmarks/bench_rules.py measures each one left out, on public LoCoMo (Recall@5 / @10 with a
+paired bootstrap interval) and on the bench's latency and work. A rule whose measured effect is
+within noise stays only for a reason the table gives: an answer a test pins (the demo's pure time
+and relation questions, which LoCoMo does not ask), or a LoCoMo category that would fall past the
+0.3-point bound without it (the type arm on a hint).
 """
 
 from __future__ import annotations
@@ -53,28 +51,21 @@ __all__ = ["PlanBuilder", "Rule", "optimize", "optimize_off", "fired_rules", "wi
            "MAX_FILTER_SHARE", "MIN_SEED_DAMPING", "ASKED_RELATION_WEIGHT"]
 
 #: The temporal arm's weight with the optimizer off when the query names no window and asks for no
-#: time: events by relevance, at half weight. The optimizer itself no longer runs the arm then: on
-#: public LoCoMo leaving it out changed nothing (benchmarks/bench_rules.py).
+#: time: events by relevance, at half weight. The optimizer does not run the arm then: on public
+#: LoCoMo leaving it out changed nothing (docs/decisions/0002-per-query-weights.md).
 SPECULATIVE_TEMPORAL_WEIGHT = 0.5
 #: The temporal arm's weight (times its base 0.5) when the query asks for a time and names no window:
-#: it then ranks the memories that state a time, the answer type itself, so it counts like dense.
-#: Public LoCoMo, effective weight 0.5 / 1.0 / 1.5: temporal R@5 0.800 / 0.825 / 0.816 (0.774
-#: without the arm; 0.841 at 1.0 once durations count as times); the other categories move by at
-#: most 0.1 points, since only "when" / "how long" questions trigger it.
+#: it then ranks the memories that state a time, the answer type itself, so it counts like dense
+#: (docs/decisions/0002-per-query-weights.md).
 ANSWER_TIME_WEIGHT = 2.0
 #: The temporal arm's weight (times its base 0.5) when the query is only a time ("what happened
 #: yesterday?"). With RRF k = 10 a window memory at temporal rank r adds >= 4 * 0.71 / (10 + r)
 #: (its score is >= 0.5), more than dense's #1 can give a memory outside it (<= 1.5 / 11) for r up
-#: to 10. At the window weight of the time (1.0) the one memory of "yesterday" in the demo came 6th, behind
-#: dense's and the type arm's guesses at "what happened" (found by probing the adapters).
+#: to 10 (docs/decisions/0002-per-query-weights.md).
 PURE_TIME_WEIGHT = 8.0
 #: The temporal arm's weight (times its base 0.5) when the query names a window ("last week", "in
-#: May 2023") beside other words: the window's events by relevance then count like dense (1.5). At
-#: 1.0 "what did I tell Sarah last week?" ranked two of Sarah's events from 8 and 11 days earlier
-#: above the one inside the week, on the demo and in the tool description's own example. Public
-#: LoCoMo (143 windowed questions), weight 1 / 2 / 3 / 4 / 6: R@5 0.7466 / 0.7488 / 0.7506 / 0.7486 /
-#: 0.7386, temporal R@5 0.829 / 0.844 / 0.846 / 0.846 / 0.839, open-domain 0.366 / 0.377 / 0.354 /
-#: 0.354 / 0.354, adversarial 0.861 at 1-3, 0.857 at 4 (docs/architecture.md, "Per-query weights").
+#: May 2023") beside other words: the window's events by relevance then count like dense (1.5), and
+#: "what did I tell Sarah last week?" finds the one inside the week (docs/decisions/0002-per-query-weights.md).
 WINDOW_TEMPORAL_WEIGHT = 3.0
 #: The temporal arm's weight by mode (`cues.temporal_mode`) when no skip rule applies.
 _TEMPORAL_WEIGHTS = {TemporalMode.WINDOW: WINDOW_TEMPORAL_WEIGHT, TemporalMode.ANSWER: ANSWER_TIME_WEIGHT,

@@ -33,8 +33,8 @@ GENERIC_TERMS = frozenset(tokenize("happen happened happening change changed cha
                                    "tell told say said talk talked up plan planned know"))
 #: A ref whose best candidate is below this is too weak to plan the graph arm on: a lone common
 #: word that happens to be an alias of many entities ("meeting" -> 25 "<name> meeting" entities at
-#: 0.04 each) would otherwise switch the graph on for almost every query (measured: 96 of 100 plain
-#: topical queries at 100k memories) without adding anything it can rank.
+#: 0.04 each) would otherwise switch the graph on for almost every query without adding anything it
+#: can rank (docs/decisions/0012-entity-extraction.md).
 MIN_REF_CONFIDENCE = 0.3
 #: Topic words an identifier may come with and still lead the query ("v2.3.1 release notes",
 #: "latest on JIRA-9921"): BM25 ranks the memories holding the identifier first (it is rare, so its

@@ -24,9 +24,8 @@ __all__ = ["with_store", "skip_unselective", "scope_hub_seeds", "asked_relation_
            "STORE_RULE_NAMES"]
 
 #: A filter arm whose filter keeps more than this share of the namespace ranks nearly the memories
-#: dense ranks, by the same cosine: it double-counts dense in the fusion and costs a vector search.
-#: On public LoCoMo every turn is an event, and skipping such arms changes fused R@5 by +0.1 points
-#: (within noise) while taking two of three searches out of the vector batch.
+#: dense ranks, by the same cosine: it double-counts dense in the fusion and costs a vector search
+#: (docs/decisions/0004-skipping-and-scoping-arms.md).
 MAX_FILTER_SHARE = 0.5
 #: Graph seeds whose hub damping is below this (an entity in more than ~22% of the namespace's
 #: memories, see `backends.graph.traversal.hub_damping`) spread their score over everything: when every seed of a
@@ -106,11 +105,11 @@ def scope_hub_seeds(plan: QueryPlan, parsed: ParsedQuery, damping: Callable[[str
     still the right *set* to look in; the rest of the question is what orders them. So the graph
     arm searches that set by cosine to the query as the vector arms embed it (without the hub
     names): an entity-scoped vector search, sent to the engine in the same batch. `forms(entity_id)`
-    gives the names as memories store them (`EntityMatcher.surface_forms`). Public LoCoMo, where
-    the speakers are the hubs and 95% of the turns answering a question that names one speaker are
-    that speaker's: fused R@5 0.742 -> 0.746, open-domain +4.6, multi-hop +1.6, adversarial -0.8
-    (those questions name the wrong speaker by design). Applied with the optimizer on or off: it
-    is how the arm reads the query, not a skip rule. Unknown statistics leave the plan as it is."""
+    gives the names as memories store them (`EntityMatcher.surface_forms`). On a chat log the
+    speakers are the hubs, and most turns answering a question that names one speaker are that
+    speaker's (docs/decisions/0004-skipping-and-scoping-arms.md). Applied with the optimizer on or
+    off: it is how the arm reads the query, not a skip rule. Unknown statistics leave the plan as
+    it is."""
     seeds = [c for ref in parsed.entity_refs for c in ref.candidates]
     if damping is None or forms is None or Arm.GRAPH not in plan.arms or not seeds:
         return plan
@@ -157,11 +156,9 @@ def mask_hub_names(plan: QueryPlan, parsed: ParsedQuery,
     the graph rule) tells memories apart no better than a stopword, but a sentence embedding weighs
     names heavily: "what did Melanie realize after the charity race?" lands on whatever Melanie
     said, not on the race. BM25 already discounts such a name by its IDF; the dense, temporal and
-    type arms now embed "what did realize after the charity race?". Public LoCoMo (the speakers are
-    the hubs): dense alone R@5 0.446 -> 0.596, fused 0.720 -> 0.727 (0.736 with dense weight 1.5),
-    adversarial 0.812 -> 0.852. Runs with the optimizer on or off: it is query preparation, not a
-    skip rule. Nothing is masked when the names are all the query has, or when the statistic is
-    unknown."""
+    type arms embed "what did realize after the charity race?" (docs/decisions/0005-masking-hub-names.md).
+    Runs with the optimizer on or off: it is query preparation, not a skip rule. Nothing is masked
+    when the names are all the query has, or when the statistic is unknown."""
     if damping is None or not parsed.entity_refs:
         return plan
     hubs = [ref.text for ref in parsed.entity_refs

@@ -80,7 +80,7 @@ FEATURE_NAMES: tuple[str, ...] = feature_names(ARMS)
 #: Each feature's column, for the five arms.
 COLUMN: Mapping[str, int] = {name: i for i, name in enumerate(FEATURE_NAMES)}
 
-#: Feature groups, for the ablation (docs/design.md, "The learned order").
+#: Feature groups, for the ablation (docs/results.md, "The learned order").
 FEATURE_GROUPS: Mapping[str, tuple[str, ...]] = {
     "arm evidence": tuple(f"{arm}_{f}" for arm in ARMS for f in ("present", "rrank", "score", "rel")),
     "plan weights": tuple(f"{arm}_wpresent" for arm in ARMS),

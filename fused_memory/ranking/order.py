@@ -62,7 +62,7 @@ def learned_order(ranker: Ranker, fused: Sequence[F], results: Mapping[str, Sequ
                   parsed: ParsedQuery, depth: int, keep: int | None = None) -> tuple[list[F], dict[str, Learned]]:
     """`fused` (RRF's ranking, best first) with its top `depth` reordered by `ranker`, and what the
     ranker said of each of the first `keep` (None: all) of the new order, by memory id."""
-    # a candidate no arm scored above 0 is never a hit (docs/architecture.md, "The pipeline", Fuse):
+    # a candidate no arm scored above 0 is never a hit (docs/design.md, "The pipeline", step 4):
     # it takes no place here either, or it would lift into a scored place and push a found one out
     head = [f for f in fused[:depth] if f.score > 0]  # RRF's order is by score: these lead
     if len(head) < 2:

@@ -5,7 +5,7 @@ Seeds come from `ParsedQuery.entity_refs`: a confident ref (top candidate >= 0.7
 candidate; an ambiguous one fans out from every candidate, each weighted by its confidence. The
 store does the hop traversal and scoring (`fused_memory.backends.graph.traversal`).
 
-Multi-hop weighting: multi-hop evidence counts 0.8 of a direct mention (docs/architecture.md, "The
+Multi-hop weighting: multi-hop evidence counts 0.8 of a direct mention (docs/design.md, "The
 graph"), but fusion has one weight per arm. So the arm keeps weight 1.0 and multiplies
 the *score* of every hit found at hop >= 1 by MULTI_HOP_FACTOR (0.8) inside the traversal, before
 hits are ranked, so a 1-hop memory never outranks an equally scored direct mention.

@@ -16,7 +16,7 @@ The lexical index (`StoreConfig.lexical`) defaults per backend:
   (minutes and gigabytes at millions of memories) and blind to the other workers' writes.
 * `embedded()`: "bm25", rank-bm25-exact in the process. One process owns the shard, so nothing
   is shared, and the in-process index measured at least as good as the engine's there
-  (docs/architecture.md, "Lexical index": LoCoMo, latency at 100k, ingest, RSS).
+  (docs/decisions/0010-lexical-index-placement.md).
 """
 
 from __future__ import annotations

@@ -240,7 +240,7 @@ class EntityExtractor:
         """NER-only pass over every text, then a tagged pass over the few texts where a span starts
         a sentence with several tokens: spaCy's small model reads "Told Sarah" or "Deployed
         Kestrel" as one PERSON, and the tagger tells the verb from the name. Tagging everything
-        would cost ~70% more; the spans that need it are rare."""
+        would cost far more, and the spans that need it are rare (docs/decisions/0012-entity-extraction.md)."""
         nlp = self._nlp if self._nlp is not None else load_nlp()
         docs = list(nlp.pipe(texts, batch_size=self.batch_size))
         suspect = [i for i, d in enumerate(docs)

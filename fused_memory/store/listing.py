@@ -10,11 +10,8 @@ The backend filters (the namespace, and a conversation's `session_id`) when it i
 `PayloadLister`; a backend that is not is read namespace by namespace and filtered here, with the
 same result. Sorting needs every matching payload, so listing reads all of what matches; the payloads
 are sorted first and only the page asked for is decoded (decoding re-checks each memory and is most
-of the cost). Measured with `benchmarks/bench_listing.py` on qdrant-edge (hashing embedder, 2 cores
-at load average 7-9, so only the ratios are firm): a namespace of 10,000 memories listed whole in
-280-650 ms, a LangGraph search without a query (a page of ten) in 220 ms against 780 ms when every
-memory was decoded; one conversation of it, filtered by the engine, 1.5-1.7x faster than reading the
-namespace and filtering in Python (qdrant-client's local mode, pure Python: 6-13x).
+of the cost). Measured with `benchmarks/bench_listing.py`
+(docs/decisions/0039-langgraph-search-without-a-query.md).
 """
 
 from __future__ import annotations

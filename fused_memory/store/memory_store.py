@@ -369,9 +369,8 @@ class MemoryStore(SharedHandle):
     def embed_memories(self, memories: Sequence[Memory]) -> np.ndarray:
         """One unit vector per memory. A memory with `context` is embedded twice, alone and read
         after its context, and the two are averaged: the context pulls the vector towards the
-        question a reply answers, the lone embedding keeps what the memory itself says (on public
-        LoCoMo, dense R@5: alone 0.371, context + text 0.424, the average 0.446; the concatenation
-        alone also drops temporal questions from 0.49 to 0.43, the average keeps them at 0.50)."""
+        question a reply answers, the lone embedding keeps what the memory itself says, which the
+        concatenation alone loses on temporal questions (docs/decisions/0009-conversation-context.md)."""
         vectors = np.array(self.embedder.embed_documents([self.embed_text(m) for m in memories]),
                            dtype=np.float32)
         rows = [i for i, m in enumerate(memories) if m.context]

@@ -2,8 +2,8 @@
 
 What such a memory may lack, each named as the store's meta lists it under "upgraded":
 
-* `answers`: the payload tag "when did...?" questions filter on (`ingest.answer_tags`, added
-  2026-11-22). Derived from the stored text: nothing is re-embedded.
+* `answers`: the payload tag "when did...?" questions filter on (`ingest.answer_tags`). Derived
+  from the stored text: nothing is re-embedded.
 * `bm25`: the sparse lexical vector (`backends.lexical.sparse`), when the collection got it after
   the memory was written (a store written with the in-process BM25 index, opened with the
   lexical index in the engine). Derived from the payload the same way.

@@ -1,6 +1,6 @@
 """What a LangChain or LlamaIndex caller can get wrong, and what they get back: a library error
 naming the mistake, never a plain Python error from deep inside, and never a search for something
-other than the question. Each case was found by probing the adapters."""
+other than the question."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def test_the_langchain_constructor_refuses_what_it_would_misread(seeded_store: M
                                     {"now": datetime(2024, 1, 1)}, {"now": "2024-01-01T00:00"}])
 def test_a_bad_default_fails_at_construction_in_both_adapters(seeded_store: MemoryStore, kwargs: dict) -> None:
     """These constructed fine and failed on the first query, away from the line that wrote them;
-    LangChain's k check said "positive" but let 0 through (found by probing the adapters)."""
+    LangChain's k check said "positive" but let 0 through."""
     from langchain_fused_memory import QueryOptimizerChain
 
     with pytest.raises(ValidationError):
@@ -89,8 +89,8 @@ def test_a_retriever_takes_its_tenant_from_its_own_fields_not_from_a_shared_conf
 @pytest.mark.parametrize("call", [{"input": ""}, {"input": "   "}, {"input": None}, {}, {"query": ""},
                                   {"a": "x", "b": "y"}])
 def test_the_llamaindex_tool_refuses_a_missing_or_empty_question(seeded_store: MemoryStore, call: dict) -> None:
-    """It used to search for "input is" (every memory came back) instead of meeting the checks; the
-    refusal is the tool's answer to the model, as LangChain's tool gives it."""
+    """No search for "input is" (every memory would come back): the checks refuse, and the refusal
+    is the tool's answer to the model, as LangChain's tool gives it."""
     tool = memory_tool(LIEnsemble(seeded_store, namespace=NS, now=NOW))
     answer = tool.call(**call)
     assert answer.is_error and answer.raw_output is None and ("query" in answer.content or "question" in answer.content)
@@ -108,9 +108,9 @@ async def test_the_llamaindex_tool_searches_exactly_the_question(seeded_store: M
 
 
 def test_a_deep_copied_retriever_works_and_shares_its_store(seeded_store: MemoryStore) -> None:
-    """copy.deepcopy and pydantic's model_copy(deep=True) of a retriever used to fail with "cannot
-    pickle EdgeShard"; a copy now shares the store (a handle, as a connection pool would be) and
-    keeps its own fields."""
+    """copy.deepcopy and pydantic's model_copy(deep=True) of a retriever do not fail with "cannot
+    pickle EdgeShard": a copy shares the store (a handle, as a connection pool would be) and keeps
+    its own fields."""
     import copy
 
     from langchain_fused_memory import memory_tool as lc_memory_tool
@@ -132,8 +132,8 @@ def test_a_deep_copied_retriever_works_and_shares_its_store(seeded_store: Memory
 
 def test_a_copy_pointed_at_another_store_never_searches_the_old_one(seeded_store: MemoryStore, tmp_path) -> None:
     """pydantic's model_copy(update=...) skips validation, so a copy given another store kept the
-    first store's ensemble and searched it under the new store's name (found by review). A default
-    ensemble the adapter derived now gives way to the new store, as `configurable_fields(store=...)`
+    first store's ensemble and would search it under the new store's name. A default ensemble the
+    adapter derived gives way to the new store, as `configurable_fields(store=...)`
     does; a caller's own ensemble over the old store is refused (which was meant cannot be known)."""
     from fused_memory.types import Memory
     from langchain_fused_memory import QueryOptimizerChain
@@ -221,7 +221,7 @@ def test_types_is_a_filter_in_the_graph_and_temporal_arms_too(seeded_store: Memo
 
 def test_the_callers_metadata_is_top_level_in_both_adapters(store: MemoryStore) -> None:
     """A LangChain document prompt reads `{source}` from `Document.metadata`, and LlamaIndex
-    postprocessors read node metadata by key; the caller's keys used to be only under
+    postprocessors read node metadata by key, so the caller's keys are top level, not only under
     `metadata["metadata"]`. A key named like one of ours keeps ours; the caller's value is still
     under `metadata`."""
     from fused_memory.types import Memory
@@ -239,7 +239,7 @@ def test_the_callers_metadata_is_top_level_in_both_adapters(store: MemoryStore) 
 
 def test_memory_times_are_shown_in_the_zone_the_query_was_asked_in(seeded_store: MemoryStore) -> None:
     """Windows follow `now`'s zone, but the times came back in UTC: a Friday-evening dinner asked
-    about from Los Angeles was shown to the model as Saturday (found by probing the agent tools)."""
+    about from Los Angeles was shown to the model as Saturday."""
     from zoneinfo import ZoneInfo
 
     from langchain_fused_memory import memory_tool as lc_tool

@@ -1,5 +1,5 @@
 """What an agent's tools and retrievers say in the cases an agent developer cares about, in both
-frameworks alike (found by probing the integrations in tool-calling loops):
+frameworks alike:
 
 * no hit while part of the search failed is not "no memories": the retriever raises
   `BackendUnavailable` (it returned [], and the tool told the model "No memories matched");
@@ -85,7 +85,7 @@ def test_each_tool_refuses_the_other_frameworks_retriever(seeded_store: MemorySt
 
 def test_a_failure_outside_the_plan_does_not_make_an_empty_answer_raise() -> None:
     """The planner's entity lookup reports a down graph as a graph failure whatever arms run; a
-    BM25 retriever's empty answer on a new user's namespace then raised (found by review)."""
+    BM25 retriever's empty answer on a new user's namespace then raised."""
     from fused_memory.adapters import answered
     from fused_memory.results import ArmFailure, ParsedQuery, QueryPlan, Retrieval
 

@@ -257,7 +257,7 @@ async def test_memory_tool_hands_a_refused_query_back_to_the_model(ensemble_retr
 def test_memory_tool_tells_the_model_each_memorys_type_and_event_time(
         ensemble_retriever: EnsembleMemoryRetriever) -> None:
     """"When did I...?" is half of what agents ask a memory: an event reaches the model with its time
-    (the bare text used to be all the model saw; the date was only in the artifact)."""
+    (not the bare text with the date only in the artifact)."""
     tool = memory_tool(ensemble_retriever, "recall", "Search the user's memories.")
     message = tool.invoke({"type": "tool_call", "id": "c", "name": "recall", "args": {"query": QUERY}})
     paragraphs = message.content.split("\n\n")
@@ -271,7 +271,7 @@ def test_memory_tool_tells_the_model_each_memorys_type_and_event_time(
 
 def test_memory_line_dates_what_has_a_time_and_keeps_one_memory_one_paragraph() -> None:
     """A fact the caller dated ("my passport expires", event_at the 25th) showed no date, so the
-    model could not answer "when does my passport expire?" (found by probing the agent tools)."""
+    model could not answer "when does my passport expire?"."""
     from langchain_core.documents import Document
 
     from langchain_fused_memory.tools import memory_line
@@ -356,7 +356,7 @@ async def test_query_optimizer_chain_takes_per_call_options_as_the_retrievers_do
 async def test_the_plan_shown_is_the_plan_run_with_forced_types(seeded_store: MemoryStore,
                                                                   core: EnsembleMemory) -> None:
     """`EnsembleMemoryRetriever(types=[...]).optimizer.invoke(q)` showed the rules' plan without the
-    forced types, so it was not the plan the retriever ran (found by probing the agent tools)."""
+    forced types, so it was not the plan the retriever ran."""
     retriever = EnsembleMemoryRetriever(store=seeded_store, namespace=NS, now=NOW, types=["fact"])
     plan = retriever.optimizer.invoke(QUERY)
     assert plan.type_hints == {MemoryType.FACT} and plan.hard_filter and "type" in plan.arms

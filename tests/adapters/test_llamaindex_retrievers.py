@@ -178,7 +178,7 @@ def test_memory_tool_is_a_retriever_tool(seeded_store: MemoryStore) -> None:
 def test_one_memory_has_one_hash_whichever_retriever_found_it(seeded_store: MemoryStore) -> None:
     """LlamaIndex's QueryFusionRetriever fuses by `node.hash`; the hash covered this retrieval's
     score and explanation, so dense's and BM25's copies of one memory never summed their ranks
-    and "simple" mode returned fewer nodes than asked (found by probing the adapters)."""
+    and "simple" mode returned fewer nodes than asked."""
     from llama_index.core.llms import MockLLM
     from llama_index.core.retrievers import QueryFusionRetriever
 

@@ -61,7 +61,7 @@ def test_bad_embed_text_is_refused(ensemble: EnsembleMemory, bad: object, says: 
 
 def test_several_texts_are_embedded_one_by_one_and_averaged(ensemble: EnsembleMemory) -> None:
     """As LlamaIndex aggregates `custom_embedding_strs`: one embedding per text, normalized mean (a
-    joined text lost the question once a HyDE answer filled MiniLM's 256 tokens: found by review)."""
+    joined text lost the question once a HyDE answer filled MiniLM's 256 tokens)."""
     store = ensemble.store
     question = "how do I get into the building?"
     a, b = np.array(store.embed_query(BADGE)), np.array(store.embed_query(question))

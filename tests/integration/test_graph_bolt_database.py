@@ -1,9 +1,9 @@
 """A database name on a server that has only one graph is refused, not silently shared.
 
 FalkorDB's Bolt listener maps every database name to the same graph. Two stores given
-`neo4j_database="app1"` and `"app2"` on one server used to read each other's entities, and a
-delete in one unlinked the other's memory of the same id (ids derive from namespace + text):
-its graph arm then missed it, with no error anywhere (found by probing the scale-out path).
+`neo4j_database="app1"` and `"app2"` on one server would read each other's entities, and a
+delete in one would unlink the other's memory of the same id (ids derive from namespace + text):
+its graph arm would then miss it, with no error anywhere.
 """
 
 from __future__ import annotations

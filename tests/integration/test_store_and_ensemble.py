@@ -217,7 +217,7 @@ def test_forced_types_restrict_the_type_arm(store):
 
 def test_forced_types_are_not_reported_skipped(store):
     """The plan said both: "type" among the arms that ran and, for the same query, skipped for
-    "no type hint" (found by probing the adapters' metadata)."""
+    "no type hint"."""
     store.add(FACTS)
     r = EnsembleMemory(store).retrieve("anything about work", namespace="alice", k=5, now=NOW, types=["event"])
     assert "type" in r.plan.arms and "type" not in r.plan.skipped

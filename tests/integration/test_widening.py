@@ -66,7 +66,7 @@ def test_a_guessed_filter_still_rescues_a_misfiled_answer(tmp_path, query: str) 
 
 def test_a_callers_type_no_arm_keeps_answers_with_nothing_of_another_type(tmp_path) -> None:
     """BM25 finds only a preference for "Zephyr": under types=["fact"] it keeps nothing, and the
-    preference is no answer (it used to come back widened, at a hundredth of its score)."""
+    preference is no answer (not even widened, at a hundredth of its score)."""
     from fused_memory.embeddings import HashingEmbedder
 
     with MemoryStore.embedded(tmp_path / "s", embedder=HashingEmbedder(dim=64), ner=False) as store:

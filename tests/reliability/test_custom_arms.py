@@ -99,7 +99,7 @@ def test_an_arm_name_the_ensemble_does_not_have_is_refused_when_built(store: Mem
         EnsembleMemory(store, config, arms={"pinned": Pinned([])})
     with pytest.raises(ConfigurationError):
         FusionConfig(**{table: {"": 1.0}})
-    # a copy reconfigured after it was built: checked on its next query, not ignored (found by review)
+    # a copy reconfigured after it was built: checked on its next query, not ignored
     import copy
     from dataclasses import replace
 
@@ -161,7 +161,7 @@ def test_a_bad_ensemble_is_refused_when_built(store: MemoryStore) -> None:
 
 
 def test_numpy_numbers_and_a_tuple_of_hits_are_taken(store: MemoryStore) -> None:
-    """The checks above must not refuse what worked before them (found by review)."""
+    """The checks above must not refuse numpy numbers or a tuple of hits."""
     import numpy as np
 
     config = FusionConfig(depth=np.int64(30), widen_below=np.int32(5), max_query_chars=np.int64(5000))
@@ -174,9 +174,8 @@ def test_numpy_numbers_and_a_tuple_of_hits_are_taken(store: MemoryStore) -> None
 
 
 def test_closing_while_others_query_fails_none_of_them(store: MemoryStore) -> None:
-    """close() used to cancel other threads' queued arms (reported as failed arms) and a submit
-    racing it raised RuntimeError; concurrent first queries could make two pools (found by
-    probing and review)."""
+    """close() must not cancel other threads' queued arms (they would be reported as failed arms),
+    a submit racing it must not raise RuntimeError, and concurrent first queries make one pool."""
     import threading
 
     ens = EnsembleMemory(store)

@@ -190,8 +190,7 @@ class CarryingArm:
 def test_vector_backend_failing_hydration_answers_with_what_the_arms_carried(store: MemoryStore) -> None:
     """Hydrating BM25's and the graph's hits needs the vector store (the payloads). When that one
     call fails, the answer is what the other arms carried, with the arms left short named as
-    failed ("hydration"), as for a failed arm; with nothing carried, the backend's error is raised.
-    (It used to raise in both cases.)"""
+    failed ("hydration"), as for a failed arm; with nothing carried, the backend's error is raised."""
     [pref] = store.get_many(NS, ["m-pref"])
     store.vectors = FaultProxy(store.vectors).fail("get", exc=BackendUnavailable("qdrant went away"), times=3)
     ens = EnsembleMemory(store, arms={"dense": CarryingArm("dense", pref)})

@@ -124,8 +124,8 @@ def test_pickling_a_handle_says_what_to_send_instead(tmp_path: Path, which: str)
 
 
 def test_close_waits_for_a_write_in_flight_and_the_write_lands_whole(tmp_path: Path) -> None:
-    """close() used to release the backends under a running add: its vector write then failed and
-    the rollback reopened the graph. It now waits for the write's critical section."""
+    """close() must not release the backends under a running add (its vector write would fail and
+    the rollback reopen the graph): it waits for the write's critical section."""
     store = _seeded(tmp_path / "s")
     proxy = FaultProxy(store.vectors).stall("upsert", times=1)
     store.vectors = proxy
@@ -187,8 +187,9 @@ def test_a_copy_of_an_ensemble_keeps_its_type_and_what_the_caller_set(tmp_path: 
 
 
 def test_a_read_cut_short_by_close_says_the_store_was_closed(tmp_path: Path) -> None:
-    """A get_many under way when close() released the vector backend used to fail as a backend
-    fault ("not open"), which the ensemble reported as an arm failure or a partial answer."""
+    """A get_many under way when close() releases the vector backend says the store was closed,
+    not a backend fault ("not open") that the ensemble would report as an arm failure or a partial
+    answer."""
     store = _seeded(tmp_path / "s")
     proxy = FaultProxy(store.vectors).stall("get", times=1)
     store.vectors = proxy

@@ -7,7 +7,7 @@ exactly; a query answers from its own namespace without arm failures), never ano
 never an injected query, never a corrupted store: a canary namespace (memories, entities, a relation)
 is snapshotted first and must be identical after every example, and the victim namespace's indexes
 must keep agreeing. Everything runs against both graph backends: embedded, and Cypher over the
-FalkorDB Bolt listener that splices parameters into the query text (docs/architecture.md, "Stores").
+FalkorDB Bolt listener that splices parameters into the query text (docs/design.md, "The graph").
 """
 
 from __future__ import annotations

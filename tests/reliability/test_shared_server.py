@@ -2,8 +2,8 @@
 
 Stood up as two `QdrantClientBackend`s over one qdrant-client (local mode, the same API as a
 server): against a real server each process has its own client to the same collections, which is
-exactly what sharing the client object reproduces. Found by probing the scale-out path: the
-second instance's `end_session` wrote back the meta it had read at `open()`, erasing the first's.
+exactly what sharing the client object reproduces. The second instance's `end_session` must not
+write back the meta it read at `open()`, erasing the first's.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Arguments every store entry point reads alike (found by probing the API): `count("\\udc00")`
+"""Arguments every store entry point reads alike: `count("\\udc00")`
 raised qdrant-edge's TypeError and `count(" ")` answered 0 where `get_many` refused both;
 `relate()` took `confidence=True` or "0.5" and a validity ending before it starts;
 `MemoryStore.embedded("")` made a store in the current directory; `arms="dense"` was read as the
@@ -57,7 +57,7 @@ def test_one_arm_may_be_named_bare(tmp_path: Path) -> None:
 
 def test_an_entity_whose_memories_are_gone_no_longer_plans_the_graph(tmp_path: Path) -> None:
     """After a delete (or an upsert with new text) the graph keeps the entity's name; the query
-    naming it still planned the graph arm (found by probing the API)."""
+    naming it still planned the graph arm."""
     with embedded(tmp_path / "s") as store:
         store.add([Memory(text="Met Zanzibar Holdings", id="z", namespace="a", entities=("Zanzibar Holdings",)),
                    Memory(text="other", id="o", namespace="a")])
@@ -81,7 +81,7 @@ def test_relate_takes_numpy_numbers(tmp_path: Path) -> None:
 
 def test_a_batch_with_an_entity_the_graph_would_refuse_writes_nothing(tmp_path: Path) -> None:
     """'\\ufdfa' passes Memory's checks at 1,000 characters but grows past 16 KB once normalized;
-    the graph refused it after the first 256 memories of the batch were stored (found by probing)."""
+    the graph refused it after the first 256 memories of the batch were stored."""
     from fused_memory.errors import InvalidMemory
 
     with embedded(tmp_path / "s") as store:

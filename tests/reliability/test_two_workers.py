@@ -5,7 +5,7 @@ never mix.
 Stood up as two `MemoryStore`s over one shared `QdrantClient` (local mode: the server's API, the
 server backend's code), each with its own lexical index and graph objects, as two processes would
 have. With the lexical index and the graph in the engine (connect()'s defaults) nothing lexical is
-per worker; `test_an_in_process_index_is_blind_to_the_other_worker` shows what it was before. The
+per worker; `test_an_in_process_index_is_blind_to_the_other_worker` shows `lexical="bm25"`'s limit. The
 graph's side is in `test_engine_graph.py`.
 """
 

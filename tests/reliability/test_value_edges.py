@@ -1,6 +1,6 @@
-"""Values a write accepts must read back as written, or be refused: each case here was once
-accepted and then changed (an id, entities, a session, a time), or left the three indexes
-disagreeing. Found by probing the core API with a canary store (write, reopen, read back)."""
+"""Values a write accepts must read back as written, or be refused: each case here is a value a
+write could accept and then change (an id, entities, a session, a time), or one that could leave the
+three indexes disagreeing; checked with a canary store (write, reopen, read back)."""
 
 from __future__ import annotations
 
@@ -31,8 +31,8 @@ def store(tmp_path: Path) -> MemoryStore:
 @pytest.mark.parametrize(("given", "stored"), [(0, "0"), (123, "123"), ("m-1", "m-1"), (np.int64(9), "9"),
                                                (uuid.UUID(int=7), str(uuid.UUID(int=7)))])
 def test_an_id_is_its_text_for_every_backend(store: MemoryStore, given: object, stored: str) -> None:
-    """id=0 used to become a derived id; delete([123]) removed "123" from BM25 and the graph but
-    not the vector point, which queries kept finding until the next open re-linked it."""
+    """id=0 is the id "0", not a derived one; delete([123]) removes "123" from every index, not from
+    BM25 and the graph only (queries would find the vector point until the next open re-linked it)."""
     store.add(Memory(text="Tom likes zebra stripes", namespace="ns", id=given))
     assert [m.id for m in store.get_many("ns", [stored])] == [stored]
     assert [m.id for m in store.get_many("ns", [given])] == [stored]  # read as add keyed it

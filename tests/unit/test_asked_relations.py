@@ -77,7 +77,7 @@ def test_relation_names_are_read_as_words(name: str, words: tuple) -> None:
 
 def test_a_name_with_no_word_is_never_asked() -> None:
     """Labels of separators only ("_", "-") split into no words; matching them crashed every query
-    naming their entities with an IndexError (found by review)."""
+    naming their entities with an IndexError."""
     rels = {"tom becker": (("_", FWD), ("-", BACK), ("is", FWD))}.get
     parsed = parse_query("who is Tom?", now=NOW, matcher=MATCHER)
     assert asked_relations(parsed.text, parsed.entity_refs, lambda e: rels(e, ())) == ()

@@ -89,7 +89,7 @@ def test_jsonl_names_the_line_that_is_not_utf8_and_skips_a_byte_order_mark(tmp_p
 
 @pytest.mark.parametrize("question", ["dog \udc00?", "q" * 10_001])
 def test_a_question_no_system_can_be_asked_is_an_error_before_the_ingest(tmp_path: Path, question: str) -> None:
-    """It used to be scored as a miss of every system (recall 0, exit 0)."""
+    """Not a miss of every system (recall 0, exit 0): an error before the ingest."""
     ds = load_dataset(_write(tmp_path / "m.jsonl", [MEM]),
                       _write(tmp_path / "q.jsonl", [{**QRY, "question": question}]))
     with pytest.raises(EvalDataError, match="query 'q1' of conversation 'c1'"):
@@ -99,11 +99,11 @@ def test_a_question_no_system_can_be_asked_is_an_error_before_the_ingest(tmp_pat
 
 @pytest.mark.parametrize(("target", "plot", "message"), [
     (".", False, "is a directory"),
-    ("newdir/", False, "is a directory"),  # it used to write a file named "newdir"
+    ("newdir/", False, "is a directory"),  # not a file named "newdir"
     ("/proc/fused-memory-test.json", False, "cannot write there"),
     ("afile/out.json", False, "afile is a file, not a directory"),
     ("out.xyz", True, "matplotlib cannot save '.xyz'"),
-    ("-", True, "a plot is an image file"),  # it used to write a file named "-"
+    ("-", True, "a plot is an image file"),  # not a file named "-"
 ])
 def test_an_output_that_cannot_be_written_is_refused_before_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                     target: str, plot: bool, message: str) -> None:
@@ -115,7 +115,7 @@ def test_an_output_that_cannot_be_written_is_refused_before_the_run(tmp_path: Pa
 
 def test_a_writable_output_passes_and_leaves_nothing_behind(tmp_path: Path) -> None:
     """Missing folders are made when the results are written, not by the check: a run that then
-    fails used to leave them behind (found by probing the CLI)."""
+    fails leaves none behind."""
     check_output(str(tmp_path / "new" / "dir" / "out.json"), "--json")
     check_output("-", "--json")
     assert list(tmp_path.iterdir()) == []
@@ -178,8 +178,8 @@ def test_the_cli_shows_control_characters_in_memories_instead_of_obeying_them(
 
 
 def test_a_closed_evaluator_raises_instead_of_scoring_zeros(tmp_path: Path) -> None:
-    """Each query's FusedMemoryError counts as a miss; a closed store must not: it used to give
-    every system recall 0 with exit 0 (found by review)."""
+    """Each query's FusedMemoryError counts as a miss; a closed store must not (it would give
+    every system recall 0 with exit 0)."""
     from fused_memory.errors import StoreClosed
     from fused_memory.evaluation.runner import Evaluator, default_systems
 
@@ -201,8 +201,8 @@ def test_eval_progress_shows_control_characters_in_conversation_ids(capsys: pyte
 
 
 def test_a_misspelled_arm_in_the_config_fails_before_the_ingest(tmp_path: Path) -> None:
-    """FusionConfig takes custom arm names now, so the check moved to where the arms are known;
-    the evaluator ingested every conversation first, then refused (found by review)."""
+    """FusionConfig takes custom arm names, so the check is where the arms are known, before the
+    evaluator ingests any conversation."""
     from fused_memory.evaluation.runner import Evaluator, default_systems
 
     ds = load_dataset(_write(tmp_path / "m.jsonl", [MEM]), _write(tmp_path / "q.jsonl", [QRY]))

@@ -146,7 +146,7 @@ def test_a_forked_child_gets_its_own_ner_worker(tmp_path) -> None:  # type: igno
     ("Jon Smith: the studio opens Monday", ["Jon Smith"]),
 ])
 def test_a_leading_label_is_a_speaker_unless_it_labels_a_note(text: str, names: list[str]) -> None:
-    """Without spaCy too: "Note:" made an entity "Note" (found by probing the API)."""
+    """Without spaCy too: "Note:" made an entity "Note"."""
     from fused_memory.types import Memory
 
     [mentions] = EntityExtractor(enabled=False).extract([Memory(text=text)])

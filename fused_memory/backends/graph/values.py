@@ -106,7 +106,7 @@ def check_relation(rel: Relation) -> tuple[str, str, str]:
         normalize_entity_id(check_name(rel.dst, "relation target"))
     if not src or not dst:
         raise QueryError(f"relation endpoints must be non-empty names: {rel.src!r}, {rel.dst!r}")
-    conf = rel.confidence  # True and "0.5" were taken as 1.0 and 0.5 (found by probing the API)
+    conf = rel.confidence  # True and "0.5" were taken as 1.0 and 0.5
     if isinstance(conf, bool) or not isinstance(conf, numbers.Real) or not 0.0 <= float(conf) <= 1.0:
         raise QueryError(f"relation confidence must be a number in [0, 1], got {conf!r}")
     for name, when in (("valid_from", rel.valid_from), ("valid_to", rel.valid_to)):

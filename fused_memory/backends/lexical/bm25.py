@@ -85,8 +85,8 @@ class _Shard:
         self.doc_len = np.zeros(16, dtype=np.float64)
         self.type_code = np.full(16, FREE_SLOT, dtype=np.int8)  # position -> TYPE_CODE of its document
         # df(term) == len(postings[term]). A rare term's posting is a tuple, a common one's a set:
-        # the garbage collector stops walking a tuple of ints after its first pass over it, and a
-        # full collection at 100k walked ~54k small sets for ~40 ms of its ~110-150 (docs/architecture.md, "BM25").
+        # the garbage collector stops walking a tuple of ints after its first pass over it
+        # (docs/decisions/0008-bm25-parameters-and-exact-top-k.md).
         self.postings: dict[str, tuple[int, ...] | set[int]] = {}
         self.df_hist: Counter[int] = Counter()   # df value -> number of terms with that df
         self.by_type: dict[MemoryType | None, set[int]] = {}
@@ -123,7 +123,7 @@ class _Shard:
             self.df_hist = Counter(len(p) for p in self.postings.values())
             self.rare = RareArrays()
             # A bulk write touches most columns: rebuilt here, in time proportional to the write,
-            # rather than by the first query of each common term (a 60k-document column is ~5 ms).
+            # rather than by the first query of each common term, which would pay for it.
             self.columns = {t: TermColumn.build(t, p, self.doc_freqs) for t, p in self.postings.items()
                             if len(p) > Pruner.SCAN_LIMIT}
         else:
@@ -246,8 +246,7 @@ class BM25Index:
     `k1`, `b`, `epsilon` are BM25Okapi's parameters. k1 = 0.9, b = 0.4 are Lucene/Anserini's
     defaults rather than rank-bm25's 1.5 / 0.75: chat turns are short, and a turn indexed with its
     context is longer without being less about its subject, so length normalization should bite
-    less. On public LoCoMo (fused R@5): 1.5/0.75 0.687, 1.2/0.5 0.701, 0.9/0.4 0.703, and every
-    k1 in [0.7, 1.2] with b in [0.2, 0.5] lies within 0.700-0.712, so the choice is not a spike.
+    less (docs/decisions/0008-bm25-parameters-and-exact-top-k.md).
     """
 
     def __init__(self, predicate_weight: int = 4, k1: float = 0.9, b: float = 0.4,

@@ -1,14 +1,12 @@
 """A common term's postings as NumPy columns, so a query over common words scores few documents, exactly.
 
-Why: "meeting production plan" at 100k memories matches 62%, 10% and 16% of the namespace. Scoring
-every candidate with rank-bm25 (a Python dict lookup per document and term) costs ~0.3-0.5 us a
-lookup, i.e. tens of milliseconds. The previous pruner visited the intersections of the common
-terms' postings and cut each batch to its 2048 shortest documents: still several rank-bm25
-batches per query (lexical p99 ~9-11 ms at 100k), and an approximation, wrong where the best
-documents repeat a common word (8 of 300 bench queries had overlap@10 < 0.9 with the exact
-ranking). A threshold walk in length order was tried as well and was slower still on the bench's
-repetitive text (25k documents scored for one query): lengths of chat-sized texts are too alike to
-separate documents early.
+Why: a query of common words ("meeting production plan") matches a large share of a 100k
+namespace, and scoring every candidate with rank-bm25 (a Python dict lookup per document and term)
+costs tens of milliseconds. An approximate pruner (the intersections of the common terms'
+postings, each batch cut to its 2048 shortest documents) still ran several rank-bm25 batches per
+query and was wrong where the best documents repeat a common word; a threshold walk in length
+order was slower still: lengths of chat-sized texts are too alike to separate documents early
+(docs/decisions/0008-bm25-parameters-and-exact-top-k.md).
 
 So each common term keeps its postings as two aligned arrays, positions and term frequencies.
 A query adds up every common term's BM25 contribution, idf * tf * (k1 + 1) / (tf + k1 * (1 - b +
@@ -23,8 +21,7 @@ for a document that no longer holds the term, or a freed slot), never worse, so 
 score, not a wrong result: a document whose score a column could understate is in `recent`.
 Columns are dropped, to be rebuilt by the next query that needs them, once recent and stale
 entries pass 1/32 of the term's documents (at least 256), so upkeep is amortized over the writes
-while every query's `recent` stays short (each recent document costs a rank-bm25 score: at 1/8 a
-36k-document term let a query grow from 0.6 to 2.0 ms before the rebuild, at 1/32 to 0.9 ms).
+while every query's `recent` stays short (each recent document costs a rank-bm25 score).
 """
 
 from __future__ import annotations
@@ -46,8 +43,8 @@ FREE_SLOT = -1
 
 
 def type_mask(type_code: np.ndarray, types: Collection[MemoryType | None]) -> np.ndarray:
-    """Per position, whether its document is of one of `types`: a table lookup, ~9x faster than
-    `np.isin` (0.12 vs 1.0 ms over 131k positions, paid by every type-filtered query)."""
+    """Per position, whether its document is of one of `types`: a table lookup, faster than
+    `np.isin` on every type-filtered query."""
     table = np.zeros(len(TYPE_CODE) + 1, dtype=bool)  # the extra, last entry is FREE_SLOT's: False
     table[[TYPE_CODE[t] for t in types]] = True
     return table[type_code]
@@ -60,8 +57,7 @@ class TermColumn:
     __slots__ = ("positions", "tfs", "recent", "stale")
 
     #: Recent plus stale entries tolerated before a rebuild: this many, or 1/32 of the term's
-    #: documents if that is more (a rebuild is O(df) in Python, ~5 ms at 60k, amortized over as
-    #: many writes).
+    #: documents if that is more (a rebuild is O(df) in Python, amortized over as many writes).
     REBUILD_MIN = 256
 
     def __init__(self, positions: np.ndarray, tfs: np.ndarray) -> None:

@@ -14,12 +14,10 @@ from ..protocols import LexicalDoc
 
 __all__ = ["doc_terms", "doc_weights", "DEFAULT_CONTEXT_WEIGHT"]
 
-#: How much a context term counts against a text term (see `Memory.context`). Measured on the public
-#: LoCoMo split, fused R@5 with one turn of context at 0.3 / 0.5 / 0.7 / 1.0: 0.637 / 0.660 / 0.667 /
-#: 0.661, and with two turns at 0.5 / 0.7: 0.683 / 0.681 (no context: 0.567). At full weight the words
-#: of the question a turn answers count as much as the turn's own, so temporal questions (whose
-#: words are in the turn itself) lose ground (R@5 0.736 -> 0.715 for lexical alone); at half weight
-#: the answer turn is still found by the question's words without outvoting its own.
+#: How much a context term counts against a text term (see `Memory.context`). At full weight the
+#: words of the question a turn answers count as much as the turn's own, so temporal questions (whose
+#: words are in the turn itself) lose ground; at half weight the answer turn is still found by the
+#: question's words without outvoting its own (docs/decisions/0009-conversation-context.md).
 DEFAULT_CONTEXT_WEIGHT = 0.5
 
 

@@ -12,7 +12,7 @@ The split of BM25 between the two sides (Qdrant's `Modifier.IDF`):
   `w(t, d) = tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))`, from the same fields and
   weights as `BM25Index` (`docs.doc_weights`: text, predicate x4, context at 0.5). `avgdl` is a
   constant (`DEFAULT_AVGDL`): a stored weight cannot follow a moving average, and on LoCoMo a
-  frozen avgdl near the real mean ranks like the exact one (the design notes have the numbers);
+  frozen avgdl near the real mean ranks like the exact one (docs/decisions/0010-lexical-index-placement.md);
 * **query side, the engine:** `score(d) = sum over query terms t of q(t) * idf(t) * w(t, d)`,
   with `idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))` counted over the query's namespace
   (`IdfCorpusParams`) and `q(t) = 1` per distinct query term, as `BM25Index` reads a query.
@@ -72,9 +72,9 @@ class SparseBM25:
 
     k1 = 0.9, b = 0.4 and the field weights are `BM25Index`'s (see its docstring for why);
     `avgdl` is frozen (see the module docstring). With b = 0.4 the length factor
-    `1 - b + b * dl / avgdl` moves a 14-term turn's weights by ~10% between avgdl 16 and 28, so
-    the choice is a mild one; 256 (fastembed's default, for chunks of documents) would switch
-    length normalization off for chat-sized memories."""
+    `1 - b + b * dl / avgdl` moves little across plausible values, so the choice is a mild one
+    (docs/decisions/0010-lexical-index-placement.md); 256 (fastembed's default, for chunks of
+    documents) would switch length normalization off for chat-sized memories."""
 
     k1: float = 0.9
     b: float = 0.4

@@ -39,8 +39,8 @@ META_POINT_ID = str(uuid.uuid5(POINT_ID_NAMESPACE, "fused-memory/meta"))
 #: Payloads fetched per scroll page: large enough to amortize a round trip, small enough that one
 #: engine call (which holds the GIL on qdrant-edge) stays in the low milliseconds.
 SCROLL_PAGE = 256
-#: Points per write call: bounds one call's GIL hold on qdrant-edge (a 60k-point upsert held it for
-#: 850 ms) and one request's body on a server (Qdrant refuses bodies over 32 MB by default).
+#: Points per write call: bounds one call's GIL hold on qdrant-edge (docs/decisions/0014-embedded-vector-index.md)
+#: and one request's body on a server (Qdrant refuses bodies over 32 MB by default).
 WRITE_CHUNK = 512
 
 
@@ -210,8 +210,8 @@ def point_id(namespace: str, memory_id: str) -> str:
 
     The same string as `str(uuid.uuid5(POINT_ID_NAMESPACE, json.dumps([namespace, memory_id])))`
     (tested on random and hostile ids), built without `json.dumps` and `uuid.UUID`: a query maps
-    ten to twenty ids (hydration, stored vectors), and those two took ~18 us of the ~20 per id
-    (docs/results.md, "Fixed costs")."""
+    ten to twenty ids (hydration, stored vectors), and those two took most of an id's time
+    (docs/decisions/0016-read-ahead-and-fixed-costs.md)."""
     if not (isinstance(namespace, str) and isinstance(memory_id, str)):  # a backend called with another type
         return str(uuid.uuid5(POINT_ID_NAMESPACE, json.dumps([namespace, memory_id])))
     name = "[" + _json_str(namespace) + ", " + _json_str(memory_id) + "]"  # json.dumps' own output

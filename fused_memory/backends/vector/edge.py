@@ -2,25 +2,17 @@
 
 Layout under `path`: `shard/` (the EdgeShard: WAL + segments) and `meta.json` next to it.
 
-Index-build policy
+Index-build policy (docs/decisions/0014-embedded-vector-index.md)
 ------------------
-Measured with benchmarks/bench_vector_backends.py (384-d random unit vectors, one namespace) on a
-shared 2-CPU box under load 3-8, so wall times are inflated; two runs gave these ranges.
-
 * qdrant-edge never builds HNSW by itself: writes land in an appendable segment that is searched
   by brute force until `EdgeShard.optimize()` runs. There is no background optimizer.
-* Every EdgeShard call holds the GIL for its whole duration, `optimize()` included. One build of
-  100k vectors took 98-145 s wall (94-104 s CPU) and a reader thread querying every 5 ms got *no*
-  query answered during it. A build cannot be hidden in a background thread: whenever it runs,
-  the whole process waits, queries included.
-* Brute force is exact and cheap at agent scale: p50 0.4-0.6 ms at 10k, 5.8-6.3 ms at 100k
-  (p99 up to 16 ms). HNSW buys nothing at 10k (0.47 vs 0.42 ms); one HNSW segment at 100k answers
-  in 0.95-1.2 ms.
-* Quality: on MiniLM embeddings of LoCoMo text (25k) HNSW recall@10 against exact search was
-  0.995 and the build took 4.3 s. Random vectors are HNSW's worst case (recall 0.15-0.6, builds
-  ~3x slower), so the benchmark is pessimistic about both.
+* Every EdgeShard call holds the GIL for its whole duration, `optimize()` included, and no query is
+  answered during a build. A build cannot be hidden in a background thread: whenever it runs, the
+  whole process waits, queries included.
+* Brute force is exact and cheap at agent scale, where HNSW buys nothing. Random vectors
+  (benchmarks/bench_vector_backends.py) are HNSW's worst case, so that benchmark is pessimistic.
 * With default optimizer settings each `optimize()` merges everything into one segment and redoes
-  old work: builds at 20k, 40k, ... 100k took 12, 23, 22, 36, 44 s.
+  old work.
 * `prevent_unoptimized=True` hides points written past the indexing threshold until the next
   optimize. That breaks read-after-write, so it stays off.
 
@@ -29,10 +21,8 @@ The policy: the write path is a plain append. After an upsert, when the unindexe
 `indexing_threshold` is the same size, so the optimizer turns the appendable segment into one HNSW
 segment of about `index_after` points. `max_segment_size` of the same size stops it merging
 finished segments. `full_scan_threshold` (a quarter of it) keeps small filtered subsets
-(under ~5k points in a segment) exact through the payload index. Measured at 100k: each pause is
-one chunk build (slowest upsert 11-19 s on random vectors, a few seconds on real embeddings),
-ingest with builds 53-75 s against 7 s without, and query p50 2.8-3.7 ms over 5 HNSW segments plus
-the appendable one. That is slower than one big segment, but no pause grows with the store. A
+(under ~5k points in a segment) exact through the payload index. Each pause is one chunk build;
+several segments are slower to search than one big segment, but no pause grows with the store. A
 store under 20k points never builds anything and is always exact. `auto_optimize=False` plus an
 explicit `optimize()` lets an application choose its own quiet moment.
 
@@ -40,10 +30,9 @@ Thread safety: the engine survived concurrent upsert/query/scroll/count from fou
 since it holds the GIL its calls are serialized anyway, so one lock costs no parallelism. The
 lock exists so that `close()` cannot pull the shard from under an in-flight query (the engine
 then raises "Shard is not initialized"), and so only one writer decides to optimize. Large
-upserts are cut into chunks of `WRITE_CHUNK` (512) points so a 60k-point write (850 ms in one call)
-does not starve readers; a batch is therefore not atomic to concurrent readers. `query_batch` still
-sends one engine call per batch, as the protocol asks, but measured no faster than separate calls
-for three differently filtered queries (1.08 vs 1.07 ms at 10k; 18.8 vs 12.5 ms brute force at 100k).
+upserts are cut into chunks of `WRITE_CHUNK` (512) points so a large write does not starve
+readers; a batch is therefore not atomic to concurrent readers. `query_batch` still sends one
+engine call per batch, as the protocol asks, though it measured no faster than separate calls.
 
 Persistence: updates go through the shard's WAL, so they survive a crash without `flush()` (checked
 with os._exit after an upsert). `EdgeShard.load` needs no config, but we pass ours: the engine

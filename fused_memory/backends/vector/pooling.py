@@ -7,9 +7,9 @@ scoped graph among memories that mention a hub. Under an exact search, the memor
 broader search's top N that also pass the stricter filter *are* the stricter search's top m
 (m = how many pass): nothing outside the broader top N can outrank them. So once the broader
 search has run, the stricter one can be read off it; only when fewer than `min_hits` pass is it
-sent to the engine (in a second call). At 100k memories a type-filtered HNSW search costs 1.6-3.4
-ms (the unfiltered one 1.8 ms), and the bench's dense top 50 held >= 30 memories of the hinted
-type (`FusionConfig.pool_min`) for 84 of its 112 soft-hinted queries.
+sent to the engine (in a second call). A filtered HNSW search costs about as much as the
+unfiltered one, and dense's top 50 usually holds `FusionConfig.pool_min` memories of a hinted type
+(docs/decisions/0003-depth-widening-pool-min.md).
 
 Only keyword conditions are read off (`MatchOne`, `MatchAnyOf`: exact string comparisons, the
 same in Python as in both engines). Ranges are always left to the engine: qdrant-edge reads some

@@ -1,7 +1,7 @@
 """The scale-out vector backend: a Qdrant server or cluster through `qdrant-client`.
 
 `location=":memory:"` or a folder path runs qdrant-client's local mode instead. That mode is
-pure-Python brute force (about 100 ms per query at 100k, payload indexes ignored) and exists so
+pure-Python brute force (slow at scale, payload indexes ignored) and exists so
 the same code and the same contract suite run in CI without a server; do not use it for real data.
 
 The store's meta lives as one point in a tiny side collection `<collection>__meta` (JSON text in

@@ -7,13 +7,12 @@ its IDF inside the score and does not return it, but the normalization `BM25Inde
 memory of the namespace holding that one term at weight 1, with its stored sparse vector: its score
 is `idf(t) * w(t, d)`, and `w(t, d)` is in the vector, so `idf(t) = score / w(t, d)` exactly (the
 engine's own number, with its own statistics). A term no memory holds returns nothing (idf None).
-On qdrant-edge at 100k memories the probes of a 4-term query add ~0.5 ms to the 1.5 ms search
-(benchmarks/bench_lexical_engine.py).
+The probes ride in the search's own engine batch (docs/decisions/0010-lexical-index-placement.md).
 
 IDF is always counted over the namespace (`IdfCorpusParams(corpus=namespace)`), never the whole
-collection: with a 50k-memory tenant beside LoCoMo's conversations, collection-wide IDF lost 3.4
-points of lexical R@5. Qdrant servers before 1.19 do not know the parameter and would ignore it
-silently (their `SearchParams` has no `idf` field), so the server backend refuses them
+collection, whose statistics another tenant's vocabulary would move. Qdrant servers before 1.19 do
+not know the parameter and would ignore it silently (their `SearchParams` has no `idf` field), so
+the server backend refuses them
 (`check_server_version`).
 """
 

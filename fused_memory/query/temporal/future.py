@@ -1,9 +1,9 @@
 """Windows ahead of now: "tomorrow", "next week", "in 3 days", "later this month", "by next Friday".
 
 An agent's memories hold plans as well as history: a memory stored with `event_at` on the 3rd of
-next month ("dentist at 10:00") is what "what do I have next week?" asks for. These phrases used to
-be read and masked (so no other rule misread "next May" as a past May) but gave no window, and such
-a query found its events by words alone. Readings mirror the past side's: "next Friday" is the
+next month ("dentist at 10:00") is what "what do I have next week?" asks for: these phrases give a
+window ahead (masked, as every matched phrase is, so no other rule misreads "next May" as a past
+May). Readings mirror the past side's: "next Friday" is the
 first Friday after today (as "last Tuesday" is the latest Tuesday before it, dateparser's reading
 on both sides); "next week / month / year" are the next calendar units (Monday first), "next
 weekend" the weekend of next week; "the coming week" and "the next 3 days" run from now, "the

@@ -1,7 +1,7 @@
 """Time expressions in a query -> a closed `TimeWindow`, with `now` always injected.
 
-Why a rule table of our own in front of `dateparser`: dateparser alone is slow (~1 ms per call even
-with `languages=['en']`, ~280 ms without) and over-eager ("we" parses as a Wednesday, "port 9077" as
+Why a rule table of our own in front of `dateparser` (docs/decisions/0022-temporal-rule-table.md):
+dateparser alone is slow and over-eager ("we" parses as a Wednesday, "port 9077" as
 the year 9077, "may" as this month). So our regexes find the candidate spans and decide the
 granularity (day, month, quarter, year, range); the regular forms ("March 15th", "7 May 2023",
 "2023-05-08") are resolved by the rule itself, and only the irregular numeric forms ("5/8/23") go to

@@ -157,8 +157,8 @@ class FusedMemoryRetriever(BaseRetriever):
         """The core's options, plus what the vector arms embed when the bundle says: a query
         transform such as `HyDEQueryTransform` puts its hypothetical answer in
         `custom_embedding_strs`, which LlamaIndex's own vector retrievers embed instead of the query,
-        one embedding per string, averaged; so do ours. (Joined into one text, a long answer pushed
-        the question past MiniLM's 256 tokens: found by review.) A ready `embedding` is not used: it
+        one embedding per string, averaged; so do ours. (Joined into one text, a long answer would
+        push the question past MiniLM's 256 tokens.) A ready `embedding` is not used: it
         comes from the caller's embedding model, and the memories were embedded with ours.
         Each string is stripped and cut to `EMBED_CHARS`, and strings are taken while they fit the
         query length limit together, as LlamaIndex's embedders truncate: a verbose HyDE answer failed
