@@ -49,5 +49,6 @@ def with_caller(plan: QueryPlan, *, forced: frozenset[MemoryType] | None, embed_
     if arms is not None:
         plan = plan.noted(CALLER_ARMS, f"caller arms {list(arms)} -> only those run",
                           arms=tuple(a for a in plan.arms if a in arms),
-                          skipped={**plan.skipped, **{a: "not requested by caller" for a in plan.arms if a not in arms}})
+                          skipped={**plan.skipped,
+                                   **{a: "not requested by caller" for a in plan.arms if a not in arms}})
     return plan
