@@ -18,6 +18,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Any, TypeVar, cast
 
@@ -60,10 +61,12 @@ ARM_RETRIEVERS: Mapping[str, str | None] = MappingProxyType({
 _C = TypeVar("_C", bound=type)
 
 
+@lru_cache(maxsize=256)
 def arm_class(base: _C, arm: str, registry: ArmRegistry = BUILTIN_ARMS) -> _C:
     """A framework's retriever class for one registered arm: the built-in class of that name in
     `base`'s module, or a new subclass of `base` named by the arm's `class_name` (an arm the
-    registry adds). `ConfigurationError` for an arm the registry does not know."""
+    registry adds; one class per base, arm and registry). `ConfigurationError` for an arm the
+    registry does not know."""
     spec = registry[arm]
     module = sys.modules[base.__module__]
     builtin: Any = getattr(module, spec.class_name, None) if spec.class_name else None
@@ -216,13 +219,24 @@ def resolve_ensemble(store: EnsembleSource | EnsembleMemory | None, ensemble: En
     if ensemble is None:
         if store is None:
             raise TypeError("give a MemoryStore (store=...) or an EnsembleMemory (ensemble=...)")
-        return store, _DefaultEnsemble(store, optimizer=arm is None)
+        ensemble = _DefaultEnsemble(store, optimizer=arm is None)
+        _check_arm(ensemble, arm)
+        return store, ensemble
+    _check_arm(ensemble, arm)
     if store is not None and store is not ensemble.store:
         if type(ensemble) is _DefaultEnsemble:  # derived from the old store: the new one is the choice
             return store, _switched_default(store, ensemble.optimizer)
         raise ValueError("store and ensemble disagree: the ensemble runs over a different store (to "
                          "switch stores, give the new store alone or with an ensemble built over it)")
     return ensemble.store, ensemble
+
+
+def _check_arm(ensemble: EnsembleMemory, arm: str | None) -> None:
+    """A one-arm retriever's arm is one the ensemble knows: refused when the retriever is built, not
+    on its first query."""
+    if arm is not None and arm not in ensemble.arm_names:
+        raise ConfigurationError(f"this ensemble has no arm {arm!r}; its arms are {', '.join(ensemble.arm_names)} "
+                                 "(an arm of your registry needs an ensemble built with it: ensemble=...)")
 
 
 def _parse_now(value: datetime | str | None) -> datetime | None:

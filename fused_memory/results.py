@@ -10,7 +10,8 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
-from .enums import StrEnum
+from .enums import StrEnum, member
+from .errors import ConfigurationError
 from .types import Memory, MemoryType, TimeWindow
 
 __all__ = ["Arm", "ARMS", "Shortcut", "FailureKind", "AMBIGUOUS_BELOW", "EntityCandidate", "EntityRef",
@@ -297,7 +298,7 @@ class ArmFailure:
     kind: str = FailureKind.ERROR
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "kind", FailureKind(self.kind))
+        object.__setattr__(self, "kind", member(FailureKind, self.kind, "ArmFailure.kind", ConfigurationError))
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,9 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from enum import Enum
 from typing import Any
 
+from .enums import StrEnum
 from .types import Memory, TimeWindow
 
 __all__ = ["TimeKind", "TimeMatch", "MemoryTimes", "STATED", "describe_day"]
@@ -34,15 +34,12 @@ STATED = "stated"
 _DAY_S = 86400.0
 
 
-class TimeKind(str, Enum):
+class TimeKind(StrEnum):
     """Which of a memory's times matched a window, strongest first."""
 
     EVENT = "event"
     STATED = "stated"
     SAID = "said"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)

@@ -3,16 +3,17 @@
     fuse (top W) -> hydrate -> STEPS (window first ... collapse) -> MMR -> rerank (top D) -> top k
 
 All of it works on the fused top W, hydrated (the memories' times, texts and slots are what the
-steps read): W is `max(k, after_depth, rerank_depth with a reranker)` (`window`), so the first
-answer does not depend on k (docs/decisions/0024-after-fusion-window-and-steps.md). Recency orders
-what the arms found relevant, it does not bring in what they did not. When collapse leaves fewer
-than k hits, W doubles and the steps run again, so the top k holds k distinct memories whenever the
-arms found that many. With every step off (recency weight 0, no supersession, no collapse, no MMR,
-no reranker) the answer is the fused top k.
+steps read): W is `after_depth`, or `rerank_depth` with a reranker if more (`window`), whatever k
+is, so the first answer does not depend on k (docs/decisions/0024-after-fusion-window-and-steps.md);
+a k beyond W gets the fused ranking after the window, in its order. Recency orders what the arms
+found relevant, it does not bring in what they did not. When collapse leaves the window short, W
+doubles and the steps run again, so the window holds distinct memories whenever the arms found that
+many. With every step off (recency weight 0, no supersession, no collapse, no MMR, no reranker) the
+answer is the fused top k.
 
 A query that one arm answers alone (the caller asked for that arm: `retrieve(arms=["lexical"])`,
 the frameworks' single-arm retrievers) gets that arm's ranking: only what the call itself asks for
-(`recency=`, `collapse=`, `reranker=`) runs.
+(`recency=`, `collapse=`, `reranker=`) runs (`SOLO_STEPS`).
 
 Each step is its own module, pure and tested at formula level: `recency` (the recency list,
 supersession), `duplicates` (collapse, MMR), `reranking` (the reranker's call and blend). This one
@@ -52,10 +53,10 @@ from .reranking import apply_rerank, rerank_task
 from .source import EnsembleSource, SlotLookup, VectorLookup
 from .versions import Version, order_versions, said_before, slot_of, version_groups
 
-__all__ = ["Staged", "Stage", "Step", "STEPS", "after_fusion", "recency_weight", "version_mode", "VersionMode",
-           "window", "COLLAPSE", "SLOT_READ", "ASKED_VERSIONS", "caller_types_only", "window_first", "near_window",
-           "asked_versions_read", "find_versions", "recency_list", "versions_ordered", "asked_version_first",
-           "definition_first", "collapse_copies"]
+__all__ = ["Staged", "Stage", "Step", "STEPS", "SOLO_STEPS", "staged", "after_fusion", "recency_weight",
+           "version_mode", "VersionMode", "window", "COLLAPSE", "SLOT_READ", "ASKED_VERSIONS", "caller_types_only",
+           "window_first", "near_window", "asked_versions_read", "find_versions", "recency_list", "versions_ordered",
+           "asked_version_first", "definition_first", "collapse_copies"]
 
 #: The name the memories read for the slot a question asks go by in their explanation ("slot#1(1.00:
 #: states user manager)"): no arm found them (`asked_versions_read`).
@@ -143,19 +144,22 @@ _WHEN_NOW = re.compile(r"\bwhen\s+(?:do|does|is|are)\b", re.IGNORECASE)
 
 
 def _words(text: str) -> frozenset[str]:
-    return frozenset(w.casefold() for w in re.findall(r"[^\W_]+", text))
+    """The question's words as `versions._target` compares them with a version's values: tokenized
+    alike on both sides (stemmed: "before James" names the version that says "James")."""
+    return frozenset(tokenize(text))
 
 
 def window(k: int, config: FusionConfig, wide: bool, reranker: Reranker | None) -> int:
-    """How many of the fused ranking the stage reads: one candidate window for every step, which
-    does not depend on `k` (docs/decisions/0024-after-fusion-window-and-steps.md): at least
-    `after_depth`, `rerank_depth` with a reranker, and `k` when a caller asks for more. So the first
-    `j` hits at `k=j` are the first `j` at any larger `k`: versions, recency, collapse and the
-    learned order see the same candidates whatever the caller asked for. `wide` False (one arm
-    alone, no step asked for) reads the arm's top `k` only: there is nothing to reorder."""
+    """How many of the fused ranking the steps read: one candidate window that does not depend on
+    `k` (docs/decisions/0024-after-fusion-window-and-steps.md): `after_depth`, or `rerank_depth`
+    with a reranker if that is more. So the first `j` hits at `k=j` are the first `j` at any larger
+    `k`: versions, recency, collapse and the learned order see the same candidates whatever the
+    caller asked for; a caller asking for more than the window gets the fused ranking after it
+    (`_tail`). `wide` False (one arm alone, no step asked for) reads the arm's top `k` only: there
+    is nothing to reorder."""
     if not wide:
         return k
-    return max(k, config.after_depth, config.rerank_depth if reranker is not None else 0)
+    return max(config.after_depth, config.rerank_depth if reranker is not None else 0)
 
 
 def _solo(job: Job) -> bool:
@@ -220,7 +224,7 @@ def near_window(st: Stage) -> None:
     if window is None or plan.soft_window <= 0:
         return
     weight = float(st.config.weights.get(Arm.TEMPORAL, 1.0)) * plan.soft_window
-    st.ranked = add_nearness(st.ranked, window, weight, st.config.k, st.job.parsed.now)
+    st.ranked = add_nearness(st.ranked, window, weight, st.config.k)
 
 
 #: How many of the newest memories stating the asked slot the stage reads when the arms did not find them.
@@ -316,9 +320,10 @@ def _same_stem(a: str, b: str) -> bool:
 def definition_first(st: Stage) -> None:
     """A "who is X?" question (`query.definitions`): the memories that say who X is ("my little
     sister Lena", "Aylin Demir is my manager") come before those that only mention X, each part in
-    its order."""
+    its order. A question that asks a slot ("who was my manager before James?") asks for a value of
+    it, not who the name is: `asked_version_first` answers it."""
     names = asked_names(st.job.parsed)
-    if not names:
+    if not names or st.asked is not None:
         return
     told = [defines(c.memory.text, names) for c in st.ranked]
     if any(told) and not told[0]:
@@ -354,6 +359,9 @@ def collapse_copies(st: Stage) -> None:
 #: The steps after fusion, in order, over one candidate window.
 STEPS: tuple[Step, ...] = (window_first, near_window, asked_versions_read, caller_types_only, find_versions,
                            recency_list, versions_ordered, asked_version_first, definition_first, collapse_copies)
+#: The steps one arm alone gets (the caller asked for that arm's ranking): the caller's filter, and
+#: what the call itself asks for (`recency=`, `collapse=`; each step does nothing unless asked).
+SOLO_STEPS: tuple[Step, ...] = (caller_types_only, recency_list, collapse_copies)
 
 
 def after_fusion(store: EnsembleSource, job: Job, results: Mapping[str, Sequence[Hit]], weights: Mapping[str, float],
@@ -376,17 +384,21 @@ def after_fusion(store: EnsembleSource, job: Job, results: Mapping[str, Sequence
     size = base
     failures: list[ArmFailure] = []
     read = _VectorRead(store, job.namespace)
+    steps = SOLO_STEPS if solo else STEPS
+    # the window is fused from each arm's first `depth` hits whatever `k` is (the arms read deeper
+    # only for a `k` beyond it, and that reaches the tail, not the window)
+    head = {a: hs[:config.depth] for a, hs in results.items()} if job.k > config.depth else results
+    t0 = time.perf_counter()
     while True:
-        fused = order(results, weights, config.k, limit=size)
-        kept, unread = hydrate(store, job.namespace, results, fused, size,
-                               _whole(results, weights, config.k, order), job.ahead)
+        fused = order(head, weights, config.k, limit=size)
+        kept, unread = hydrate(store, job.namespace, head, fused, size,
+                               _whole(head, weights, config.k, order), job.ahead)
         failures[:] = unread
-        t0 = time.perf_counter()
         stage = Stage(job, config, store, read, [Candidate(m, f.score, f.contributions) for f, m in kept], mode,
                       weight, collapsing, asked=asked)
         if trace is not None:
             trace.steps.append(("fusion", [c.memory.id for c in stage.ranked]))
-        for step in STEPS:
+        for step in steps:
             step(stage)
             if trace is not None:  # `misses.Trace`: what each step left (`EnsembleMemory.explain_miss`)
                 trace.steps.append((step.__name__, [c.memory.id for c in stage.ranked]))
@@ -398,6 +410,8 @@ def after_fusion(store: EnsembleSource, job: Job, results: Mapping[str, Sequence
             trace.steps.clear()
     if lam is not None:
         ranked = mmr(ranked, read([c.memory.id for c in ranked]), lam)
+    if wide and len(ranked) < job.k:
+        ranked = ranked + _tail(store, job, results, weights, config, order, size, ranked, failures)
     if trace is not None:
         trace.window = list(ranked)
     failures += read.failures
@@ -410,6 +424,25 @@ def staged(job: Job, ranked: list[Candidate], failures: list[ArmFailure], answer
            widened: Sequence[str], pooled: Sequence[str], task: Task | None, reranker: Reranker | None) -> Staged:
     return Staged(job, ranked, failures, tuple(answered), tuple(widened), tuple(pooled), task,
                   reranker_name(reranker) if reranker is not None else None)
+
+
+def _tail(store: EnsembleSource, job: Job, results: Mapping[str, Sequence[Hit]], weights: Mapping[str, float],
+          config: FusionConfig, order: Callable[..., list[FusedScore]], after: int, ranked: Sequence[Candidate],
+          failures: list[ArmFailure]) -> list[Candidate]:
+    """What follows the window when the caller asks for more hits than it holds: the fused ranking
+    after the `after` candidates the window read, in its order, without the memories already placed
+    or collapsed into a hit, of the caller's types. The steps do not reorder it, so no `k` changes
+    what comes before it."""
+    need = job.k - len(ranked)
+    placed = {c.memory.id for c in ranked} | {i for c in ranked for i in c.collapsed}
+    fused = [f for f in order(results, weights, config.k, limit=after + need + len(placed))[after:]
+             if f.memory_id not in placed]
+    kept, unread = hydrate(store, job.namespace, results, fused, len(fused),
+                           _whole(results, weights, config.k, order), job.ahead)
+    failures += unread
+    out = [Candidate(m, f.score, f.contributions) for f, m in kept
+           if not job.types or m.type in job.types]
+    return out[:need]
 
 
 def _whole(results: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: int,

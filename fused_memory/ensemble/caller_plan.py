@@ -25,7 +25,8 @@ CALLER_FULL_PLAN, CALLER_TYPES, CALLER_EMBED_TEXT, CUSTOM_ARMS, CALLER_ARMS = (
 def with_caller(plan: QueryPlan, *, forced: frozenset[MemoryType] | None, embed_text: str | tuple[str, ...] | None,
                 arms: Sequence[str] | None, custom: Collection[str]) -> QueryPlan:
     """`plan` as the caller's options change it. `custom` are the custom arms under names the rules
-    do not know (they run on every query); `arms` keeps only those asked for. A plan that needs no
+    do not know (they run on every query); `arms` keeps only those asked for, and runs one asked
+    for that no rule planned (at weight 1: a caller who names an arm wants its answer). A plan that needs no
     query embedding (`QueryPlan.shortcut`) gives way to its full plan when the caller forces types,
     gives their own text to embed or picks the arms: each of those is about the arms it skips."""
     full = plan.fallback
@@ -46,9 +47,14 @@ def with_caller(plan: QueryPlan, *, forced: frozenset[MemoryType] | None, embed_
             embed_text=embed_text)
     if custom:
         plan = plan.noted(CUSTOM_ARMS, f"custom arms {list(custom)} -> run", arms=(*plan.arms, *custom))
-    if arms is not None:
-        plan = plan.noted(CALLER_ARMS, f"caller arms {list(arms)} -> only those run",
-                          arms=tuple(a for a in plan.arms if a in arms),
-                          skipped={**plan.skipped,
+    if arms is not None:  # only those, and each of them: an arm no rule planned runs at weight 1
+        kept = [a for a in plan.arms if a in arms]
+        added = [a for a in dict.fromkeys(arms) if a not in kept]
+        why = f"caller arms {list(arms)} -> only those run"
+        if added:
+            why += f" ({', '.join(added)}: not planned, run at weight 1)"
+        plan = plan.noted(CALLER_ARMS, why, arms=(*kept, *added),
+                          weights={**{a: w for a, w in plan.weights.items() if a in kept}, **dict.fromkeys(added, 1.0)},
+                          skipped={**{a: w for a, w in plan.skipped.items() if a not in added},
                                    **{a: "not requested by caller" for a in plan.arms if a not in arms}})
     return plan

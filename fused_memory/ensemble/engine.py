@@ -69,8 +69,8 @@ class EnsembleMemory:
     protocol). `reranker` reorders the top of every retrieval (a `fused_memory.rerank.Reranker`, a
     LangChain document compressor or a LlamaIndex node postprocessor; a call may bring its own).
     `ranker` (a ranker file's path or a `ranking.Ranker`) orders the fused candidates (the learned
-    order) unless `FusionConfig(order="rrf")`; None: `config.ranker`, else RRF's order, or the
-    shipped ranker under `order="learned"`. `registry` are the arms it knows (`retrievers.registry`:
+    order) unless `FusionConfig(order="rrf")`; None: `config.ranker`, else the shipped ranker.
+    `registry` are the arms it knows (`retrievers.registry`:
     the five built-ins unless given; an arm added there is built, planned by its own rules, weighed
     and explained like the five).
     Construction does no I/O but reading that file. A copy is a new ensemble over the same store (`handles`).
@@ -97,13 +97,18 @@ class EnsembleMemory:
         # missing or mismatched one is refused here rather than in every query (`learned`)
         self.ranker: Ranker | None = resolve_ranker(self.config, ranker, self.registry.names)
         self.optimizer = optimizer
-        self.rules_off = check_rules_off(rules_off)
+        self.rules_off = check_rules_off(rules_off, tuple(r.__name__ for r in self.registry.rules()))
         self.clock = clock
         self._arms: dict[str, Retriever] = dict(arms or {})
         self._custom = frozenset(self._arms)
         self.config.check_arms(self._known())
         self._max_workers = max_workers
         self._fresh_runtime()
+
+    @property
+    def arm_names(self) -> tuple[str, ...]:
+        """The arms this ensemble can run: its registry's, then its custom arms under other names."""
+        return (*self.registry.names, *sorted(self._custom - set(self.registry.names)))
 
     def _known(self) -> frozenset[str]:
         """The arm names a config may weigh beyond the five: the registry's and the custom arms."""
@@ -241,10 +246,10 @@ class EnsembleMemory:
     def _fallback(self, job: Job, outcomes: Mapping[str, Any]) -> Job | None:
         """The full plan's job when a plan that needed no embedding found nothing or failed
         (`plans.missed`), else None. Sync and async both ask here."""
-        why = missed(job.plan, job.parsed, job.tasks, outcomes)
-        if why is None:
+        gave_way = missed(job.plan, job.parsed, job.tasks, outcomes)
+        if gave_way is None:
             return None
-        plan = fallback_plan(job.plan, why)
+        plan = fallback_plan(job.plan, *gave_way)
         again = self._job(job.parsed, plan, job.namespace, job.k, False, job.started)
         again.after = job.after
         again.failures.extend(job.failures)
@@ -399,7 +404,7 @@ class EnsembleMemory:
         vector_jobs = [(name, arm, req) for name, arm, req in built if isinstance(arm, VectorArm)]
         # the identifier plan checks its first memories for the identifier: as many whatever k is,
         # so whether it gives way to the full plan, and so the first answer, does not depend on k
-        read = max(k, self.config.after_depth) if plan.shortcut == IDENTIFIER else 0
+        read = self.config.after_depth if plan.shortcut == IDENTIFIER else 0
         # the other arms read ahead while the query is embedded (`slack`): the candidate window
         slack = Slack(max(k, self.config.after_depth), ahead) if vector_jobs and len(vector_jobs) < len(built) else None
         tasks = [Task(name, (name,), 1.0, raiser(arm)) if isinstance(arm, Exception) else
@@ -506,7 +511,9 @@ class EnsembleMemory:
 
     def explain_miss(self, query: str, memory_id: str, *, namespace: str, k: int = 10, now: datetime | None = None,
                      types: Sequence[MemoryType | str] | None = None, arms: Sequence[str] | None = None,
-                     embed_text: str | Sequence[str] | None = None) -> MissExplanation:
+                     embed_text: str | Sequence[str] | None = None, reranker: object = None,
+                     recency: float | None = None, collapse: bool | None = None,
+                     min_score: float | None = None) -> MissExplanation:
         """Why `memory_id` is not (or is) in the top `k` for `query`: each arm's rank and score for it,
         or why the arm did not return it (skipped by the optimizer and why, failed, filtered out by
         the caller's types or the window, no entity or word in common, below the arm's depth), its
@@ -515,8 +522,10 @@ class EnsembleMemory:
         the same `now`; `explain()` on the answer says it in lines."""
         if not isinstance(memory_id, str) or not memory_id:
             raise QueryError(f"memory_id must be a memory's id, got {memory_id!r}")
+        after = check_after(reranker, recency, collapse, min_score)
         now = self._now(now)
         job = self._prepare(query, namespace, k, now, types, arms, embed_text)
+        job.after = after
         outcomes = self._wait(job.tasks)
         again = self._fallback(job, outcomes)
         if again is not None:
@@ -524,7 +533,10 @@ class EnsembleMemory:
         trace = Trace()
         done = self._finish(job, outcomes, trace)
         retrieval = self._done(done, self._wait([done.rerank])[RERANK] if done.rerank is not None else None)
-        return explain_miss(self.store, job, trace, retrieval, memory_id, job.k)
+        floor = after.min_score if after.min_score is not None else self.config.min_score
+        return explain_miss(self.store, job, trace, retrieval, memory_id, job.k, depth=max(self.config.depth, job.k),
+                            arms=self.arm_names,
+                            floor=floor)
 
     def _done(self, done: Staged, rerank: Any) -> Retrieval:
         """The retrieval, with the reranker's answer (or failure) applied to the staged ranking."""

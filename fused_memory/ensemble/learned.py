@@ -20,9 +20,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+
 from ..config import FusionConfig, Order
 from ..errors import ConfigurationError
-from ..ranking import Learned, Ranker, applies, default_ranker, learned_order, load_ranker
+from ..ranking import Learned, Ranker, applies, default_ranker, feature_names, learned_order, load_ranker
 from ..results import ARMS, ArmFailure, Hit
 from .fanout import Job
 from .fusion import FusedScore, fuse
@@ -49,6 +51,10 @@ def resolve_ranker(config: FusionConfig, ranker: object = None, arms: tuple[str,
     else:
         path = ranker if ranker is not None else config.ranker
         chosen = load_ranker(path) if path is not None else default_ranker()
+    width = len(feature_names(chosen.arms))
+    if any(np.shape(v) != (width,) for v in (chosen.weights, chosen.mean, chosen.scale)):
+        raise ConfigurationError(f"ranker {chosen.source}: its weights, mean and scale must each hold {width} numbers "
+                                 f"(the features of {', '.join(chosen.arms)})")
     unknown = [a for a in arms if a not in chosen.arms]
     if unknown:
         raise ConfigurationError(f"ranker {chosen.source} has no features for arm(s) {unknown} (it was trained with "

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
 import numpy as np
 
-from ..query.cues import ANSWER_TIME, TemporalMode, temporal_mode
-from ..results import ARMS, Arm, ArmFailure, Hit, Retrieval
+from ..enums import StrEnum
+from ..query.cues import ANSWER_TIME, TemporalMode, answer_types, temporal_mode
+from ..results import ARMS, Arm, ArmFailure, FailureKind, Hit, Retrieval
 from ..text import tokenize
 from ..times import MemoryTimes, describe_day
 from ..types import Memory
@@ -34,7 +34,7 @@ from .widening import WIDENABLE
 __all__ = ["MissReason", "ArmVerdict", "StepMove", "MissExplanation", "Trace", "explain"]
 
 
-class MissReason(str, Enum):
+class MissReason(StrEnum):
     """What one arm did with the memory."""
 
     FOUND = "found"
@@ -46,9 +46,8 @@ class MissReason(str, Enum):
     NO_ENTITY = "no entity in common"
     NO_WORD = "no word in common"
     BELOW_DEPTH = "below the arm's depth"
-
-    def __str__(self) -> str:
-        return self.value
+    #: the arm returned fewer hits than its depth, and not this memory (a filter or a score of 0 left it out)
+    NOT_RETURNED = "not returned"
 
 
 @dataclass(frozen=True)
@@ -142,11 +141,15 @@ def _rank(ids: Sequence[str], memory_id: str) -> int | None:
         return None
 
 
-def explain(store: Any, job: Job, trace: Trace, retrieval: Retrieval, memory_id: str, k: int) -> MissExplanation:
-    """The explanation of `memory_id` for a query `job` ran (see the module docstring)."""
+def explain(store: Any, job: Job, trace: Trace, retrieval: Retrieval, memory_id: str, k: int, *,
+            arms: Sequence[str] = ARMS, depth: int = 50, floor: float = 0.0) -> MissExplanation:
+    """The explanation of `memory_id` for a query `job` ran (see the module docstring). `arms`: every
+    arm the ensemble knows (its registry's and its custom ones); `depth`: how many hits each arm was
+    asked for; `floor`: the fused score a hit needs (`min_score`)."""
     found = store.get_many(job.namespace, [memory_id])
     memory = found[0] if found else None
-    verdicts = tuple(_verdict(store, job, trace, arm, memory, memory_id) for arm in _arms(job, trace))
+    names = [*arms, *(a for a in job.plan.arms if a not in arms)]
+    verdicts = tuple(_verdict(store, job, trace, arm, memory, memory_id, depth) for arm in names)
     rrf_ids = [f.memory_id for f in trace.rrf]
     rrf_rank = _rank(rrf_ids, memory_id)
     ordered_ids = [f.memory_id for f in trace.ordered]
@@ -162,21 +165,20 @@ def explain(store: Any, job: Job, trace: Trace, retrieval: Retrieval, memory_id:
     return MissExplanation(memory_id, job.parsed.text, k, memory, verdicts, rrf_rank,
                            trace.rrf[rrf_rank - 1].score if rrf_rank else None, _rank(ordered_ids, memory_id),
                            ordered_ids != rrf_ids[:len(ordered_ids)], hits[-1].score if len(hits) >= k else None,
-                           tuple(moves), _after(trace.window, memory_id, final, k), final)
+                           tuple(moves), _after(trace.window, memory_id, final, k, floor), final)
 
 
-def _arms(job: Job, trace: Trace) -> list[str]:
-    return [*ARMS, *(a for a in job.plan.arms if a not in ARMS)]
-
-
-def _verdict(store: Any, job: Job, trace: Trace, arm: str, memory: Memory | None, memory_id: str) -> ArmVerdict:
+def _verdict(store: Any, job: Job, trace: Trace, arm: str, memory: Memory | None, memory_id: str,
+             depth: int) -> ArmVerdict:
     plan, parsed = job.plan, job.parsed
     hits = trace.results.get(arm)
     if hits is not None:
         for rank, h in enumerate(_deduped(hits), start=1):
             if h.memory_id == memory_id:
                 return ArmVerdict(arm, MissReason.FOUND, rank, h.score)
-    failure = next((f for f in trace.failures if f.arm == arm), None)
+    # a failure in a plan that needed no embedding is not the full plan's, which ran the arm after it
+    failure = next((f for f in trace.failures if f.arm == arm
+                    and not (f.kind == FailureKind.SHORTCUT and hits is not None)), None)
     if failure is not None:
         return ArmVerdict(arm, MissReason.FAILED, detail=f"{failure.kind}: {failure.reason}")
     if arm not in plan.arms or hits is None:
@@ -188,8 +190,13 @@ def _verdict(store: Any, job: Job, trace: Trace, arm: str, memory: Memory | None
     if wanted and memory.type not in wanted and arm not in trace.widened:
         return ArmVerdict(arm, MissReason.TYPE_FILTERED,
                           detail=f"it is a {memory.type}, the arm keeps {', '.join(sorted(t.value for t in wanted))}")
-    last = _deduped(hits)[-1].score if hits else None
-    depth = f"the arm kept {len(_deduped(hits))}" + (f", the last at {last:.2f}" if last is not None else "")
+    kept = _deduped(hits)
+    last = kept[-1].score if kept else None
+    # below the depth only when the arm filled it; one that found fewer left this memory out
+    short = len(hits) < depth
+    beyond = MissReason.NOT_RETURNED if short else MissReason.BELOW_DEPTH
+    told = (f"the arm kept {len(kept)}" + (f" of the {depth} it was asked for" if short else "")
+            + (f", the last at {last:.2f}" if last is not None else ""))
     if arm == Arm.TEMPORAL:
         window = parsed.temporal_window
         if temporal_mode(window, parsed.answer_type) == TemporalMode.WINDOW and window is not None:
@@ -197,8 +204,10 @@ def _verdict(store: Any, job: Job, trace: Trace, arm: str, memory: Memory | None
             if times.match(window) is None:
                 told = _times(times, parsed.now)
                 return ArmVerdict(arm, MissReason.OUTSIDE_WINDOW, detail=f"{told} outside {window}")
-        elif parsed.answer_type == ANSWER_TIME and not memory.stated_times and memory.event_at is None:
-            return ArmVerdict(arm, MissReason.NO_TIME, detail="a \"when\" question ranks the memories that state one")
+        elif (temporal_mode(window, parsed.answer_type) == TemporalMode.ANSWER
+              and ANSWER_TIME not in answer_types(memory.text)):
+            return ArmVerdict(arm, MissReason.NO_TIME, detail="a \"when\" question ranks the memories whose text "
+                                                              "states a time")
     if arm == Arm.GRAPH:
         names = {n.casefold() for ref in parsed.entity_refs for n in (ref.text, *(c.name for c in ref.candidates))}
         if not names & {e.casefold() for e in memory.entities}:
@@ -210,8 +219,8 @@ def _verdict(store: Any, job: Job, trace: Trace, arm: str, memory: Memory | None
     if arm == Arm.DENSE:
         cosine = _cosine(store, job, memory)
         if cosine is not None:
-            return ArmVerdict(arm, MissReason.BELOW_DEPTH, detail=f"its cosine {cosine:.2f}; {depth}")
-    return ArmVerdict(arm, MissReason.BELOW_DEPTH, detail=depth)
+            return ArmVerdict(arm, beyond, detail=f"its cosine {cosine:.2f}; {told}")
+    return ArmVerdict(arm, beyond, detail=told)
 
 
 def _deduped(hits: Sequence[Hit]) -> list[Hit]:
@@ -250,15 +259,21 @@ def _cosine(store: Any, job: Job, memory: Memory) -> float | None:
         return None
 
 
-def _after(window: Sequence[Candidate], memory_id: str, final: int | None, k: int) -> tuple[str, ...]:
+def _after(window: Sequence[Candidate], memory_id: str, final: int | None, k: int,
+           floor: float = 0.0) -> tuple[str, ...]:
     """What the stage after fusion says of the memory: collapsed into another hit, superseded by a
-    newer version, or in the window but below the top k."""
+    newer version, left out for its score (0, or below the caller's floor), or in the window but
+    below the top k."""
     notes: list[str] = []
     for c in window:
         if memory_id in c.collapsed:
             notes.append(f"collapsed into {c.memory.id} (a near-duplicate; the newest is shown)")
         if c.memory.id == memory_id and c.superseded_by:
             notes.append(f"superseded by {c.superseded_by} (slot: {c.version_slot})")
+        if c.memory.id == memory_id and final is None and c.score <= 0:
+            notes.append("its fused score is 0 (no arm scored it above 0): never a hit")
+        elif c.memory.id == memory_id and final is None and c.score < floor:
+            notes.append(f"its fused score {c.score:.4f} is below the floor (min_score {floor:g})")
     place = _rank([c.memory.id for c in window], memory_id)
     if final is None and place is not None and not notes:
         notes.append(f"#{place} of the candidate window after fusion, below the top {k}")

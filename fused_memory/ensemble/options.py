@@ -81,13 +81,14 @@ def check_after(reranker: object = None, recency: object = None, collapse: objec
         min_score = floor
     return AfterOptions(reranker, recency, collapse, min_score)
 
-def check_rules_off(rules_off: Collection[str]) -> frozenset[str]:
+def check_rules_off(rules_off: Collection[str], extra: Sequence[str] = ()) -> frozenset[str]:
     """`EnsembleMemory(rules_off=...)`: names of optimizer rules (stage 2's `RULE_NAMES`, stage 2b's
-    `STORE_RULE_NAMES`), each known; a typo would otherwise measure the full optimizer under its name."""
+    `STORE_RULE_NAMES`, and `extra`: the rules of registered arms), each known; a typo would
+    otherwise measure the full optimizer under its name."""
     if isinstance(rules_off, str) or not isinstance(rules_off, Collection):
         raise ConfigurationError(f"rules_off must be a collection of rule names, got {rules_off!r}")
-    unknown = sorted(str(r) for r in rules_off if r not in RULE_NAMES and r not in STORE_RULE_NAMES)
+    known = (*RULE_NAMES, *STORE_RULE_NAMES, *extra)
+    unknown = sorted(str(r) for r in rules_off if r not in known)
     if unknown:
-        raise ConfigurationError(f"rules_off names unknown rule(s) {unknown}; rules are "
-                                 f"{', '.join((*RULE_NAMES, *STORE_RULE_NAMES))}")
+        raise ConfigurationError(f"rules_off names unknown rule(s) {unknown}; rules are {', '.join(known)}")
     return frozenset(rules_off)

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from ..enums import StrEnum
 from ..errors import FusedMemoryError, StoreClosed
 from ..query.shapes import identifiers_outside_time
 from ..query.shortcuts import IDENTIFIER, NAME, TIME
@@ -34,7 +35,7 @@ from .fanout import Outcome, Task
 from .source import EnsembleSource
 
 __all__ = ["shortcut_arm", "shortcut_request", "with_memories", "missed", "fallback_plan", "soft_window_plan",
-           "EMPTY_WINDOW", "SHORTCUT_FALLBACK", "SOFT_WINDOW"]
+           "EMPTY_WINDOW", "GaveWay", "SHORTCUT_FALLBACK", "SOFT_WINDOW"]
 
 #: The ids of the ensemble's own notes among a plan's reasons (`QueryPlan.reason_rules`): a shortcut
 #: gave way to the full plan; a window that holds nothing became a soft preference.
@@ -74,9 +75,20 @@ def with_memories(store: EnsembleSource, namespace: str, hits: list[Hit], k: int
     return [replace(h, memory=found[h.memory_id]) if h.memory_id in found else h for h in hits]
 
 
-def missed(plan: QueryPlan, parsed: ParsedQuery, tasks: Sequence[Task], outcomes: Mapping[str, Any]) -> str | None:
-    """Why a shortcut plan's answer gives way to its fallback, or None when it stands (or the plan
-    is not a shortcut). `outcomes` are the tasks' results by label, as `_finish` reads them."""
+class GaveWay(StrEnum):
+    """Why a shortcut plan gave way to its full plan (`missed`)."""
+
+    FAILED = "failed"
+    EMPTY_WINDOW = "the window holds no memory"
+    NOTHING_FOUND = "nothing found"
+    NO_IDENTIFIER = "no memory found holds the identifier"
+
+
+def missed(plan: QueryPlan, parsed: ParsedQuery, tasks: Sequence[Task],
+           outcomes: Mapping[str, Any]) -> tuple[GaveWay, str] | None:
+    """Why a shortcut plan's answer gives way to its fallback (the kind, and the words for the plan's
+    reasons), or None when it stands (or the plan is not a shortcut). `outcomes` are the tasks'
+    results by label, as `_finish` reads them."""
     if plan.fallback is None:
         return None
     hits: list[Hit] = []
@@ -84,15 +96,16 @@ def missed(plan: QueryPlan, parsed: ParsedQuery, tasks: Sequence[Task], outcomes
         outcome = outcomes.get(task.label)
         if isinstance(outcome, BaseException) or outcome is None:
             what = f"{type(outcome).__name__}: {outcome}" if outcome is not None else "no answer"
-            return f"{'+'.join(task.arms)} failed ({what})"
+            return GaveWay.FAILED, f"{'+'.join(task.arms)} failed ({what})"
         by_arm: Outcome = outcome[0]
         hits.extend(h for arm in task.arms for h in by_arm.get(arm, ([], ""))[0])
     if not hits:  # an empty window too: the other arms answer, the window a soft preference
-        return EMPTY_WINDOW if plan.shortcut == TIME else "nothing found"
+        kind = GaveWay.EMPTY_WINDOW if plan.shortcut == TIME else GaveWay.NOTHING_FOUND
+        return kind, kind.value
     if plan.shortcut == IDENTIFIER:
         wanted = {i.casefold() for i in identifiers_outside_time(parsed)}
         if not any(h.memory is not None and wanted & {i.casefold() for i in identifiers(_text(h))} for h in hits):
-            return f"no memory found holds {', '.join(sorted(wanted))}"
+            return GaveWay.NO_IDENTIFIER, f"no memory found holds {', '.join(sorted(wanted))}"
     return None
 
 
@@ -102,20 +115,20 @@ def _text(hit: Hit) -> str:
     return f"{memory.predicate} {memory.text}" if memory.predicate else memory.text
 
 
-def fallback_plan(plan: QueryPlan, why: str) -> QueryPlan:
+def fallback_plan(plan: QueryPlan, kind: GaveWay, why: str) -> QueryPlan:
     """The full plan a shortcut gives way to, saying why among its reasons. After a time plan whose
     window held nothing, the window is a soft preference there (`QueryPlan.soft_window`): no
     temporal search (it would find nothing again), the memories nearest the window first."""
     full = plan.fallback
     assert full is not None
     full = full.noted(SHORTCUT_FALLBACK, f"{plan.shortcut} plan: {why} -> the full plan")
-    if plan.shortcut != TIME or why != EMPTY_WINDOW:
+    if plan.shortcut != TIME or kind is not GaveWay.EMPTY_WINDOW:
         return full
     return soft_window_plan(full)
 
 
 #: Why a time plan gives way when its window holds nothing (`missed`).
-EMPTY_WINDOW = "the window holds no memory"
+EMPTY_WINDOW = GaveWay.EMPTY_WINDOW.value
 
 
 def soft_window_plan(plan: QueryPlan, ran: bool = False) -> QueryPlan:

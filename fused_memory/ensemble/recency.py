@@ -22,16 +22,13 @@ every candidate, the recency list put a meeting with Sarah from last week above 
 (docs/decisions/0025-recency-list.md). When the dense arm did not answer, every candidate is a
 contender.
 
-Supersession is a rule about memories that are versions of one fact. Two memories are versions of
-one fact when their predicates are equal once normalized (`predicate_key`: case, spacing and
-`_`/`-`/`.` separators ignored) and their texts are not (equal texts are duplicates, which
-`duplicates.collapse` handles). The predicate is the fact's key ("alice home city", "Sarah Chen role"):
-entities are not compared, since ingest also lists the names a memory mentions as objects ("Berlin"
-in "I live in Berlin"), so two versions of one fact rarely share them. A memory without a predicate
-is never a version of another: recency alone orders those. Among the versions of one fact in the
-result, the newer outranks the older: they keep the places they hold between them, newest first,
-and every other hit keeps its place. Not applied when the query names a time before today ("where
-did I live in March?") or asks when, since then an older version may be the answer.
+Supersession is a rule about memories that are versions of one fact, which `versions` groups by
+slot key (the caller's predicate, or the slot the text states: "My manager is ...", "we moved from
+Leeds to York") or by a value a change names as the one before; alike texts are never versions.
+Among the versions of one fact in the result, the newer outranks the older: they keep the places
+they hold between them, newest first, and every other hit keeps its place. Not applied when the
+query names a time before today ("where did I live in March?") or asks when, since then an older
+version may be the answer.
 """
 
 from __future__ import annotations
@@ -118,8 +115,7 @@ def add_recency(candidates: Sequence[Candidate], weight: float, k: int, now: dat
     return [c for _, _, c in out]
 
 
-def add_nearness(candidates: Sequence[Candidate], window: TimeWindow, weight: float, k: int,
-                 now: datetime) -> list[Candidate]:
+def add_nearness(candidates: Sequence[Candidate], window: TimeWindow, weight: float, k: int) -> list[Candidate]:
     """The candidates with the "near window" list fused in: for a question whose window held no
     memory ("what did I do today?" on a day nothing was saved), the candidates ranked by how near
     the nearest of their times (`times.MemoryTimes`) lies to the window, scored by how near it is

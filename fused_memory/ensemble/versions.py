@@ -74,11 +74,20 @@ def same_value(a: str, b: str) -> bool:
 class _Read:
     """What the rules read of one candidate, once per query."""
 
-    __slots__ = ("facts", "keys", "text", "epoch", "given")
+    __slots__ = ("facts", "keys", "changes", "new", "old_keys", "text", "epoch", "given")
 
     def __init__(self, m: Memory) -> None:
         self.facts: tuple[SlotFact, ...] = memory_slots(m)
         self.keys = frozenset(f.key for f in self.facts if f.key)
+        self.changes = any(f.old for f in self.facts)  # it says what a value was before (`_linked`)
+        # each key's values now, as word sets (`same_value` compares them), and the keys it says a
+        # value of was before: read once per memory, not once per pair
+        new: dict[str, list[frozenset[str]]] = {}
+        for f in self.facts:
+            if f.key:
+                new.setdefault(f.key, []).extend(frozenset(tokenize(v)) for v in f.new)
+        self.new = {k: tuple(v) for k, v in new.items()}
+        self.old_keys = frozenset(f.key for f in self.facts if f.key and f.old)
         self.text = text_key(m.text)
         self.epoch = _epoch(m)
         self.given = bool(m.predicate and m.predicate.strip())  # the key is the caller's predicate
@@ -104,13 +113,10 @@ def _changed(a: _Read, b: _Read, key: str) -> bool:
     """Whether two memories of one slot state another value of it (see the module docstring)."""
     if a.given and b.given:
         return True
-    fa = [f for f in a.facts if f.key == key]
-    fb = [f for f in b.facts if f.key == key]
-    new_a = [v for f in fa for v in f.new]
-    new_b = [v for f in fb for v in f.new]
-    if any(f.old for f in fa + fb) or not new_a or not new_b:
+    new_a, new_b = a.new.get(key, ()), b.new.get(key, ())
+    if key in a.old_keys or key in b.old_keys or not new_a or not new_b:
         return True
-    return not any(same_value(x, y) for x in new_a for y in new_b)
+    return not any(x and y and (x <= y or y <= x) for x in new_a for y in new_b)  # `same_value`
 
 
 def _linked(change: _Read, keyed: _Read) -> str | None:
@@ -134,8 +140,11 @@ def version_groups(candidates: Sequence[Candidate], limit: int) -> list[Version]
     read = {i: _read(candidates[i].memory) for i in timed}
     groups_of = Groups(timed)
     slot: dict[int, str] = {}
-    for x, i in enumerate(timed):
-        for j in timed[x + 1:]:
+    # only a memory with a slot key, or one stating a value that was before, can be a version: the
+    # pairs below are those of these candidates, in the same order (most candidates state neither)
+    able = [i for i in timed if read[i].keys or read[i].changes]
+    for x, i in enumerate(able):
+        for j in able[x + 1:]:
             a, b = read[i], read[j]
             if a.text == b.text:
                 continue  # copies: collapse's

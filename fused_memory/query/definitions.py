@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from ..results import ParsedQuery
 
@@ -51,18 +52,37 @@ def asked_names(parsed: ParsedQuery) -> tuple[str, ...]:
 def defines(text: str, names: Sequence[str]) -> bool:
     """Whether `text` says who one of `names` is: "my (little) sister Lena", "Lena, my sister",
     "Lena (college friend)", "Aylin Demir is my manager", "Sheila Barrett next door is a retired
-    nurse", "Declan rang. He's my eldest"."""
+    nurse", "Declan rang. He's my eldest".
+
+    Each place the name (or its first word) stands in the text is checked against what may come
+    before it and after it, patterns compiled once: a "who is X?" question reads every candidate,
+    and compiling a pattern around each new name cost more than the rest of the stage."""
     for name in names:
-        first = re.escape(name.split()[0])
-        n = rf"{re.escape(name)}|{first}"
-        patterns = (
-            rf"\b(?:my|our)\s+(?:\w+\s+){{0,2}}?{_ROLE}\s+(?:is\s+)?(?:{n})\b",
-            rf"\b(?:{n})\b(?:'s|\u2019s)?\s*[,(\u2013\u2014-]\s*(?:(?:my|our|a|an|the|his|her)\s+)?(?:\w+\s+){{0,3}}?"
-            rf"{_ROLE}\b",
-            rf"\b(?:{n})\b[^.!?;]{{0,40}}?\s(?:is|was|'s|\u2019s)\s+(?:now\s+)?(?:my|our|a|an|the|his|her)\s+",
-            rf"\b(?:{n})\b[^.!?]{{0,80}}[.!?]\s+(?:she|he|they)(?:'s|\u2019s|\s+is|\s+was|\s+are)\s+(?:my|our)\s+",
-            rf"\b{_ROLE}s?\s*:\s*(?:[\w'-]+(?:\s*\([^)]*\))?\s*,\s*){{0,4}}(?:{n})\b",  # "roomies: júlia (FAU), ana"
-        )
-        if any(re.search(p, text, _I) for p in patterns):
-            return True
+        for start, end in _places(text, name):
+            if _BEFORE.search(text, 0, start) is not None or _AFTER.match(text, end) is not None:
+                return True
     return False
+
+
+def _places(text: str, name: str) -> list[tuple[int, int]]:
+    """Where `name` or its first word stands in `text` as whole words: (start, end) of each."""
+    out: list[tuple[int, int]] = []
+    for form in dict.fromkeys((name, name.split()[0])):
+        out += [(m.start(), m.end()) for m in _word(form).finditer(text)]
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _word(form: str) -> re.Pattern[str]:
+    return re.compile(rf"\b{re.escape(form)}\b", _I)
+
+
+#: What may stand right before the name: "my (little) sister [is] Lena", "roomies: júlia (FAU), Lena".
+_BEFORE = re.compile(rf"(?:\b(?:my|our)\s+(?:\w+\s+){{0,2}}?{_ROLE}\s+(?:is\s+)?"
+                     rf"|\b{_ROLE}s?\s*:\s*(?:[\w'-]+(?:\s*\([^)]*\))?\s*,\s*){{0,4}})\Z", _I)
+#: What may follow the name: "Lena, my sister", "Lena (college friend)", "Aylin Demir is my manager",
+#: "Declan rang. He's my eldest".
+_AFTER = re.compile(
+    rf"(?:'s|\u2019s)?\s*[,(\u2013\u2014-]\s*(?:(?:my|our|a|an|the|his|her)\s+)?(?:\w+\s+){{0,3}}?{_ROLE}\b"
+    rf"|[^.!?;]{{0,40}}?\s(?:is|was|'s|\u2019s)\s+(?:now\s+)?(?:my|our|a|an|the|his|her)\s+"
+    rf"|[^.!?]{{0,80}}[.!?]\s+(?:she|he|they)(?:'s|\u2019s|\s+is|\s+was|\s+are)\s+(?:my|our)\s+", _I)

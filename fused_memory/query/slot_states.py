@@ -127,8 +127,8 @@ def the_x_is(c: Clause) -> list[SlotFact]:
 
 
 def label(c: Clause) -> list[SlotFact]:
-    """A note that opens with an attribute: "bike: RE Classic 350", "wifi: AirFiber_704", "New phone
-    number: 0176 ...", "Changed GP: it's Dr. Klein now". Only attributes (`slot_vocab.ATTRIBUTES`):
+    """A note that opens with an attribute: "bike: RE Classic 350", "wifi: AirFiber_704", "phone
+    number: 0176 ...". Only attributes (`slot_vocab.ATTRIBUTES`):
     "note:", "ok decided:" or "sprint planning:" open no slot."""
     words = c.words
     if ":" not in words[:6]:

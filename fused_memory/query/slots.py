@@ -37,7 +37,8 @@ from .slot_states import bare, drives, is_my, label, new_x, phone, possessive, t
 from .slot_vocab import ATTRIBUTES, attribute
 
 __all__ = ["SLOT_FIELD", "SLOTS_FIELD", "SlotFact", "SlotRule", "SLOT_RULES", "Clause", "slot_key", "slot_facts",
-           "slot_from_tokens", "memory_slot", "memory_slots", "normalize_slot", "facts_to_json", "is_question"]
+           "slot_from_tokens", "slot_facts_of", "memory_slot", "memory_slots", "normalize_slot", "facts_to_json",
+           "is_question"]
 
 #: The metadata field the first derived slot key is stored under ("user manager").
 SLOT_FIELD = "slot"
@@ -67,7 +68,7 @@ SLOT_RULES: tuple[SlotRule, ...] = (
                             ("Sam's new boss is Marcus.", "sam manager"),
                             ("My manager's manager is Sofia.", "user manager's manager")), possessive),
     SlotRule("is_my", (("Dr. Weber is my GP.", "user doctor"), ("New GP is Dr Anjali Rao", "user doctor")), is_my),
-    SlotRule("label", (("New phone number: 0176 9988 112.", "user phone number"),
+    SlotRule("label", (("phone number: 0176 9988 112", "user phone number"), ("wifi: AirFiber_704", "user wifi"),
                        ("bike: RE Classic 350", "user bike")), label),
     SlotRule("drives", (("I drive a 2015 Honda Civic.", "user car"), ("My wife drives a Mini.", "user wife car")),
              drives),

@@ -32,6 +32,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..query.asked_slot import asked_slot
+from ..query.cues import answer_types
+from ..query.slots import memory_slots
 from ..results import ARMS, Arm, Contribution, Hit, ParsedQuery, QueryPlan
 from ..times import MemoryTimes, TimeKind
 
@@ -147,7 +149,8 @@ def _carried(results: Mapping[str, Sequence[Hit]], wanted: set[str]) -> dict[str
                     out[mid] = {"text": m.text, "type": m.type.value if m.type else None,
                                 "event_at": m.event_at.timestamp() if m.event_at else None,
                                 "created_at": m.created_at.timestamp() if m.created_at else None,
-                                "entities": list(m.entities), "answers": (), "metadata": m.metadata,
+                                "entities": list(m.entities), "answers": answer_types(m.text), "metadata": m.metadata,
+                                "slot_keys": [f.key for f in memory_slots(m) if f.key],
                                 "context": m.context, "session_id": m.session_id,
                                 "stated": [{"start": w.start.timestamp(), "end": w.end.timestamp()}
                                            for w in m.stated_times]}

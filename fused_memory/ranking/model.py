@@ -109,8 +109,10 @@ def parse_ranker(doc: Any, source: str) -> Ranker:
     bias = doc.get("bias", 0.0)
     if isinstance(bias, bool) or not isinstance(bias, (int, float)) or not np.isfinite(bias):
         raise _refuse(source, "'bias' must be a finite number")
-    return Ranker(_vector(doc, "weights", source, n), _vector(doc, "mean", source, n), scale, float(bias), source,
-                  doc.get("meta"), arms)
+    vectors = (_vector(doc, "weights", source, n), _vector(doc, "mean", source, n), scale)
+    for v in vectors:
+        v.flags.writeable = False  # the shipped ranker is shared by every ensemble of the process
+    return Ranker(*vectors, float(bias), source, doc.get("meta"), arms)
 
 
 def load_ranker(path: str | os.PathLike[str]) -> Ranker:

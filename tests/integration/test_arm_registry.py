@@ -11,6 +11,7 @@ import pytest
 from toy_arm import PINNED, pinned_when_asked
 
 from fused_memory import ARMS, BUILTIN_ARMS, ArmRegistry, ConfigurationError, EnsembleMemory, FusionConfig, Memory
+from fused_memory.ensemble.caller_plan import CALLER_ARMS
 from fused_memory.ranking import Ranker, feature_names
 from fused_memory.ranking.features import candidate_features
 from fused_memory.retrievers import make_retriever
@@ -138,3 +139,29 @@ def test_a_registry_refuses_a_name_twice_or_reserved(filled) -> None:
     with pytest.raises(ConfigurationError, match="unknown retriever 'pinnned'"):
         make_retriever(filled, "pinnned", REGISTRY)
     assert isinstance(REGISTRY, ArmRegistry) and REGISTRY.names == (*ARMS, "pinned")
+
+
+def test_a_framework_gets_one_class_per_arm_and_registry(filled) -> None:
+    from langchain_fused_memory import arm_retriever as lc_arm
+
+    assert lc_arm("pinned", REGISTRY) is lc_arm("pinned", REGISTRY)  # isinstance checks keep working
+    assert lc_arm("pinned", REGISTRY) is lc_arm("pinned", BUILTIN_ARMS.with_(PINNED))  # an equal registry
+
+
+def test_a_retriever_for_an_arm_its_ensemble_lacks_is_refused_when_built(filled) -> None:
+    from langchain_fused_memory import arm_retriever as lc_arm
+
+    # built on the store alone, the retriever's ensemble is the default one, which has no pinned arm:
+    # refused now, naming the arm and the way out, not on the first query (pydantic's ValidationError,
+    # a ValueError, as LangChain reports any field it refuses)
+    with pytest.raises(ValueError, match=r"no arm 'pinned'.*ensemble="):
+        lc_arm("pinned", REGISTRY)(store=filled, namespace="n", now=NOW)
+
+
+def test_an_arm_the_caller_names_runs_though_no_rule_planned_it(filled) -> None:
+    # "anything" gives the pinned arm's rule nothing to plan on; naming it runs it, at weight 1, and
+    # the plan says so
+    result = _rrf(filled).retrieve("anything about lunch", namespace="n", now=NOW, arms=["pinned", "lexical"])
+    assert set(result.plan.arms) == {"pinned", "lexical"} and result.plan.weights["pinned"] == 1.0
+    assert "pinned" not in result.plan.skipped and CALLER_ARMS in result.plan.fired
+    assert "passport" in result.ids() and "lunch" in result.ids()

@@ -129,3 +129,82 @@ def test_the_cli_why_not(tmp_path, capsys) -> None:  # noqa: ANN001
     out = capsys.readouterr().out
     assert "lake: not in the top 1" in out and "lexical: no word in common" in out
     assert main(["query", "green tea", "--path", str(path), "--why-not", "nope"]) != 0
+
+
+def test_an_arm_that_found_fewer_than_its_depth_did_not_return_it(store: MemoryStore) -> None:
+    # a custom arm that returns one memory of the eight: asked for 50, it left the others out; they
+    # were not below its depth
+    class OnlyTea:
+        name = "tea"
+
+        def search(self, request) -> list[Hit]:  # noqa: ANN001
+            return [Hit("tea", 0.9)]
+
+    ens = EnsembleMemory(store, FusionConfig(order="rrf"), arms={"tea": OnlyTea()})
+    try:
+        why = ens.explain_miss("green tea", "lake", namespace="m", k=1, now=NOW)
+    finally:
+        ens.close()
+    tea = verdict(why, "tea")
+    assert tea.reason is MissReason.NOT_RETURNED and "kept 1 of the 50 it was asked for" in tea.detail
+
+
+def test_a_when_question_reads_the_time_the_text_states(tmp_path) -> None:  # noqa: ANN001
+    # the temporal arm's "when" mode ranks memories whose text states a time; a memory with an
+    # event time but no time in its words states none, and one whose words state a time does
+    with MemoryStore.embedded(tmp_path) as store:
+        store.add([Memory(text="Bought new running shoes", namespace="n", id="shoes", event_at=NOW - timedelta(days=3),
+                          created_at=NOW - timedelta(days=2)),
+                   Memory(text="Since Tuesday I have been sick", namespace="n", id="sick",
+                          created_at=NOW - timedelta(days=1)),
+                   Memory(text="Went hiking in the hills", namespace="n", id="hike",
+                          created_at=NOW - timedelta(days=1))])
+        ens = EnsembleMemory(store)
+        shoes = verdict(ens.explain_miss("when did I buy running shoes?", "shoes", namespace="n", k=1, now=NOW),
+                        "temporal")
+        sick = verdict(ens.explain_miss("when did I buy running shoes?", "sick", namespace="n", k=1, now=NOW),
+                       "temporal")
+        ens.close()
+    assert shoes.reason is MissReason.NO_TIME
+    assert sick.reason is not MissReason.NO_TIME  # "since Tuesday" states a time: the arm could rank it
+
+
+def test_a_score_below_the_floor_is_named(ens: EnsembleMemory) -> None:
+    plain = ens.explain_miss("green tea", "lake", namespace="m", k=10, now=NOW)
+    assert plain.recalled  # eight memories, k=10: every one with a score above 0 is a hit
+    floored = ens.explain_miss("green tea", "lake", namespace="m", k=10, now=NOW, min_score=0.5)
+    assert not floored.recalled and any("below the floor (min_score 0.5)" in note for note in floored.after)
+
+
+def test_a_shortcut_failure_is_not_blamed_on_the_full_plans_arm(store: MemoryStore, monkeypatch) -> None:  # noqa: ANN001
+    from fused_memory.retrievers import scan
+
+    def broken(self, request):  # noqa: ANN001, ANN202
+        raise RuntimeError("scan broke")
+
+    monkeypatch.setattr(scan.TimeOrderRetriever, "search", broken)  # the time plan's scan, not a backend
+    ens = EnsembleMemory(store)
+    try:
+        result = ens.retrieve("what did I do last month?", namespace="m", k=10, now=NOW)
+        assert any(f.kind == "shortcut" for f in result.failures)  # the time plan failed, the full plan ran
+        why = ens.explain_miss("what did I do last month?", "badge", namespace="m", k=10, now=NOW)
+        assert verdict(why, "temporal").reason is not MissReason.FAILED
+    finally:
+        ens.close()
+
+
+def test_a_registered_arm_the_plan_skipped_is_listed(store: MemoryStore) -> None:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from toy_arm import PINNED
+
+    from fused_memory import BUILTIN_ARMS
+
+    ens = EnsembleMemory(store, FusionConfig(order="rrf"), registry=BUILTIN_ARMS.with_(PINNED))
+    try:
+        pinned = verdict(ens.explain_miss("green tea", "lake", namespace="m", k=1, now=NOW), "pinned")
+        assert pinned.reason is MissReason.SKIPPED and pinned.detail == PINNED.needs
+    finally:
+        ens.close()

@@ -70,3 +70,62 @@ def test_a_day_that_holds_nothing_answers_nearest_first_at_every_k(tmp_path: Pat
         assert tuple(shown.plan.arms) == ("dense",) and shown.plan.soft_window > 0
         assert first_answers_hold(ens, "anything on the 22nd", "p", now)
         ens.close()
+
+
+def _lena_namespace(store: MemoryStore, count: int = 44) -> None:
+    """`count` memories that name Lena, and one, older and longer, that says who she is."""
+    from datetime import datetime, timedelta, timezone
+
+    from fused_memory import Memory
+
+    now = datetime(2025, 6, 1, 12, tzinfo=timezone.utc)
+    acts = ["coffee", "lunch", "a walk", "the cinema", "a call", "dinner", "the gym", "a chat", "the market", "a drive"]
+    store.add([Memory(text=f"Had {acts[i % 10]} with Lena on day {i}", namespace="n", id=f"m{i}",
+                      created_at=now - timedelta(days=i + 1)) for i in range(count)])
+    store.add([Memory(text="Spent the whole afternoon repainting the garage door, sanding the old varnish off the "
+                           "workbench and sorting screws into jars; Lena, my sister, dropped off a ladder",
+                      namespace="n", id="def", created_at=now - timedelta(days=50))])
+
+
+@pytest.mark.parametrize("order", ["learned", "rrf"])
+def test_a_k_beyond_the_candidate_window_keeps_the_first_answers(tmp_path: Path, order: str) -> None:
+    # the steps read `after_depth` candidates whatever k is; a larger k gets the fused ranking after them
+    from datetime import datetime, timezone
+
+    now = datetime(2025, 6, 1, 12, tzinfo=timezone.utc)
+    with MemoryStore.embedded(tmp_path) as store:
+        _lena_namespace(store)
+        ens = EnsembleMemory(store, FusionConfig(order=order))
+        config = ens.config
+        wide = ens.retrieve("who is Lena?", namespace="n", k=config.after_depth + 20, now=now).ids()
+        assert len(wide) == config.after_depth + 20 and len(set(wide)) == len(wide)
+        for k in (1, 3, 10, config.after_depth, config.after_depth + 5):
+            assert ens.retrieve("who is Lena?", namespace="n", k=k, now=now).ids() == wide[:k], k
+        ens.close()
+
+
+@pytest.mark.parametrize("arm", ["lexical", "dense"])
+def test_one_arm_the_caller_asked_for_keeps_its_own_order_at_every_k(tmp_path: Path, arm: str) -> None:
+    # "who is Lena?" puts a memory that says who she is first in the ensemble; one arm alone answers in
+    # its own order, so that step does not run there, and no k changes its first answers (13 memories:
+    # the one that says who she is is in the arm's top 13, last)
+    from datetime import datetime, timezone
+
+    now = datetime(2025, 6, 1, 12, tzinfo=timezone.utc)
+    with MemoryStore.embedded(tmp_path) as store:
+        _lena_namespace(store, count=12)
+        ens = EnsembleMemory(store, FusionConfig(order="rrf"))
+        thirteen = ens.retrieve("who is Lena?", namespace="n", k=13, now=now, arms=[arm])
+        raw = [h.memory_id for h in ens.arm(arm).search(_request(ens, "who is Lena?", now, 13))]
+        assert thirteen.ids() == list(dict.fromkeys(raw))[:13]  # the arm's own order
+        for k in (1, 2, 5):
+            assert ens.retrieve("who is Lena?", namespace="n", k=k, now=now, arms=[arm]).ids() == thirteen.ids()[:k]
+        ens.close()
+
+
+def _request(ens: EnsembleMemory, query: str, now, k: int):  # noqa: ANN001, ANN202
+    from fused_memory.retrievers.base import ArmRequest
+
+    parsed, plan = ens.plan(query, namespace="n", now=now)
+    vector = ens.store.embed_query(plan.embed_text or query)
+    return ArmRequest(query=parsed, namespace="n", k=k, vector=vector, embed_text=plan.embed_text)

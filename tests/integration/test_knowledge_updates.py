@@ -223,3 +223,11 @@ def test_writes_through_the_langgraph_store_get_slot_keys_and_its_items_carry_su
         items = lg.search(("users", "u1"), query="who is my manager currently?", limit=2)
         assert [i.key for i in items] == ["new", "old"]  # written the same day: the later write first
         assert items[1].value["superseded_by"] == "new" and "superseded_by" not in items[0].value
+
+
+def test_before_a_name_finds_the_version_just_older_than_the_one_naming_it(store, ens):
+    # the question's words and the versions' values are compared as tokens alike ("James" both sides)
+    _add(store, "named", ("My manager is Tom Berger.", 700), ("My manager is James Okafor.", 300),
+         ("My manager is Priya Raman.", 20))
+    assert ens.retrieve("who was my manager before James?", namespace="named", k=5, now=NOW).ids()[0] == "named-0"
+    assert ens.retrieve("who was my manager before Priya?", namespace="named", k=5, now=NOW).ids()[0] == "named-1"

@@ -22,6 +22,7 @@ def nlp():  # noqa: ANN201 - spaCy's pipeline
 def test_every_rule_keys_its_own_examples(nlp, rule: str, text: str, key: str | None) -> None:
     facts = slot_facts_of(nlp(text))
     assert slot_key(nlp(text)) == key, facts
+    assert rule in {f.rule for f in facts}, facts  # this rule read it, not another one
     if key is None:
         assert facts and not facts[0].attribute and facts[0].old  # a change with no attribute: its old value
 

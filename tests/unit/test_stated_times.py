@@ -53,6 +53,7 @@ def test_reading_never_fails_a_write() -> None:
     ("anything planned for the 14th of June?", date(2026, 6, 14)),   # present tense: the coming one
     ("what's happening on June 23?", date(2026, 6, 23)),
     ("what did I do on June 2?", date(2026, 6, 2)),                    # past tense: the last one
+    ("what did I do on June 14?", date(2025, 6, 14)),                  # past tense, not yet come: last year's
     ("what's on the 14th?", date(2026, 6, 14)),
     ("what have I got on Saturday", date(2026, 6, 13)),                # "have got": the present
 ])

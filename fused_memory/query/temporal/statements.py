@@ -1,7 +1,7 @@
 """The times a memory's text states, read where it was said: "booked the vet for the 14th" said on
 June 3 states June 14; "we moved to York last summer" said in December states that summer.
 
-A memory has three kinds of time (`memory_times` in `ensemble.candidate` reads them together): when
+A memory has three kinds of time (`times.MemoryTimes` reads them together): when
 it happened (`event_at`, when the caller knows it), the times its text states (these), and when it
 was said (`created_at`). People tell an assistant about their plans and their past in the same
 breath, so the text's own times are read once, at write time, relative to when the text was said,
