@@ -9,7 +9,10 @@ costs. This measures, on one store and side by side in one run:
 * the same searches with a busy Python thread beside them (what BM25 and the graph are), and with a
   busy numpy thread that releases the GIL (pure CPU competition);
 * `hnsw_ef` 100 (the engine default, = ef_construct) / 64 / 50 and payload on / off: how much of a
-  search each knob would save, with recall@10 against an exact search.
+  search each knob would save, with recall@10 against an exact search;
+* the stored vectors returned with the hits and read into Python (what the dense arm would hand the
+  steps after fusion), against reading 25 of them afterwards (`MemoryStore.stored_vectors`, what
+  collapse and MMR read on about half the queries): docs/decisions/0041-vectors-read-after-fusion.md.
 
     python benchmarks/bench_search_cores.py --n 20000            # builds a synthetic store (minutes)
     python benchmarks/bench_search_cores.py --store /path/to/store --namespace bench
@@ -98,17 +101,21 @@ def main(argv: list[str] | None = None) -> None:
         flt = _edge_filter(filter_conditions(VectorFilter(args.namespace)))
         print(f"store: {store.vectors.index_status()}, {len(vectors)} queries, cpus: {os.cpu_count()}")
 
-        def search(v: list[float], params: Any = None, payload: bool = True) -> list[Any]:
+        def search(v: list[float], params: Any = None, payload: bool = True, vector: bool = False) -> list[Any]:
             req = qe.QueryRequest(limit=50, query=qe.Query.Nearest(v), filter=flt, with_payload=payload,
-                                  params=params)
-            return shard.query_batch(qe.QueryBatchRequest([req]))[0]
+                                  params=params, with_vector=vector)
+            points = shard.query_batch(qe.QueryBatchRequest([req]))[0]
+            if vector:
+                [p.vector for p in points]  # noqa: B018 - read into Python, as a hit would carry it
+            return points
 
-        def timed(params: Any = None, payload: bool = True) -> tuple[float, float, list[list[Any]]]:
-            search(vectors[0], params, payload)
+        def timed(params: Any = None, payload: bool = True,
+                  vector: bool = False) -> tuple[float, float, list[list[Any]]]:
+            search(vectors[0], params, payload, vector)
             walls, cpus, got = [], [], []
             for v in vectors:
                 c0, t0 = time.process_time(), time.perf_counter()
-                got.append([p.id for p in search(v, params, payload)])
+                got.append([p.id for p in search(v, params, payload, vector)])
                 walls.append((time.perf_counter() - t0) * 1000)
                 cpus.append((time.process_time() - c0) * 1000)
             return statistics.median(walls), statistics.median(cpus), got
@@ -132,13 +139,24 @@ def main(argv: list[str] | None = None) -> None:
                                        ("no payload", None, False)):
             wall, cpu, got = timed(params, payload)
             rows.append((label, wall, cpu, recall(got)))
+        wall, cpu, got = timed(vector=True)
+        rows.append(("the hits' vectors too, read into Python", wall, cpu, recall(got)))
+        ids = [[str(p.payload["memory_id"]) for p in search(v)[:25]] for v in vectors]
+        walls, cpus = [], []
+        for few in ids:
+            c0, t0 = time.process_time(), time.perf_counter()
+            store.stored_vectors(args.namespace, few)
+            walls.append((time.perf_counter() - t0) * 1000)
+            cpus.append((time.process_time() - c0) * 1000)
+        rows.append(("reading 25 stored vectors afterwards (not a search)", statistics.median(walls),
+                     statistics.median(cpus), float("nan")))
 
         print(f"\n| search (limit 50, median over {len(vectors)}) | wall ms | CPU ms | CPU / wall "
               "| recall@10 vs exact |")
         print("|---|---:|---:|---:|---:|")
         for label, wall, cpu, rec in rows:
             cpu_cells = "- | -" if cpu != cpu else f"{cpu:.2f} | {cpu / wall:.2f}"
-            print(f"| {label} | {wall:.2f} | {cpu_cells} | {rec:.3f} |")
+            print(f"| {label} | {wall:.2f} | {cpu_cells} | {'-' if rec != rec else f'{rec:.3f}'} |")
     if tmp is not None:
         tmp.cleanup()
 

@@ -25,10 +25,12 @@ CALLER_FULL_PLAN, CALLER_TYPES, CALLER_EMBED_TEXT, CUSTOM_ARMS, CALLER_ARMS = (
 def with_caller(plan: QueryPlan, *, forced: frozenset[MemoryType] | None, embed_text: str | tuple[str, ...] | None,
                 arms: Sequence[str] | None, custom: Collection[str]) -> QueryPlan:
     """`plan` as the caller's options change it. `custom` are the custom arms under names the rules
-    do not know (they run on every query); `arms` keeps only those asked for, and runs one asked
-    for that no rule planned (at weight 1: a caller who names an arm wants its answer). A plan that needs no
-    query embedding (`QueryPlan.shortcut`) gives way to its full plan when the caller forces types,
-    gives their own text to embed or picks the arms: each of those is about the arms it skips."""
+    do not know (they run on every query); `arms` keeps only those asked for, of those the rules
+    planned: one the rules skipped stays skipped, its reason in `skipped`, and the note names it (so
+    "the ensemble without one arm" is the plan less that arm; `optimizer=False` runs every arm that
+    can). A plan that needs no query embedding (`QueryPlan.shortcut`) gives way to its full plan
+    when the caller forces types, gives their own text to embed or picks the arms: each of those is
+    about the arms it skips."""
     full = plan.fallback
     if full is not None:
         if forced is not None or embed_text is not None or arms is not None:
@@ -47,14 +49,12 @@ def with_caller(plan: QueryPlan, *, forced: frozenset[MemoryType] | None, embed_
             embed_text=embed_text)
     if custom:
         plan = plan.noted(CUSTOM_ARMS, f"custom arms {list(custom)} -> run", arms=(*plan.arms, *custom))
-    if arms is not None:  # only those, and each of them: an arm no rule planned runs at weight 1
-        kept = [a for a in plan.arms if a in arms]
-        added = [a for a in dict.fromkeys(arms) if a not in kept]
+    if arms is not None:
+        unplanned = [a for a in dict.fromkeys(arms) if a not in plan.arms]
         why = f"caller arms {list(arms)} -> only those run"
-        if added:
-            why += f" ({', '.join(added)}: not planned, run at weight 1)"
-        plan = plan.noted(CALLER_ARMS, why, arms=(*kept, *added),
-                          weights={**{a: w for a, w in plan.weights.items() if a in kept}, **dict.fromkeys(added, 1.0)},
-                          skipped={**{a: w for a, w in plan.skipped.items() if a not in added},
+        if unplanned:
+            why += f" ({', '.join(unplanned)}: skipped by the rules, see skipped)"
+        plan = plan.noted(CALLER_ARMS, why, arms=tuple(a for a in plan.arms if a in arms),
+                          skipped={**plan.skipped,
                                    **{a: "not requested by caller" for a in plan.arms if a not in arms}})
     return plan

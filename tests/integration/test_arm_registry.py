@@ -158,10 +158,10 @@ def test_a_retriever_for_an_arm_its_ensemble_lacks_is_refused_when_built(filled)
         lc_arm("pinned", REGISTRY)(store=filled, namespace="n", now=NOW)
 
 
-def test_an_arm_the_caller_names_runs_though_no_rule_planned_it(filled) -> None:
-    # "anything" gives the pinned arm's rule nothing to plan on; naming it runs it, at weight 1, and
-    # the plan says so
+def test_arms_the_caller_names_narrow_the_plan_and_one_the_rules_skipped_says_why(filled) -> None:
+    # the question gives the pinned arm's rule nothing to plan on: naming it does not force it (the
+    # ensemble without one arm is the plan less that arm); the plan names it and the rule's reason
     result = _rrf(filled).retrieve("anything about lunch", namespace="n", now=NOW, arms=["pinned", "lexical"])
-    assert set(result.plan.arms) == {"pinned", "lexical"} and result.plan.weights["pinned"] == 1.0
-    assert "pinned" not in result.plan.skipped and CALLER_ARMS in result.plan.fired
-    assert "passport" in result.ids() and "lunch" in result.ids()
+    assert result.plan.arms == ("lexical",) and CALLER_ARMS in result.plan.fired
+    assert "pinned" in result.plan.skipped and "pinned: skipped by the rules" in result.plan.reasons[-1]
+    assert result.ids() == ["lunch"]
