@@ -12,7 +12,7 @@ costs. This measures, on one store and side by side in one run:
   search each knob would save, with recall@10 against an exact search;
 * the stored vectors returned with the hits and read into Python (what the dense arm would hand the
   steps after fusion), against reading 25 of them afterwards (`MemoryStore.stored_vectors`, what
-  collapse and MMR read on about half the queries): docs/decisions/0041-vectors-read-after-fusion.md.
+  collapse and MMR read on about half the queries): docs/decisions/0042-vectors-read-after-fusion.md.
 
     python benchmarks/bench_search_cores.py --n 20000            # builds a synthetic store (minutes)
     python benchmarks/bench_search_cores.py --store /path/to/store --namespace bench
