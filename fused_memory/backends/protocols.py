@@ -345,11 +345,14 @@ class VersionPolled(Protocol):
 class Reconcilable(Protocol):
     """Optional beside `GraphStore`: made to agree with the vector payloads on open (the embedded
     graph): memories missing or linked differently are re-linked, memories the payloads no longer
-    hold are unlinked. `want` maps namespace -> memory id -> (mentions, type); returns (re-linked,
-    unlinked). `persistent` is False for a graph kept only in memory, which is rebuilt on every
-    open (so a repair there is not news)."""
+    hold are unlinked. `want` maps namespace -> memory id -> (mentions, type); `only` (namespace ->
+    memory ids), when given, limits the comparison to those memories (the writes a journal says
+    were under way). Returns (re-linked, unlinked). `persistent` is False for a graph kept only in
+    memory, which is rebuilt on every open (so a repair there is not news); `created` says the last
+    open made the graph's file (a store whose graph file was missing: every memory is compared)."""
 
     persistent: bool
+    created: bool
 
-    def reconcile(self, want: Mapping[str, Mapping[str, tuple[Sequence[EntityMention], MemoryType | None]]]
-                  ) -> tuple[int, int]: ...
+    def reconcile(self, want: Mapping[str, Mapping[str, tuple[Sequence[EntityMention], MemoryType | None]]],
+                  only: Mapping[str, Collection[str]] | None = None) -> tuple[int, int]: ...
