@@ -51,6 +51,9 @@ def test_every_python_block_of_the_readme_runs_in_order(tmp_path: Path, monkeypa
     out = capsys.readouterr().out
     assert out.startswith("My badge ID is E-47821 dense#1(")
     assert "'graph': 'no entity in the query'" in out  # the Quickstart prints why arms were skipped
+    # "A life, remembered": the move is the current home, Leeds the older version, and why it is not first
+    assert "York" in scope["home"].hits[0].memory.text and scope["leeds"].superseded_by is not None
+    assert "versions_ordered: #1 -> #2" in out and "(slot: user home)" in out
     saved = [m.text for m in scope["ens"].store.memories("memories.alice")]  # LangMem's tool saved it
     assert any("I take my coffee black" in text for text in saved), saved
 

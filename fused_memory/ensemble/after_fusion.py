@@ -41,6 +41,7 @@ from ..rerank import Reranker, reranker_name
 from ..results import Arm, ArmFailure, Contribution, FusedHit, Hit, ParsedQuery
 from ..text import tokenize
 from ..times import MemoryTimes
+from .caller_plan import CALLER_ARMS
 from .candidate import Candidate
 from .duplicates import collapse, mmr
 from .fanout import Job, Task
@@ -158,10 +159,11 @@ def window(k: int, config: FusionConfig, wide: bool, reranker: Reranker | None) 
 
 
 def _solo(job: Job) -> bool:
-    """One arm answers alone, as the caller asked (`arms=[...]`, the one-arm retrievers): the plan
-    always has dense unless the caller left it out. A plan that needs no query embedding may run
-    one arm too (`QueryPlan.shortcut`), but that is the optimizer's choice: the stage runs there."""
-    return len(job.plan.arms) == 1 and job.plan.shortcut is None
+    """One arm answers alone because the caller asked for it (`arms=[...]`, the one-arm retrievers):
+    then its own order is the answer. A plan left with one arm by the rules (a shortcut, or dense
+    alone once a window turned out empty) is the optimizer's choice: the stage runs there, over the
+    same candidate window whatever `k` is."""
+    return len(job.plan.arms) == 1 and CALLER_ARMS in job.plan.fired
 
 
 @dataclass

@@ -15,11 +15,11 @@ from ..query.store_rules import mask_hub_names
 from ..results import Arm, QueryPlan
 from ..types import MemoryType
 
-__all__ = ["with_caller", "CALLER_FULL_PLAN", "CALLER_TYPES", "CALLER_EMBED_TEXT", "CUSTOM_ARMS"]
+__all__ = ["with_caller", "CALLER_FULL_PLAN", "CALLER_TYPES", "CALLER_EMBED_TEXT", "CUSTOM_ARMS", "CALLER_ARMS"]
 
 #: The ids of the caller's notes among a plan's reasons (`QueryPlan.reason_rules`).
-CALLER_FULL_PLAN, CALLER_TYPES, CALLER_EMBED_TEXT, CUSTOM_ARMS = (
-    "caller_full_plan", "caller_types", "caller_embed_text", "custom_arms")
+CALLER_FULL_PLAN, CALLER_TYPES, CALLER_EMBED_TEXT, CUSTOM_ARMS, CALLER_ARMS = (
+    "caller_full_plan", "caller_types", "caller_embed_text", "custom_arms", "caller_arms")
 
 
 def with_caller(plan: QueryPlan, *, forced: frozenset[MemoryType] | None, embed_text: str | tuple[str, ...] | None,
@@ -47,6 +47,8 @@ def with_caller(plan: QueryPlan, *, forced: frozenset[MemoryType] | None, embed_
     if custom:
         plan = plan.noted(CUSTOM_ARMS, f"custom arms {list(custom)} -> run", arms=(*plan.arms, *custom))
     if arms is not None:
-        plan = replace(plan, arms=tuple(a for a in plan.arms if a in arms),
-                       skipped={**plan.skipped, **{a: "not requested by caller" for a in plan.arms if a not in arms}})
+        plan = plan.noted(CALLER_ARMS, f"caller arms {list(arms)} -> only those run",
+                          arms=tuple(a for a in plan.arms if a in arms),
+                          skipped={**plan.skipped,
+                                   **{a: "not requested by caller" for a in plan.arms if a not in arms}})
     return plan

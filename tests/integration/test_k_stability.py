@@ -45,3 +45,28 @@ def test_the_personal_timeline_set(order: str) -> None:
     report = run_timeline(load_timeline(DATA / "timeline.jsonl"), "dev", config=FusionConfig(order=order))
     assert [o.question.text for o in report.outcomes if not o.stable] == []
     assert not any(o.empty for o in report.outcomes)  # no question answered with nothing
+
+
+@pytest.mark.parametrize("order", ["learned", "rrf"])
+def test_a_day_that_holds_nothing_answers_nearest_first_at_every_k(tmp_path: Path, order: str) -> None:
+    # "anything on the 22nd?" when nothing was saved for the 22nd: the time plan gives way to the full
+    # plan, which the rules leave with dense alone (no words for BM25, no type, the window empty); the
+    # memories nearest the day come first, and at every k the same ones (it is not the caller's one arm)
+    from datetime import datetime, timedelta, timezone
+
+    from fused_memory import Memory
+
+    now = datetime(2025, 8, 30, 9, tzinfo=timezone(timedelta(hours=10)))
+    days = {"bbq": 11, "dentist": 9, "rego": 6, "swim": 3, "boss": 40, "quote": 25, "party": 70, "tyres": 1}
+    texts = {"bbq": "bbq at Tuan's, kids wrecked by 5", "dentist": "dentist was fine, no fillings",
+             "rego": "paid the car rego online", "swim": "swim lessons for the kids start next term",
+             "boss": "new boss starts monday", "quote": "got a quote for the fence", "party": "Linh's party was great",
+             "tyres": "new tyres on the ute"}
+    with MemoryStore.embedded(tmp_path) as store:
+        store.add([Memory(text=texts[k], namespace="p", id=k, created_at=datetime(2025, 8, 22, 12, tzinfo=now.tzinfo)
+                          + timedelta(days=d if k in ("dentist", "bbq") else -d)) for k, d in days.items()])
+        ens = EnsembleMemory(store, FusionConfig(order=order))
+        shown = ens.retrieve("anything on the 22nd", namespace="p", k=10, now=now)
+        assert tuple(shown.plan.arms) == ("dense",) and shown.plan.soft_window > 0
+        assert first_answers_hold(ens, "anything on the 22nd", "p", now)
+        ens.close()
