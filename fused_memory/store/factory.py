@@ -80,6 +80,11 @@ def _lexical_index(mode: str, vectors: VectorBackend, ttl_s: float | None, folde
     return EngineLexicalIndex(vectors, ttl_s=ttl_s)
 
 
+def lexical_folder(root: str | Path) -> Path:
+    """Where an embedded store under `root` keeps its BM25 index (`StoredBM25Index`)."""
+    return Path(root) / "lexical"
+
+
 def embedded_parts(path: str | Path, *, embedder: Any, ner: bool, show_progress: bool | None,
                    lexical: str | None = None) -> dict[str, Any]:
     """Everything in process under `path`: qdrant-edge shard, the lexical index (kept in `lexical/`
@@ -92,7 +97,7 @@ def embedded_parts(path: str | Path, *, embedder: Any, ner: bool, show_progress:
     mode = _lexical_mode(lexical, EMBEDDED_LEXICAL)
     root = Path(path)
     vectors = QdrantEdgeBackend(str(root / "vectors"), sparse=mode == "engine")
-    return {"vectors": vectors, "lexical": _lexical_index(mode, vectors, ttl_s=None, folder=root / "lexical"),
+    return {"vectors": vectors, "lexical": _lexical_index(mode, vectors, ttl_s=None, folder=lexical_folder(root)),
             "embedder": _embedder(embedder), "graph": EmbeddedGraphStore(str(root / "graph")),
             "config": StoreConfig(path=str(root), ner=ner, show_progress=show_progress, lexical=mode),
             "journal": WriteJournal(root / JOURNAL_NAME)}

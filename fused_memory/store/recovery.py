@@ -26,6 +26,7 @@ from typing import Any
 from ..backends.codec import LAYOUT_VERSION, from_payload, payload_mentions
 from ..backends.graph.engine import EngineGraphStore
 from ..backends.graph.engine_points import EngineHost
+from ..backends.lexical.stored import StoredBM25Index
 from ..backends.protocols import (
     GraphStore,
     LexicalDoc,
@@ -37,7 +38,7 @@ from ..backends.protocols import (
 )
 from ..errors import ConfigurationError, EmbeddingMismatch
 from ..types import EntityMention, Memory
-from .factory import LocalModeGraph
+from .factory import LocalModeGraph, lexical_folder
 from .ingest import answer_tags, lexical_doc
 from .meta import merged_sessions, write_merged
 from .parts import StoreParts
@@ -146,6 +147,11 @@ def open_backends(store: StoreParts, want: dict[str, Any]) -> dict[str, Any]:
             # opened without its journal or with an in-process lexical index: the files will not be
             # kept in step, so the next journaled open must not trust them (it rebuilds once)
             meta = write_merged(store.vectors, {**meta, "layout": layout})
+        if store.config.path and not isinstance(store.lexical, PersistedIndex):
+            # opened with another lexical index (lexical="engine"): its writes will not reach the
+            # BM25 files, so the next open that uses them rebuilds them instead of trusting them
+            StoredBM25Index(lexical_folder(store.config.path)).invalidate(
+                "the store was written with another lexical index since these files were")
         if store.journal is not None:
             store.journal.open()
         if store.graph is not None:

@@ -169,7 +169,7 @@ class StoredBM25Index(BM25Index):
             if whole is None and created:
                 whole = "the store has no lexical index files yet"
             elif whole is None and meta.get("complete") != "1":
-                whole = "an earlier rebuild of it did not finish"
+                whole = meta.get("stale") or "an earlier rebuild of it did not finish"
             elif whole is None and {k: meta.get(k) for k in want} != want:
                 whole = f"its files were written with {meta}, this version writes {want}"
             self._db = db
@@ -195,6 +195,27 @@ class StoredBM25Index(BM25Index):
             self._logged = dict(db.execute("SELECT ns, count(*) FROM log GROUP BY ns"))
             self._sweep_files()
             return IndexState(None, stale)
+
+    def invalidate(self, why: str) -> bool:
+        """Mark files under `path`, if any, as not to be trusted, so the next `load` rebuilds the
+        whole index (saying `why`): the store is about to be written without this index (opened with
+        another lexical index), and its files would miss those writes. True when there were files.
+        Only for an index that is not loaded (the store's other lexical index is in use)."""
+        with self._lock:
+            if self._db is not None:
+                raise BackendError("invalidate() is for the files of an index that is not open")
+            if not (self.path / DB_NAME).exists():
+                return False
+            try:
+                db = self._connect()
+            except (OSError, sqlite3.Error) as exc:
+                raise BackendError(f"cannot mark the lexical index at {self.path} for a rebuild: {exc}") from exc
+            try:
+                with db:
+                    db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [("complete", "0"), ("stale", why)])
+            finally:
+                db.close()
+            return True
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(str(self.path / DB_NAME), check_same_thread=False)
@@ -287,6 +308,7 @@ class StoredBM25Index(BM25Index):
                 db.executemany("INSERT INTO segment VALUES (?, ?, ?, ?, ?, ?)",
                                [(ns, f.name, f.seq, f.size, f.docs, f.gen) for ns, f in written.items()])
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('complete', '1')")
+                db.execute("DELETE FROM meta WHERE key = 'stale'")
             old = [self._files[ns] for ns in gone if ns in self._files]
             for ns in gone:
                 self._files.pop(ns, None)
