@@ -135,7 +135,8 @@ def run(n: int, n_queries: int, n_full: int, profile: str) -> None:
     ours = [_timed(partial(index.search, "bench", q, 10)) for q in queries]
     qtoks = [list(dict.fromkeys(tokenize(q))) for q in queries[:n_full]]
     theirs = [_timed(partial(_full_top10, full, t)) for t in qtoks]
-    cand = [len(set().union(*(index._shards["bench"].postings.get(t, set()) for t in toks))) for toks in qtoks]
+    shard = index._shards["bench"]
+    cand = [len(set().union(*(shard.candidates(t) for t in toks))) for toks in qtoks]
 
     o50, o99 = _percentiles(ours)
     t50, t99 = _percentiles(theirs)

@@ -40,6 +40,7 @@ PUBLIC: dict[str, set[str]] = {
         "VectorReader", "TypeCounter", "RebuiltOnOpen", "Reconcilable", "VectorFilter", "VectorQuery", "VectorRecord",
         "ScoredPayload", "LexicalDoc",
         "SparseSearch", "FacetCounter", "SparseVector", "SparseQuery", "SparseAnswer", "OrderedScan",
+        "PersistedIndex", "IndexState",
     },
     "fused_memory.demo": {"DEMO_NAMESPACE", "DEMO_NOW", "DEMO_QUERIES", "DEMO_RELATIONS", "demo_memories"},
     "fused_memory.embeddings": {

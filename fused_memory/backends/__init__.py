@@ -19,12 +19,14 @@ from __future__ import annotations
 from .protocols import (
                         FacetCounter,
                         GraphStore,
+                        IndexState,
                         LexicalDoc,
                         LexicalIndex,
                         LiveNamespaces,
                         OrderedScan,
                         PayloadLister,
                         PayloadWriter,
+                        PersistedIndex,
                         RebuiltOnOpen,
                         Reconcilable,
                         ScoredPayload,
@@ -43,4 +45,4 @@ from .protocols import (
 __all__ = ["VectorBackend", "LexicalIndex", "GraphStore", "PayloadWriter", "PayloadLister", "LiveNamespaces",
            "VectorReader", "TypeCounter", "RebuiltOnOpen", "Reconcilable", "OrderedScan", "VectorFilter", "VectorQuery",
            "VectorRecord", "ScoredPayload", "LexicalDoc", "SparseSearch", "FacetCounter", "SparseVector",
-           "SparseQuery", "SparseAnswer"]
+           "SparseQuery", "SparseAnswer", "PersistedIndex", "IndexState"]

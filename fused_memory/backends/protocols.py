@@ -9,12 +9,14 @@ vector), `VectorReader` (stored vectors by id, for the near-duplicate check afte
 `SparseSearch` (BM25-style search on the engine's sparse vectors, IDF counted by the engine per
 namespace), `FacetCounter` (values of a payload field counted in a namespace), `TypeCounter`
 (memories per type, read by the planner without a round trip), `RebuiltOnOpen` (a lexical index
-that lives in the process, emptied and refilled from the payloads on open) and `Reconcilable` (a
-graph that can be made to agree with the payloads on open)."""
+that lives in the process, emptied and refilled from the payloads on open), `PersistedIndex` (a
+lexical index kept in files beside the vectors, which opens without reading them) and
+`Reconcilable` (a graph that can be made to agree with the payloads on open)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+import dataclasses
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
@@ -26,7 +28,7 @@ __all__ = [
     "VectorFilter", "VectorQuery", "VectorRecord", "ScoredPayload", "VectorBackend", "PayloadWriter", "PayloadLister",
     "LiveNamespaces",
     "VectorReader", "SparseVector", "SparseQuery", "SparseAnswer", "SparseSearch", "FacetCounter", "OrderedScan",
-    "LexicalDoc", "LexicalIndex", "TypeCounter", "RebuiltOnOpen", "Reconcilable",
+    "LexicalDoc", "LexicalIndex", "TypeCounter", "RebuiltOnOpen", "PersistedIndex", "IndexState", "Reconcilable",
     "GraphStore", "VersionPolled",
 ]
 
@@ -250,6 +252,31 @@ class RebuiltOnOpen(Protocol):
     def clear(self, namespace: str | None = None) -> None: ...
 
 
+@dataclass(frozen=True)
+class IndexState:
+    """What a `PersistedIndex` found on `load`: `whole` says why none of its files can be used
+    (missing, written by another version), None when they can; `namespaces` maps each namespace
+    whose file cannot be used (missing, truncated) to why. Both are rebuilt from the payloads."""
+
+    whole: str | None = None
+    namespaces: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+
+@runtime_checkable
+class PersistedIndex(Protocol):
+    """Optional beside `LexicalIndex`: the index keeps itself in files beside the vectors, written
+    with every write as durably as the vectors' own, so `open` reads none of it and a namespace is
+    read on its first use (`store.recovery`). `load` opens the files and says what cannot be used;
+    `rebuild` refills the whole index (`namespaces` None) or those namespaces from the payloads'
+    documents; `set_refill` hands it the way to read one namespace's documents again, for a file
+    found damaged only when its namespace is first used; `close` releases the files."""
+
+    def load(self) -> IndexState: ...
+    def rebuild(self, docs: Iterable[LexicalDoc], namespaces: Collection[str] | None = None) -> None: ...
+    def set_refill(self, refill: Callable[[str], Iterable[LexicalDoc]] | None) -> None: ...
+    def close(self) -> None: ...
+
+
 # ---------------------------------------------------------------- entity graph
 @runtime_checkable
 class GraphStore(Protocol):
@@ -318,11 +345,14 @@ class VersionPolled(Protocol):
 class Reconcilable(Protocol):
     """Optional beside `GraphStore`: made to agree with the vector payloads on open (the embedded
     graph): memories missing or linked differently are re-linked, memories the payloads no longer
-    hold are unlinked. `want` maps namespace -> memory id -> (mentions, type); returns (re-linked,
-    unlinked). `persistent` is False for a graph kept only in memory, which is rebuilt on every
-    open (so a repair there is not news)."""
+    hold are unlinked. `want` maps namespace -> memory id -> (mentions, type); `only` (namespace ->
+    memory ids), when given, limits the comparison to those memories (the writes a journal says
+    were under way). Returns (re-linked, unlinked). `persistent` is False for a graph kept only in
+    memory, which is rebuilt on every open (so a repair there is not news); `created` says the last
+    open made the graph's file (a store whose graph file was missing: every memory is compared)."""
 
     persistent: bool
+    created: bool
 
-    def reconcile(self, want: Mapping[str, Mapping[str, tuple[Sequence[EntityMention], MemoryType | None]]]
-                  ) -> tuple[int, int]: ...
+    def reconcile(self, want: Mapping[str, Mapping[str, tuple[Sequence[EntityMention], MemoryType | None]]],
+                  only: Mapping[str, Collection[str]] | None = None) -> tuple[int, int]: ...

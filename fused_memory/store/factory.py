@@ -16,7 +16,9 @@ The lexical index (`StoreConfig.lexical`) defaults per backend:
   (minutes and gigabytes at millions of memories) and blind to the other workers' writes.
 * `embedded()`: "bm25", rank-bm25-exact in the process. One process owns the shard, so nothing
   is shared, and the in-process index measured at least as good as the engine's there
-  (docs/decisions/0010-lexical-index-placement.md).
+  (docs/decisions/0010-lexical-index-placement.md). It is kept in files beside the vectors
+  (`StoredBM25Index`, in `lexical/`), with a write journal (`journal.sqlite3`) naming the writes
+  under way, so `open()` reads no payload (docs/decisions/0041-lexical-index-kept-on-disk.md).
 """
 
 from __future__ import annotations
@@ -65,8 +67,12 @@ def _lexical_mode(lexical: Any, default: str) -> str:
     return str(lexical)
 
 
-def _lexical_index(mode: str, vectors: VectorBackend, ttl_s: float | None) -> LexicalIndex:
-    """The index for `mode`; the engine's reads the other processes' type counts every `ttl_s`."""
+def _lexical_index(mode: str, vectors: VectorBackend, ttl_s: float | None, folder: Path | None = None) -> LexicalIndex:
+    """The index for `mode`: BM25 kept in `folder` when given, else in the process; the engine's
+    reads the other processes' type counts every `ttl_s`."""
+    if mode == "bm25" and folder is not None:
+        from ..backends.lexical.stored import StoredBM25Index
+        return StoredBM25Index(folder)
     if mode == "bm25":
         from ..backends.lexical.bm25 import BM25Index
         return BM25Index()
@@ -74,19 +80,27 @@ def _lexical_index(mode: str, vectors: VectorBackend, ttl_s: float | None) -> Le
     return EngineLexicalIndex(vectors, ttl_s=ttl_s)
 
 
+def lexical_folder(root: str | Path) -> Path:
+    """Where an embedded store under `root` keeps its BM25 index (`StoredBM25Index`)."""
+    return Path(root) / "lexical"
+
+
 def embedded_parts(path: str | Path, *, embedder: Any, ner: bool, show_progress: bool | None,
                    lexical: str | None = None) -> dict[str, Any]:
-    """Everything in process under `path`: qdrant-edge shard, the lexical index, embedded graph."""
+    """Everything in process under `path`: qdrant-edge shard, the lexical index (kept in `lexical/`
+    when in process), embedded graph, and the write journal that keeps them in step."""
     from ..backends.vector.edge import QdrantEdgeBackend
+    from .journal import JOURNAL_NAME, WriteJournal
 
     if not isinstance(path, (str, Path)) or not str(path).strip():  # "" was the current directory
         raise ConfigurationError(f"MemoryStore.embedded needs a directory path, got {path!r}")
     mode = _lexical_mode(lexical, EMBEDDED_LEXICAL)
     root = Path(path)
     vectors = QdrantEdgeBackend(str(root / "vectors"), sparse=mode == "engine")
-    return {"vectors": vectors, "lexical": _lexical_index(mode, vectors, ttl_s=None),  # no other writer
+    return {"vectors": vectors, "lexical": _lexical_index(mode, vectors, ttl_s=None, folder=lexical_folder(root)),
             "embedder": _embedder(embedder), "graph": EmbeddedGraphStore(str(root / "graph")),
-            "config": StoreConfig(path=str(root), ner=ner, show_progress=show_progress, lexical=mode)}
+            "config": StoreConfig(path=str(root), ner=ner, show_progress=show_progress, lexical=mode),
+            "journal": WriteJournal(root / JOURNAL_NAME)}
 
 
 def _graph_file(graph_path: Any, vectors: Any) -> str:

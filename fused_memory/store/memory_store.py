@@ -10,24 +10,26 @@ What `add` guarantees
 * When `add` returns, every memory of the batch is in the vector store, the lexical index and the
   graph, and a read that starts afterwards sees it. With the embedded default it is durable
   against a crash of the process (SIGKILL included): the vector write goes through qdrant-edge's
-  WAL and the graph write is a committed SQLite transaction; BM25 is rebuilt from the payloads on
-  open. (No fsync per write: an OS crash or power loss may lose the last writes.) With `connect()`
-  and no graph server, the graph write goes to the same Qdrant as the vectors (`backends.graph.engine`):
+  WAL, and the lexical index's log and the graph write are committed SQLite transactions. (No
+  fsync per write: an OS crash or power loss may lose the last writes.) With `connect()` and no
+  graph server, the graph write goes to the same Qdrant as the vectors (`backends.graph.engine`):
   no part of the store is held only in the process.
 * When `add` raises, no memory is left half-written: the indexes written for the failing chunk
   (256 memories) are rolled back - new memories removed, overwritten ones restored from their
   previous payload - and the error says what failed (and, as a note, what could not be undone if
   a backend is gone). Earlier chunks of a larger batch stay, complete in every index; retrying the
   batch is safe, `add` is an upsert.
-* A crash between the vector write and the graph write (or a rollback that could not finish) is
-  repaired on the next `open`: the embedded graph is reconciled with the payloads (memories
-  missing from the graph or linked differently are re-linked, memories absent from the payloads
-  are unlinked). A Cypher graph server is not reconciled (it would mean reading the whole graph);
-  there, Neo4j's transactions and the rollback above keep it consistent, and ensemble hydration
-  never returns a memory that the vector store does not hold.
+* A crash between the vector write and the lexical or graph write (or a rollback that could not
+  finish) is repaired on the next `open`. An embedded store journals each write before it touches
+  the vectors (`journal`), and `open` compares only the memories of the writes that never ended
+  with their payloads (`recovery.repair`); a store without the journal reconciles the embedded
+  graph with every payload (memories missing from the graph or linked differently are re-linked,
+  memories absent from the payloads are unlinked). A Cypher graph server is not reconciled (it
+  would mean reading the whole graph); there, Neo4j's transactions and the rollback above keep it
+  consistent, and ensemble hydration never returns a memory that the vector store does not hold.
 * `delete` removes from the vector store first: once that succeeded the memory is gone for every
   reader, even if a later index fails (the error is raised; the leftovers are repaired on open for
-  the embedded graph, and retrying the delete finishes the job for a server graph).
+  the embedded store, and retrying the delete finishes the job for a server graph).
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ from ..backends.protocols import (
     OrderedScan,
     PayloadLister,
     PayloadWriter,
+    PersistedIndex,
     ScoredPayload,
     TypeCounter,
     VectorBackend,
@@ -88,6 +91,7 @@ from .versions import SharedVersions
 if TYPE_CHECKING:
     from ..embeddings import Embedder
     from ..retrievers.base import Retriever
+    from .journal import WriteJournal
 
 __all__ = ["MemoryStore"]
 
@@ -127,14 +131,17 @@ _PROGRESS_MIN = 500  # batches smaller than this never show a progress bar
 class MemoryStore(SharedHandle):
     """Memories for many tenants (namespaces) in one store. Constructing does no I/O: the backends
     are opened on first use (or by `open()`), which is when the embedder pin is checked. After
-    `close()` only `open()` reopens it (`StoreClosed` otherwise); a copy is the same store."""
+    `close()` only `open()` reopens it (`StoreClosed` otherwise); a copy is the same store.
+    `journal` records the writes under way, so `open()` repairs only those (`embedded()` gives one:
+    see the module docstring)."""
 
     def __init__(self, vectors: VectorBackend, lexical: LexicalIndex, embedder: Embedder,
                  graph: GraphStore | None = None, extractor: EntityExtractor | None = None,
-                 config: StoreConfig | None = None) -> None:
+                 config: StoreConfig | None = None, journal: WriteJournal | None = None) -> None:
         self.vectors = vectors
         self.lexical = lexical
         self.graph = graph
+        self.journal = journal
         self.embedder = embedder
         self.extractor = extractor or EntityExtractor(enabled=(config.ner if config else True))
         self.config = config or StoreConfig()
@@ -189,9 +196,10 @@ class MemoryStore(SharedHandle):
             graph_path=graph_path, embedder=embedder, ner=ner, show_progress=show_progress, lexical=lexical))
 
     def open(self) -> MemoryStore:
-        """Check the embedder pin and the layout, open the backends, rebuild an in-process BM25 index
-        from the payloads and reconcile the embedded graph with them (see the module docstring); with
-        neither, no memory is read. A store that is refused is left untouched and closed."""
+        """Check the embedder pin and the layout, open the backends and repair what a crash left
+        behind (see the module docstring and `recovery`): an embedded store reads only the memories
+        of writes cut short; a lexical index that lives only in the process is rebuilt from every
+        payload. A store that is refused is left untouched and closed."""
         return self._open_now(reopen=True)
 
     def _open_now(self, *, reopen: bool) -> MemoryStore:
@@ -256,6 +264,10 @@ class MemoryStore(SharedHandle):
             self._open, self._closed = False, True  # first: a read failing in what follows says why
             if self.graph is not None:
                 self.graph.close()
+            if isinstance(self.lexical, PersistedIndex):
+                self.lexical.close()
+            if self.journal is not None:
+                self.journal.close()
             self.vectors.close()
         with self._ner_lock:
             if self._ner_workers is not None:
@@ -335,6 +347,7 @@ class MemoryStore(SharedHandle):
         with self._write_lock:
             self._ensure_open()  # under the lock: a close() that ran before this write is seen
             before = snapshot(self.vectors, prepared)
+            ticket = self._journal_begin((m.namespace, m.id) for m in prepared)
             try:
                 self.vectors.upsert(records)
                 self.lexical.add([lexical_doc(m) for m in prepared if m.indexed])
@@ -354,8 +367,10 @@ class MemoryStore(SharedHandle):
                     for ns, items in by_ns.items():
                         self.graph.link(ns, items)
             except BaseException as exc:
-                undo(self, prepared, before, exc)
+                undo(self, prepared, before, exc)  # the journal keeps the ticket: the next open compares them
                 raise
+            else:
+                self._journal_end(ticket)
             finally:
                 for ns in {m.namespace for m in prepared}:
                     self._bump(ns)
@@ -390,10 +405,12 @@ class MemoryStore(SharedHandle):
             return
         with self._write_lock:
             self._ensure_open()  # under the lock: a first use opens here, a close() before it is seen
+            ticket = self._journal_begin((namespace, i) for i in ids)
             self.vectors.delete(namespace, ids)
             self.lexical.delete(namespace, ids)
             if self.graph is not None:
                 self.graph.unlink(namespace, ids)
+            self._journal_end(ticket)
             self._bump(namespace)
 
     def relate(self, src: str, rel: str, dst: str, *, namespace: str, kind: str = "semantic",
@@ -459,6 +476,14 @@ class MemoryStore(SharedHandle):
             held = [str(p["memory_id"]) for p in self.vectors.get(namespace, ids)]
             if held:
                 self.vectors.set_payload(namespace, held, {EXPIRES_AT: expires_at.timestamp() if expires_at else None})
+
+    def _journal_begin(self, items: Iterable[tuple[str, str]]) -> int | None:
+        """Journal a write before its first index is touched (`journal`); None without a journal."""
+        return self.journal.begin(items) if self.journal is not None else None
+
+    def _journal_end(self, ticket: int | None) -> None:
+        if self.journal is not None and ticket is not None:
+            self.journal.end(ticket)
 
     def _bump(self, namespace: str) -> None:
         self._versions[namespace] = self._versions.get(namespace, 0) + 1

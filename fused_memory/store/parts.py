@@ -17,6 +17,7 @@ from ..types import Memory
 
 if TYPE_CHECKING:
     from .ingest import EntityExtractor
+    from .journal import WriteJournal
 
 __all__ = ["StoreParts"]
 
@@ -28,6 +29,7 @@ class StoreParts(Protocol):
     vectors: VectorBackend
     lexical: LexicalIndex
     graph: GraphStore | None
+    journal: WriteJournal | None
     config: StoreConfig
     extractor: EntityExtractor
     _meta: dict[str, Any]

@@ -124,13 +124,18 @@ def test_an_embedded_store_switched_to_the_engine_index_upgrades_in_its_open_sca
         for memories in OLD.values():
             old.add(memories)
     with MemoryStore.embedded(tmp_path, embedder=EMB, ner=False, lexical="engine") as store:
-        # the embedded graph is reconciled from every payload on open anyway: the upgrade rides on it
-        assert set(store.vectors.read_meta()["upgraded"]) == {"answers", "bm25", "times"}  # type: ignore[index]
+        # open reads no payload (the store keeps a journal): the memories written without their
+        # sparse vectors get them per namespace on first use, as a server store's do
+        assert "bm25" not in store.vectors.read_meta()["upgraded"]  # type: ignore[index]
         assert lexical(store, "badge E-47821", "alice") == ["a1"] and lexical(store, "VPN", "bob") == ["b1"]
+        store.upgrade()
+        assert set(store.vectors.read_meta()["upgraded"]) == {"answers", "bm25", "times"}  # type: ignore[index]
+        store.add(Memory(text="the badge printer jams", namespace="alice", id="a4"))  # not in the BM25 files
     with MemoryStore.embedded(tmp_path, embedder=EMB, ner=False) as back:  # and back: the shard keeps its vector
+        assert set(lexical(back, "badge", "alice")) == {"a1", "a4"}  # the BM25 files were rebuilt, not trusted
         back.add(Memory(text="a new badge reader", namespace="alice", id="a3"))
     with MemoryStore.embedded(tmp_path, embedder=EMB, ner=False, lexical="engine") as store:
-        assert set(lexical(store, "badge", "alice")) == {"a1", "a3"}
+        assert set(lexical(store, "badge", "alice")) == {"a1", "a3", "a4"}
 
 
 @pytest.mark.parametrize("lexical_mode", ["engine", "bm25"])

@@ -1,6 +1,6 @@
 """Child process of test_crash_durability: ingests into an embedded store in a loop until it is killed.
 
-    python _ingest_child.py STORE LOG RUN [--ner] [--crash-at link:N | unlink:N]
+    python _ingest_child.py STORE LOG RUN [--ner] [--crash-at link:N | unlink:N | lexical:N | merge:N]
 
 Before each operation it appends a `begin` line to LOG, after the call returned a `done` line, each
 followed by fsync, so the parent knows exactly which operations completed and which one (at most)
@@ -9,10 +9,14 @@ text and entities (15%), delete one (15%), over three namespaces. Every memory n
 entity given by the caller (and, with --ner, whatever spaCy finds), so "linked in the graph" is
 checkable.
 
-The real graph writes are wrapped by a small random sleep, which widens the window between the
-vector write and the graph write where a kill leaves the indexes disagreeing (the case `open` must
-repair). `--crash-at link:N` kills the process itself right before the N-th graph link (unlink:N
-before the N-th unlink): a crash at an exact point. `replay` (imported by the test) reads LOG back.
+The real lexical and graph writes are wrapped by a small random sleep, which widens the windows
+between the vector write and the later writes where a kill leaves the indexes disagreeing (the
+case `open` must repair). The lexical index merges its log into a new postings file every 16
+writes of a namespace (instead of after 1,024), so kills land in merges too. `--crash-at link:N`
+kills the process itself right before the N-th graph link (unlink:N before the N-th unlink,
+lexical:N before the N-th lexical add, after the vector write; merge:N once the N-th merge has
+written its new postings file, before the index points at it): a crash at an exact point.
+`replay` (imported by the test) reads LOG back.
 """
 
 from __future__ import annotations
@@ -76,9 +80,13 @@ def main(argv: list[str]) -> None:
     crash_at = argv[argv.index("--crash-at") + 1].split(":") if "--crash-at" in argv else None
     rng = random.Random(run * 7919 + 1)
 
+    from fused_memory.backends.lexical import stored
+    from fused_memory.backends.lexical.bm25 import _Shard
     from fused_memory.embeddings import HashingEmbedder
     from fused_memory.store.memory_store import MemoryStore
     from fused_memory.types import Memory
+
+    _Shard.MERGE_MIN = 16  # merges every few writes, so kills land in them
 
     state, uncertain, _ = replay(log_path)
     live = sorted(k for k, v in state.items() if v is not None and k not in uncertain)
@@ -86,20 +94,32 @@ def main(argv: list[str]) -> None:
     store.open()
     graph = store.graph
     assert graph is not None
-    real_link, real_unlink = graph.link, graph.unlink
-    calls = {"link": 0, "unlink": 0}
+    calls = {"link": 0, "unlink": 0, "lexical": 0, "merge": 0}
+
+    def crash_if(kind: str) -> None:
+        calls[kind] += 1
+        if crash_at and crash_at[0] == kind and calls[kind] == int(crash_at[1]):
+            os.kill(os.getpid(), signal.SIGKILL)
 
     def guarded(kind: str, real: Any) -> Any:
         def call(*args: Any, **kw: Any) -> Any:
-            calls[kind] += 1
-            if crash_at and crash_at[0] == kind and calls[kind] == int(crash_at[1]):
-                os.kill(os.getpid(), signal.SIGKILL)
+            crash_if(kind)
             time.sleep(rng.uniform(0, 0.004))  # widen the vector-written, graph-not-yet window
             return real(*args, **kw)
         return call
 
-    graph.link = guarded("link", real_link)  # type: ignore[method-assign]
-    graph.unlink = guarded("unlink", real_unlink)  # type: ignore[method-assign]
+    def merged(real: Any) -> Any:
+        def call(*args: Any, **kw: Any) -> Any:
+            size = real(*args, **kw)
+            crash_if("merge")  # the new file is written; the index does not point at it yet
+            time.sleep(rng.uniform(0, 0.004))
+            return size
+        return call
+
+    graph.link = guarded("link", graph.link)  # type: ignore[method-assign]
+    graph.unlink = guarded("unlink", graph.unlink)  # type: ignore[method-assign]
+    store.lexical.add = guarded("lexical", store.lexical.add)  # type: ignore[method-assign]
+    stored.write_segment = merged(stored.write_segment)  # type: ignore[assignment]
 
     def item(ns: str, mid: str, n: int) -> dict[str, Any]:
         person, project = rng.choice(PEOPLE), rng.choice(PROJECTS)

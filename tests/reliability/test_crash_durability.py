@@ -1,11 +1,12 @@
 """Crash durability: a child process ingests into an embedded store and is SIGKILLed, over and over.
 
 What `add` guarantees (see `fused_memory.store.memory_store`): when it returns, the memory is in the
-vector store (qdrant-edge, through its WAL), the lexical index (rebuilt from the payloads on open)
-and the graph (a committed SQLite transaction), and it survives a crash of the process. A crash
-*during* an add or delete may leave the graph behind the vector payloads (the source of truth);
-`MemoryStore.open` reconciles the embedded graph with them, so after a restart the three indexes agree
-again. Not covered: an OS crash or power loss (no fsync per write).
+vector store (qdrant-edge, through its WAL), the lexical index (its log, a committed SQLite
+transaction, and the postings files it merges into) and the graph (a committed SQLite transaction),
+and it survives a crash of the process. A crash *during* an add or delete may leave the lexical
+index and the graph behind the vector payloads (the source of truth); the write journal names the
+memories of that write, and `MemoryStore.open` makes both agree with their payloads, so after a
+restart the three indexes agree again. Not covered: an OS crash or power loss (no fsync per write).
 
 The child (`_ingest_child.py`) logs every operation before it starts and after it returned, with
 fsync, so after each kill the parent knows what must be there: every memory whose add returned is
@@ -13,7 +14,9 @@ present - with the text of its last completed write - in the vector store, the l
 graph; every memory whose delete returned is gone from all three; the one operation in flight may
 have happened or not, but consistently; and the three indexes agree on counts per namespace. Half of
 the children run real spaCy NER; the child sleeps a little inside the write path between the vector
-write and the graph write so kills land there often. Two more tests kill the child at exact points.
+write and the lexical and graph writes so kills land there often, and its lexical index merges its
+log into new postings files every few writes, so kills land in those too. Four more tests kill the
+child at exact points: before the graph link or unlink, before the lexical write, and inside a merge.
 """
 
 from __future__ import annotations
@@ -127,11 +130,11 @@ def test_sigkill_at_random_points_loses_nothing(tmp_path: Path, caplog: pytest.L
             memories, uncertain = verify(store, log)
         finally:
             store.close()
-        repaired += "graph reconciled" in caplog.text
+        repaired += "cut short" in caplog.text
     state, _, done = replay(log)
     took = time.perf_counter() - t0
     print(f"\n{KILLS} SIGKILLs (seed {seed}): {done} operations completed, {memories} memories kept, "
-          f"{repaired} restarts repaired the graph, {took:.1f}s")
+          f"{repaired} restarts repaired a write cut short, {took:.1f}s")
     assert done > 100, "the children should have done real work between kills"
     with_kinds = embedded(store_dir).open()
     try:
@@ -141,9 +144,13 @@ def test_sigkill_at_random_points_loses_nothing(tmp_path: Path, caplog: pytest.L
     assert kinds, "NER children should have recorded entity kinds (PERSON, GPE...)"
 
 
-@pytest.mark.parametrize("point", ["link:1", "unlink:1"])
+@pytest.mark.parametrize("point", ["link:1", "unlink:1", "lexical:1", "merge:1"])
 def test_kill_between_the_vector_and_graph_writes_is_repaired(tmp_path: Path, caplog: pytest.LogCaptureFixture,
                                                                point: str) -> None:
+    """Killed after the vector write and before the graph write (link, unlink), before the lexical
+    write too (lexical), or inside a lexical merge, between the new postings file and the index
+    pointing at it (merge): the next open repairs exactly the memories of the write cut short,
+    without reading the others, and a merge's orphaned file is deleted."""
     store_dir, log = tmp_path / "store", tmp_path / "ops.jsonl"
     if point.startswith("unlink"):  # give the child something to delete
         proc, err = _spawn(store_dir, log, 0)
@@ -157,23 +164,29 @@ def test_kill_between_the_vector_and_graph_writes_is_repaired(tmp_path: Path, ca
     assert last["s"] == "begin", "the crash must have interrupted an operation"
     in_flight = {(i["ns"], i["id"]) for i in last["items"]}
     assert in_flight <= replay(log)[1]
-    repair = (f"{len(in_flight)} memories re-linked, 0 unlinked" if point.startswith("link")
-              else "0 memories re-linked, 1 unlinked")
+    deleting = last["op"] == "del"  # unlink: always; merge: whichever write filled the log
+    graph = "0 re-linked, 1 unlinked" if deleting else f"{len(in_flight)} re-linked, 0 unlinked"
+    repair = f"repaired the indexes of {len(in_flight)} memories whose write was cut short (graph: {graph})"
+    files_before = sorted(p.name for p in (store_dir / "lexical").glob("*.seg"))
     caplog.set_level("WARNING", logger=LOGGER)
     store = embedded(store_dir).open()
     try:
         assert repair in caplog.text, caplog.text
+        assert "reading every memory" not in caplog.text and "graph reconciled" not in caplog.text
         verify(store, log)
         stored = {(p["namespace"], p["memory_id"]) for p in store.vectors.scroll()}
-        if point.startswith("link"):
-            assert in_flight <= stored  # the vector write had happened: the add is complete now
-        else:
+        if deleting:
             assert not in_flight & stored  # the delete had reached the vectors: it is complete now
+        else:
+            assert in_flight <= stored  # the vector write had happened: the add is complete now
+        if point.startswith("merge"):  # the file the merge wrote before the kill is not the index's
+            kept = {p.name for p in (store_dir / "lexical").glob("*.seg")}
+            assert len(files_before) > len(kept) or set(files_before) != kept
     finally:
         store.close()
     caplog.clear()
     again = embedded(store_dir).open()  # a second open finds nothing left to repair
     try:
-        assert "graph reconciled" not in caplog.text
+        assert "cut short" not in caplog.text and "reading every memory" not in caplog.text
     finally:
         again.close()

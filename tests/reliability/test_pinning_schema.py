@@ -19,7 +19,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fused_memory.backends.codec import LAYOUT_VERSION
 from fused_memory.backends.lexical.bm25 import BM25Index
 from fused_memory.backends.protocols import VectorRecord
 from fused_memory.backends.vector.edge import QdrantEdgeBackend
@@ -30,6 +29,7 @@ from fused_memory.errors import BackendError, BackendUnavailable, ConfigurationE
 from fused_memory.query.parse import parse_query
 from fused_memory.retrievers.base import ArmRequest
 from fused_memory.store.memory_store import MemoryStore
+from fused_memory.store.recovery import JOURNALED_LAYOUT
 from fused_memory.types import Memory
 
 from _support import NOW, counts, embedded
@@ -112,11 +112,11 @@ def test_the_pin_holds_while_open(written: Path) -> None:
 
 
 @pytest.mark.parametrize("layout, advice", [
-    (0, "re-ingest"), (LAYOUT_VERSION + 1, "upgrade fused-memory"), ("1", "damaged"), (None, "damaged")])
+    (0, "re-ingest"), (JOURNALED_LAYOUT + 1, "upgrade fused-memory"), ("1", "damaged"), (None, "damaged")])
 def test_another_layout_is_refused_with_advice(written: Path, layout: object, advice: str) -> None:
     meta_path = written / "vectors" / "meta.json"
     meta = json.loads(meta_path.read_text())
-    assert meta["layout"] == LAYOUT_VERSION and meta["embedder"]["dim"] == 64
+    assert meta["layout"] == JOURNALED_LAYOUT and meta["embedder"]["dim"] == 64  # an embedded store keeps its journal
     meta["layout"] = layout
     meta_path.write_text(json.dumps(meta))
     before = digest(written)
@@ -125,7 +125,7 @@ def test_another_layout_is_refused_with_advice(written: Path, layout: object, ad
     msg = str(info.value)
     assert advice in msg and "layout" in msg and "Nothing was changed" in msg, msg
     assert digest(written) == before
-    meta["layout"] = LAYOUT_VERSION
+    meta["layout"] = JOURNALED_LAYOUT
     meta_path.write_text(json.dumps(meta))
     _reopens_fine(written)
 

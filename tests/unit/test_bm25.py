@@ -13,8 +13,7 @@ import pytest
 from rank_bm25 import BM25Okapi
 
 from fused_memory.backends.lexical import topk as bm25_topk
-from fused_memory.backends.lexical.bm25 import BM25Index, doc_terms
-from fused_memory.backends.lexical.columns import TermColumn
+from fused_memory.backends.lexical.bm25 import BM25Index, _Shard, doc_terms
 from fused_memory.backends.protocols import LexicalDoc, LexicalIndex
 from fused_memory.errors import ConfigurationError
 from fused_memory.text import tokenize
@@ -211,11 +210,11 @@ def _check_exact(idx: BM25Index, live: dict[str, LexicalDoc], seed: int) -> None
                 assert ids(idx.search("alice", q, k, types)) == [mid for _, mid in ranked[:k]], (q, k, types)
 
 
-@pytest.mark.parametrize("rebuild_min", [256, 0])
+@pytest.mark.parametrize("merge_min", [1024, 4])
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
-def test_scores_equal_a_fresh_bm25okapi(seed: int, rebuild_min: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_scores_equal_a_fresh_bm25okapi(seed: int, merge_min: int, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(bm25_topk.Pruner, "SCAN_LIMIT", 4)  # most terms go through columns
-    monkeypatch.setattr(TermColumn, "REBUILD_MIN", rebuild_min)  # 0: columns rebuilt after few writes
+    monkeypatch.setattr(_Shard, "MERGE_MIN", merge_min)  # 4: the overlay is folded into a new base every few writes
     docs = _random_docs(151, seed)
     idx = BM25Index()
     idx.add(docs)                                                   # bulk path
@@ -243,13 +242,14 @@ def test_scores_equal_a_fresh_bm25okapi(seed: int, rebuild_min: int, monkeypatch
 @pytest.mark.parametrize("scan_limit", [4, 1024])
 def test_term_frequencies_off_the_postings_score_bit_for_bit_as_rank_bm25(
         scan_limit: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The scorer reads term frequencies off the postings as arrays (columns, cached rare terms)
-    instead of rank-bm25's dict lookups; the scores are the same floats, before and after writes
-    that touch cached terms, freed slots and columns with recent or stale entries."""
+    """The scorer reads term frequencies off the postings as arrays (the base's columns) and the
+    overlay's dicts instead of rank-bm25's dict lookups; the scores are the same floats, before and
+    after writes that touch base terms, free slots and columns with recent or stale entries, and
+    across merges of the overlay into a new base."""
     from rank_bm25 import BM25Okapi as Reference
 
     monkeypatch.setattr(bm25_topk.Pruner, "SCAN_LIMIT", scan_limit)
-    monkeypatch.setattr(TermColumn, "REBUILD_MIN", 8)
+    monkeypatch.setattr(_Shard, "MERGE_MIN", 8)
     idx = BM25Index()
     idx.add(_random_docs(151, 11))
     rng = random.Random(11)
@@ -257,15 +257,15 @@ def test_term_frequencies_off_the_postings_score_bit_for_bit_as_rank_bm25(
     for step in range(41):
         shard = idx._shards["alice"]
         for q in QUERIES:
-            idx.search("alice", q, 5)  # builds columns and caches rare terms' arrays
+            idx.search("alice", q, 5)
             with shard.index_lock:
                 shard.apply_pending()
-                present = [t for t in dict.fromkeys(tokenize(q)) if t in shard.postings]
+                present = [t for t in dict.fromkeys(tokenize(q)) if shard.df(t) > 0]
                 if not present:
                     continue
                 scorer = idx._scorer(shard, present)
-                positions = sorted(set().union(*(shard.postings[t] for t in present)))
-                positions += [p for p in range(len(shard.ids)) if p not in set(positions)][:7]  # non-holders too
+                positions = sorted(set().union(*(shard.candidates(t) for t in present)))
+                positions += [p for p in range(shard.size) if p not in set(positions)][:7]  # non-holders too
                 assert scorer.tf_of is not None
                 assert scorer.get_batch_scores(present, positions) == \
                     Reference.get_batch_scores(scorer, present, positions), (step, q)
@@ -471,20 +471,23 @@ def test_common_terms_score_only_their_best_documents(monkeypatch: pytest.Monkey
 
 
 def test_writes_after_a_column_is_built_are_found(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A document written after its term's column was built is scored from `recent`; one deleted
-    leaves a stale entry that must not come back; a worn column is rebuilt."""
+    """A document written after the base was built is scored from its column's `recent`; one
+    deleted leaves a stale entry that must not come back; a full overlay is merged into a new base."""
     monkeypatch.setattr(bm25_topk.Pruner, "SCAN_LIMIT", 2)
+    monkeypatch.setattr(_Shard, "MERGE_MIN", 16)  # the first 40 documents become the base
     idx = BM25Index()
     idx.add([doc(f"d{i}", "meeting " + " ".join(f"f{j}x" for j in range(i % 9 + 1))) for i in range(40)])
     assert ids(idx.search("alice", "meeting", 3)) == ["d0", "d18", "d27"]  # shortest first, ties by id
     idx.add([doc("new", "meeting meeting")])
     idx.delete("alice", ["d0"])
     assert ids(idx.search("alice", "meeting", 3)) == ["new", "d18", "d27"]
-    column = idx._shards["alice"].columns[tokenize("meeting")[0]]
+    shard = idx._shards["alice"]
+    column = shard.column(tokenize("meeting")[0])
     assert column.recent and column.stale == 1
-    idx.add([doc(f"more{i}", "meeting") for i in range(TermColumn.REBUILD_MIN + 1)])  # past the rebuild point
+    idx.add([doc(f"more{i}", "meeting") for i in range(_Shard.MERGE_MIN + 1)])  # past the merge point
     assert ids(idx.search("alice", "meeting", 2)) == ["new", "more0"]
-    assert not idx._shards["alice"].columns[tokenize("meeting")[0]].recent
+    column = shard.column(tokenize("meeting")[0])
+    assert not column.recent and not column.stale and len(column.positions) == 40 - 1 + 1 + _Shard.MERGE_MIN + 1
 
 
 def test_a_freed_slot_left_in_a_column_is_not_scored(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -500,25 +503,25 @@ def test_a_freed_slot_left_in_a_column_is_not_scored(monkeypatch: pytest.MonkeyP
         assert ids(idx.search("alice", "w0x w1x", 3)) == ["d0", "d2", "d3"]
 
 
-def test_rare_postings_drop_out_of_the_garbage_collectors_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_postings_in_the_base_give_the_garbage_collector_nothing_to_walk(monkeypatch: pytest.MonkeyPatch) -> None:
     """A full collection walks every tracked container: at 100k memories BM25's ~54k small posting
-    sets were ~20 ms of a ~110 ms pause. Rare postings are tuples of ints, which CPython stops
-    tracking after one pass, on the bulk path and the incremental one; a term that turns common
-    becomes a set (it is written to often), and the ranking is the same either way."""
+    sets were ~20 ms of a ~110 ms pause. A bulk write and every merge leave the postings in the
+    base's arrays; only the overlay of writes since keeps a list per term, and the ranking is the
+    same either way."""
     monkeypatch.setattr(bm25_topk.Pruner, "SCAN_LIMIT", 8)
     idx = BM25Index()
-    idx.add([doc(f"b{i}", f"common w{i % 5}x rare{i}x") for i in range(100)])  # bulk apply
+    idx.add([doc(f"b{i}", f"common w{i % 5}x rare{i}x") for i in range(100)])  # bulk apply: merged
     idx.count("alice")
+    shard = idx._shards["alice"]
+    assert shard.base.docs == 100 and not shard.o_post and not shard.o_freqs
+    assert not any(gc.is_tracked(a) for a in shard.base.arrays().values())
     for i in range(5):                                                         # incremental applies
         idx.add([doc(f"n{i}", f"common w{i}x fresh{i}x")])
         idx.count("alice")
     idx.delete("alice", ["b0"])
     idx.count("alice")
-    gc.collect()
-    postings = idx._shards["alice"].postings
-    rare = {t: p for t, p in postings.items() if len(p) <= 8}
-    assert rare and not any(gc.is_tracked(p) for p in rare.values())
-    assert isinstance(postings["common"], set) and isinstance(postings[tokenize("w1x")[0]], set)
+    assert set(shard.o_post) == {"common", *(tokenize(f"w{i}x fresh{i}x") for i in range(5)).__iter__().__next__()} \
+        or len(shard.o_post) == 1 + 5 + 5
     for q in ("fresh3x rare7x", "common w1x", "common rare7x w3x"):
         exact = [m for _, m in sorted((-s, m) for m, s in idx.raw_scores("alice", q).items())]
         assert ids(idx.search("alice", q, 5)) == exact[:5]

@@ -1,13 +1,16 @@
 """The embedded entity graph: adjacency dicts in process, persisted to one SQLite file.
 
 Why SQLite: it is in the standard library, a write is one atomic transaction (a crash mid-batch
-leaves the previous state, never a torn log line to repair), and `open()` rebuilds the in-memory
-adjacency from five small tables. Co-mention counts and mention counts are not stored at all: they
-are recomputed from the MENTIONS table on open, so they can never drift from the edges they count.
-Reads never touch SQLite; a traversal is dict lookups plus `traversal.traverse_source`. The
-adjacency dicts of one namespace are `space.NamespaceGraph`; this module persists and locks them.
-Entity groups that nothing mentions, relates or asserts (`asserted`: the names given to `add_alias`)
-are deleted by the write that leaves them so, and on open for stores written before (`gc`).
+leaves the previous state, never a torn log line to repair), and a namespace's in-memory adjacency
+is rebuilt from five small tables, read by the namespace's key. Co-mention counts and mention
+counts are not stored at all: they are recomputed from the MENTIONS table when the namespace is
+loaded, so they can never drift from the edges they count. A namespace is loaded on its first use,
+not on `open()`, so opening a store of many namespaces reads none of them, and a process holds
+only the namespaces it has used. Reads of a loaded namespace never touch SQLite; a traversal is
+dict lookups plus `traversal.traverse_source`. The adjacency dicts of one namespace are
+`space.NamespaceGraph`; this module persists and locks them. Entity groups that nothing mentions,
+relates or asserts (`asserted`: the names given to `add_alias`) are deleted by the write that
+leaves them so, and, for stores written before, when their namespace is loaded (`gc`).
 """
 
 from __future__ import annotations
@@ -67,7 +70,9 @@ class EmbeddedGraphStore:
         self._ops: list[tuple[str, tuple[Any, ...]]] = []
         self._checkpoint = False  # a collected name is in the write-ahead log too: empty it after the commit
         self._asserted_table = False  # whether the file has the table of names given to add_alias
-        self._seq = 0
+        self._legacy = False  # the file was written before the `asserted` table (`gc.orphaned`)
+        #: The last open made the file (a new store, or one whose graph file is gone: `Reconcilable`).
+        self.created = False
         self._opened = False
         self._closed = False  # close() was called: only open() opens it again, not a first use
 
@@ -83,6 +88,7 @@ class EmbeddedGraphStore:
         if self.path is not None:
             try:
                 Path(self.path).mkdir(parents=True, exist_ok=True)
+                self.created = not (Path(self.path) / "graph.sqlite3").exists()
                 self._db = sqlite3.connect(str(Path(self.path) / "graph.sqlite3"), check_same_thread=False)
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=NORMAL")
@@ -99,9 +105,16 @@ class EmbeddedGraphStore:
             except sqlite3.Error as exc:  # a read-only store written before it: open as it is
                 _log.warning("embedded graph opened without its 'asserted' table: %s", exc)
                 self._asserted_table = not legacy
-            self._load()
-            self._sweep(legacy)
+            self._legacy = legacy
+        self._spaces.clear()
         self._opened = True
+        if self._db is not None and self._legacy:
+            # The legacy rule applies on the first open since the `asserted` table only: a namespace
+            # left unloaded now would never get it. So a file written before it has every namespace
+            # collected here, once (later opens load none), and then let go.
+            for namespace in self._namespaces():
+                self._load(namespace)
+            self._spaces.clear()
 
     def close(self) -> None:
         with self._lock:
@@ -111,45 +124,59 @@ class EmbeddedGraphStore:
             self._spaces.clear()
             self._opened, self._closed = False, True
 
-    def _load(self) -> None:
-        """Rebuild every namespace from the tables: entities, then memories in link order (which
-        restores recency order and recounts co-mentions), then relations."""
-        assert self._db is not None
-        self._spaces.clear()
+    def _load(self, namespace: str) -> NamespaceGraph | None:
+        """Rebuild one namespace from the tables: entities, then memories in link order (which
+        restores recency order and recounts co-mentions), then relations; None when the file holds
+        nothing of it. An in-memory graph (no file) holds everything it has in `_spaces` already."""
         db = self._db
-        for ns, eid, name, kind, canon in db.execute("SELECT ns, id, name, kind, canon FROM entity"):
-            self._space(ns).add_entity(NewEntity(eid, name, kind, canon))
-        targets: dict[tuple[str, str], list[str]] = {}
-        for ns, mid, eid in db.execute("SELECT ns, mid, eid FROM mention"):
-            targets.setdefault((ns, mid), []).append(eid)
-        self._seq = 0
-        for ns, mid, seq, mtype in db.execute("SELECT ns, mid, seq, type FROM memory ORDER BY seq"):
-            self._space(ns).add_memory(mid, seq, mtype, tuple(sorted(targets.get((ns, mid), ()))))
-            self._seq = max(self._seq, seq)
-        for ns, s, rel, d, kind, conf, vf, vt in db.execute("SELECT * FROM relation"):
-            self._space(ns).put_rel(s, rel, d, (kind, conf, vf, vt))
-        if self._asserted_table:  # read once on open, not on every reload after a failed write
-            for ns, eid in db.execute("SELECT ns, id FROM asserted"):
-                self._space(ns).asserted.add(eid)
+        if db is None:
+            return None
+        sp = NamespaceGraph(namespace)
+        for eid, name, kind, canon in db.execute("SELECT id, name, kind, canon FROM entity WHERE ns = ?", (namespace,)):
+            sp.add_entity(NewEntity(eid, name, kind, canon))
+        targets: dict[str, list[str]] = {}
+        for mid, eid in db.execute("SELECT mid, eid FROM mention WHERE ns = ?", (namespace,)):
+            targets.setdefault(mid, []).append(eid)
+        for mid, seq, mtype in db.execute("SELECT mid, seq, type FROM memory WHERE ns = ? ORDER BY seq", (namespace,)):
+            sp.add_memory(mid, seq, mtype, tuple(sorted(targets.get(mid, ()))))
+            sp.seq = max(sp.seq, seq)
+        for s, rel, d, kind, conf, vf, vt in db.execute(
+                "SELECT src, rel, dst, kind, conf, vf, vt FROM relation WHERE ns = ?", (namespace,)):
+            sp.put_rel(s, rel, d, (kind, conf, vf, vt))
+        if self._asserted_table:
+            sp.asserted.update(eid for (eid,) in db.execute("SELECT id FROM asserted WHERE ns = ?", (namespace,)))
+        if not (sp.ent or sp.mem or sp.rel or sp.asserted):
+            return None
+        self._spaces[namespace] = sp
+        self._sweep(sp)
+        return sp
 
-    def _sweep(self, legacy: bool) -> None:
+    def _sweep(self, sp: NamespaceGraph) -> None:
         """Collect the orphaned entities a store written before `gc` kept (their memories were
-        deleted); `legacy` on its first open since (`gc.orphaned`). Best effort: a store that
-        cannot be written now still opens, as it is."""
+        deleted), when their namespace is loaded; with the legacy rule on a file's first open since
+        (`gc.orphaned`). Best effort: a store that cannot be written now still opens, as it is."""
         try:
-            n = sum(self._write(lambda sp=sp: self._collect(sp, list(sp.ent), legacy=legacy))
-                    for sp in list(self._spaces.values()))
+            n = self._write(lambda: self._collect(sp, list(sp.ent), legacy=self._legacy))
         except BackendError as exc:
-            _log.warning("not collecting orphaned graph entities on open: %s", exc)
+            _log.warning("not collecting orphaned graph entities of namespace %.80r: %s", sp.namespace, exc)
             return
         if n:
             _log.info("collected %d graph entities no memory mentions any more", n)
 
     def _space(self, namespace: str) -> NamespaceGraph:
-        sp = self._spaces.get(namespace)
+        """The namespace's graph, loaded on first use; created empty when the file holds none."""
+        sp = self._spaces.get(namespace) or self._load(namespace)
         if sp is None:
             sp = self._spaces[namespace] = NamespaceGraph(namespace)
         return sp
+
+    def _namespaces(self) -> list[str]:
+        """Every namespace the file or memory holds."""
+        found = set(self._spaces)
+        if self._db is not None:
+            for table in ("entity", "memory", "relation"):
+                found.update(ns for (ns,) in self._db.execute(f"SELECT DISTINCT ns FROM {table}"))  # noqa: S608
+        return sorted(found)
 
     def _ensure_open(self) -> None:
         """Open on first use, but not after `close()`: a read racing its store's close must not
@@ -166,7 +193,9 @@ class EmbeddedGraphStore:
         a throwaway empty one, so queries never grow the store."""
         self._ensure_open()
         check_namespace(namespace)
-        return self._space(namespace) if write else self._spaces.get(namespace) or NamespaceGraph(namespace)
+        if write:
+            return self._space(namespace)
+        return self._spaces.get(namespace) or self._load(namespace) or NamespaceGraph(namespace)
 
     def _commit(self) -> None:
         ops, self._ops = self._ops, []
@@ -178,7 +207,7 @@ class EmbeddedGraphStore:
                 for sql, group in groupby(ops, key=lambda o: o[0]):
                     self._db.executemany(sql, [p for _, p in group])
         except sqlite3.Error as exc:
-            self._load()  # memory may hold the failed batch: go back to what is on disk
+            self._spaces.clear()  # memory may hold the failed batch: go back to what is on disk
             raise BackendError(f"embedded graph write failed: {exc}") from exc
         if checkpoint:  # best effort: a reader holding an old snapshot keeps the log until it is done
             try:
@@ -194,7 +223,7 @@ class EmbeddedGraphStore:
             except BaseException:
                 self._ops.clear()
                 if self._db is not None:
-                    self._load()
+                    self._spaces.clear()  # reloaded from the file on next use
                 raise
             self._commit()
             return result
@@ -256,11 +285,11 @@ class EmbeddedGraphStore:
         for mid, (ms, mtype) in batch.items():
             if mid in sp.mem:
                 dropped.update(self._drop(sp, mid))
-            self._seq += 1
+            sp.seq += 1
             targets = tuple(sorted({plan.resolved[eid] for eid, _n, _k in ms}))
             tval = MemoryType(mtype).value if mtype is not None else None
-            sp.add_memory(mid, self._seq, tval, targets)
-            self._ops.append(("INSERT INTO memory VALUES (?,?,?,?)", (sp.namespace, mid, self._seq, tval)))
+            sp.add_memory(mid, sp.seq, tval, targets)
+            self._ops.append(("INSERT INTO memory VALUES (?,?,?,?)", (sp.namespace, mid, sp.seq, tval)))
             self._ops.extend(("INSERT INTO mention VALUES (?,?,?)", (sp.namespace, mid, e)) for e in targets)
         self._collect(sp, dropped)
 
@@ -284,23 +313,30 @@ class EmbeddedGraphStore:
         """Kept on disk (`Reconcilable`): False for an in-memory graph, rebuilt on every open."""
         return self.path is not None
 
-    def reconcile(self, want: Mapping[str, Mapping[str, tuple[Sequence[EntityMention], MemoryType | None]]]
-                  ) -> tuple[int, int]:
+    def reconcile(self, want: Mapping[str, Mapping[str, tuple[Sequence[EntityMention], MemoryType | None]]],
+                  only: Mapping[str, Collection[str]] | None = None) -> tuple[int, int]:
         """Make the linked memories match `want` (namespace -> memory id -> (mentions, type)), which
         the store reads from the vector payloads, the source of truth: memories missing here, or
         linked to other entities or with another type, are re-linked; memories absent from `want`
         are unlinked. Repairs a crash between the vector write and the graph write. Mentions are
         compared by entity group, so a memory whose name was re-pointed by a later `add_alias` is
-        re-linked to what the name means now. Returns (re-linked, unlinked)."""
+        re-linked to what the name means now. With `only` (namespace -> memory ids), just those
+        memories are compared (`want` then holds those of them the payloads still have): the
+        repair of the writes a journal says were under way, without reading every namespace.
+        Returns (re-linked, unlinked)."""
         relinked = unlinked = 0
         with self._lock:
             self._ensure_open()
-            for ns in sorted(set(self._spaces) | set(want)):
+            spaces = sorted(only) if only is not None else sorted(set(self._namespaces()) | set(want))
+            for ns in spaces:
                 wanted = want.get(ns, {})
+                scope = None if only is None else set(only[ns])
                 stale: dict[str, tuple[list[tuple[str, str, str | None]], Any]] = {}
                 try:
                     sp = self._check(ns)
                     for mid, (ms, mtype) in wanted.items():
+                        if scope is not None and mid not in scope:
+                            continue
                         names = clean_mentions(ms)
                         rec = sp.mem.get(mid)
                         tval = MemoryType(mtype).value if mtype is not None else None
@@ -309,7 +345,7 @@ class EmbeddedGraphStore:
                 except QueryError as exc:  # written before today's limits: leave it, keep the store usable
                     _log.warning("not reconciling graph namespace %.80r: %s", ns, exc)
                     continue
-                gone = [m for m in sp.mem if m not in wanted]
+                gone = [m for m in (sp.mem if scope is None else scope) if m in sp.mem and m not in wanted]
                 if gone:
                     self._write(self._unlink, sp, gone)
                 if stale:
@@ -391,7 +427,8 @@ class EmbeddedGraphStore:
     def stats(self, namespace: str | None = None) -> Mapping[str, int]:
         with self._lock:
             self._ensure_open()
-            spaces = list(self._spaces.values()) if namespace is None else [self._check(namespace, write=False)]
+            spaces = [self._check(ns, write=False) for ns in self._namespaces()] if namespace is None \
+                else [self._check(namespace, write=False)]
             return {"entities": sum(len(s.ent) for s in spaces), "memories": sum(len(s.mem) for s in spaces),
                     "mentions": sum(len(r[2]) for s in spaces for r in s.mem.values()),
                     "relations": sum(len(s.rel) for s in spaces), "co_mentions": sum(len(s.co) for s in spaces)}

@@ -37,6 +37,7 @@ class NamespaceGraph:
         self.okey: dict[str, str] = {}
         self.ecache: dict[str, tuple[int, list[EdgeView]]] = {}  # group -> (cap, its best edges)
         self.asserted: set[str] = set()                 # ids the user named in add_alias (kept by GC)
+        self.seq = 0                                    # the last link's number: recency within the namespace
         self.version = 0
 
     def key(self, eid: str) -> str:

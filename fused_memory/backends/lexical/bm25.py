@@ -2,17 +2,26 @@
 
 Why not `BM25Okapi(corpus).get_scores(query)`: it scans every document (~0.1-0.3 s at 100k) and
 must be rebuilt from scratch (~1 s at 100k) after any write. Each namespace here keeps an inverted
-index (term -> doc positions) and BM25Okapi's statistics (`doc_freqs`, `doc_len`, document
-frequencies, N, total length), updated incrementally when writes are applied. A query scores only
-documents sharing a query term, with rank-bm25's own `get_batch_scores` on a supplied state; of
-those that share only common terms, only the best by their score on those terms, which NumPy
-columns of the common terms' postings give without rank-bm25 (`columns`, `topk`).
+index (term -> document positions) and BM25Okapi's statistics (term frequencies, `doc_len`,
+document frequencies, N, total length). A query scores only documents sharing a query term, with
+rank-bm25's own `get_batch_scores` on a supplied state; of those that share only common terms,
+only the best by their score on those terms, which NumPy columns of the common terms' postings
+give without rank-bm25 (`columns`, `topk`).
+
+Two layers per namespace (`_Shard`): a *base*, immutable arrays (`segment.Segment`: postings,
+lengths, types, ids), and an *overlay* of the writes since, a dict of term frequencies per
+document and a position list per term. A delete of a base document marks its slot free and
+counts, per term, how many base documents holding it are gone. Once the overlay passes a share of
+the namespace it is folded into a new base (`_Shard.merge`), so the overlay stays small and the
+postings that queries read stay arrays: no per-document Python objects, nothing for the garbage
+collector to walk, and a base that `stored.StoredBM25Index` maps from a file instead of building.
 
 Exactness: the per-term IDF is rank-bm25's formula, `log(N - df + 0.5) - log(df + 0.5)`, with its
 floor `epsilon * average_idf` for non-positive values, where the average runs over the whole
-vocabulary (a df histogram makes it O(distinct df values)). Scores equal a fresh
-`BM25Okapi(corpus).get_scores` (to float summation order in the average) with two deliberate
-deviations, both so that every matching document scores > 0:
+vocabulary (a df histogram makes it O(distinct df values), summed in df order so it does not
+depend on the order of the writes). Scores equal a fresh `BM25Okapi(corpus).get_scores` (to float
+summation order in the average) with two deliberate deviations, both so that every matching
+document scores > 0:
 * rank-bm25 floors only *negative* IDFs, so a term in exactly half the documents gets 0 while a
   commoner one gets the positive floor; we floor zero as well.
 * in tiny or homogeneous namespaces the average IDF itself is <= 0 (1-2 documents: every term is
@@ -39,7 +48,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -49,14 +58,16 @@ from ...errors import ConfigurationError
 from ...text import tokenize
 from ...types import MemoryType, parse_memory_type
 from ..protocols import LexicalDoc
-from .columns import FREE_SLOT, TYPE_CODE, TYPE_OF, RareArrays, TermColumn, gather_tf, type_mask
+from .columns import FREE_SLOT, TYPE_CODE, TYPE_OF, TermColumn, gather_tf, type_mask
 from .docs import DEFAULT_CONTEXT_WEIGHT, doc_terms, doc_weights
 from .scorer import SuppliedBM25
+from .segment import Segment, SegmentBuilder
 from .topk import Pruner, top_k
 
 __all__ = ["BM25Index", "doc_terms", "doc_weights", "DEFAULT_CONTEXT_WEIGHT"]
 
 _R = TypeVar("_R")
+_UNSEEN = object()
 
 
 @dataclass(frozen=True)
@@ -68,164 +79,284 @@ class _Entry:
     type: MemoryType | None
 
 
-class _Shard:
-    """One namespace: pending writes, the inverted index and BM25 statistics."""
+class _Ids(Sequence[str | None]):
+    """Position -> memory id (None: a free slot), over the base and the overlay, for `top_k`."""
 
-    def __init__(self) -> None:
+    def __init__(self, shard: _Shard) -> None:
+        self._shard = shard
+
+    def __len__(self) -> int:
+        return self._shard.size
+
+    def __getitem__(self, pos: int) -> str | None:  # type: ignore[override]  # positions only, no slices
+        return self._shard.memory_id(pos)
+
+
+class _Freqs(Sequence[Mapping[str, float]]):
+    """Position -> its document's term frequencies, as rank-bm25 keeps them (`doc_freqs`): only
+    rank-bm25's own `get_batch_scores` reads it, in the tests that compare the two."""
+
+    def __init__(self, shard: _Shard) -> None:
+        self._shard = shard
+        self._seen: dict[int, Mapping[str, float]] = {}
+
+    def __len__(self) -> int:
+        return self._shard.size
+
+    def __getitem__(self, pos: int) -> Mapping[str, float]:  # type: ignore[override]  # positions only
+        got = self._seen.get(pos)
+        if got is None:
+            got = self._seen[pos] = self._shard.freqs(pos)
+        return got
+
+
+class _Shard:
+    """One namespace: pending writes, a base segment and the overlay of writes since it, with the
+    BM25 statistics of both (module docstring)."""
+
+    #: Overlay entries (documents written or deleted since the base) a merge waits for at least ...
+    MERGE_MIN = 1024
+    #: ... or this fraction of the namespace, whichever is more: each merge is O(namespace) in
+    #: NumPy, so amortized over at least 1/16 of it in writes, while a query's `recent`
+    #: positions (scored one by one) stay a small share of a common term's postings.
+    MERGE_SHARE = 16
+
+    def __init__(self, base: Segment | None = None, *, merges: bool = True) -> None:
         self.index_lock = threading.Lock()     # guards everything below `pending`
         self.pending_lock = threading.Lock()   # guards `pending` only (writers hold it briefly)
-        self.pending: dict[str, _Entry | None] = {}  # memory id -> entry, or None = delete
-        self.reset()
+        self.pending: dict[str, tuple[int, _Entry | None]] = {}  # memory id -> (write seq, entry or None = delete)
+        #: Whether applying writes folds the overlay into a new base when it grows (an index kept on
+        #: disk merges when it writes, so that the new base is also written: `stored`).
+        self.merges = merges
+        self.reset(base)
 
-    def reset(self) -> None:
-        self.ids: list[str | None] = []          # position -> memory id (None = free slot)
-        self.pos_of: dict[str, int] = {}
-        self.free: list[int] = []
-        self.doc_freqs: list[dict[str, float]] = []
-        self.doc_len = np.zeros(16, dtype=np.float64)
-        self.type_code = np.full(16, FREE_SLOT, dtype=np.int8)  # position -> TYPE_CODE of its document
-        # df(term) == len(postings[term]). A rare term's posting is a tuple, a common one's a set:
-        # the garbage collector stops walking a tuple of ints after its first pass over it
-        # (docs/decisions/0008-bm25-parameters-and-exact-top-k.md).
-        self.postings: dict[str, tuple[int, ...] | set[int]] = {}
-        self.df_hist: Counter[int] = Counter()   # df value -> number of terms with that df
-        self.by_type: dict[MemoryType | None, set[int]] = {}
-        self.columns: dict[str, TermColumn] = {}  # common terms' postings as arrays, built on demand
-        self.rare = RareArrays()  # rare terms' postings as arrays, for `term_tf`
-        self.n_docs = 0
-        self.total_len = 0.0
+    def reset(self, base: Segment | None = None) -> None:
+        base = base if base is not None else Segment.empty()
+        self.base = base
+        n = base.docs
+        cap = max(16, n + n // 8)
+        self.doc_len = np.zeros(cap, dtype=np.float64)
+        self.doc_len[:n] = base.doc_len
+        self.type_code = np.full(cap, FREE_SLOT, dtype=np.int8)  # position -> TYPE_CODE of its document
+        self.type_code[:n] = base.type_code
+        self.size = n                            # positions in use: the base's, then the overlay's
+        self.o_ids: list[str | None] = []        # overlay position - base.docs -> memory id (None: freed)
+        self.o_freqs: list[dict[str, float]] = []
+        self.o_pos: dict[str, int] = {}
+        self.o_post: dict[str, list[int]] = {}   # term -> overlay positions holding it, ascending
+        self.dead: dict[str, int] = {}           # term -> deleted base documents holding it
+        self.df_hist: Counter[int] = Counter(base.df_histogram())  # df value -> number of terms with it
+        counts = np.bincount(np.asarray(base.type_code, dtype=np.int64), minlength=len(TYPE_CODE)) if n else \
+            np.zeros(len(TYPE_CODE), dtype=np.int64)
+        self.type_counts = [int(c) for c in counts.tolist()]  # TYPE_CODE -> live documents of that type
+        self.n_docs = n
+        self.total_len = base.total_len
+        self.seq = base.seq                      # the last write (`stored`'s log) applied here
+        self.changes = 0                         # overlay entries: documents written or deleted since the base
+        self._base_terms: dict[str, tuple[int, int] | None] = {}  # term -> (index, df) in the base; a cache
         self._avg_idf: float | None = None
+
+    # ------------------------------------------------------------ the two layers
+    def memory_id(self, pos: int) -> str | None:
+        if pos < self.base.docs:
+            return None if self.type_code[pos] == FREE_SLOT else self.base.memory_id(pos)
+        return self.o_ids[pos - self.base.docs]
+
+    def position(self, memory_id: str) -> int | None:
+        pos = self.o_pos.get(memory_id)
+        if pos is None:
+            pos = self.base.position_of(memory_id)
+            if pos is not None and self.type_code[pos] == FREE_SLOT:
+                return None
+        return pos
+
+    def memory_ids(self) -> Iterator[str]:
+        """Every memory held, base first."""
+        for pos in np.flatnonzero(self.type_code[:self.base.docs] != FREE_SLOT).tolist():
+            yield self.base.memory_id(pos)
+        yield from (mid for mid in self.o_ids if mid is not None)
+
+    def base_term(self, term: str) -> tuple[int, int] | None:
+        """(index, df) of `term` in the base, or None; cached until the next merge."""
+        got = self._base_terms.get(term, _UNSEEN)
+        if got is _UNSEEN:
+            i = self.base.term_index(term)
+            got = None if i is None else (i, self.base.df(i))
+            if len(self._base_terms) >= 1 << 17:
+                self._base_terms.clear()
+            self._base_terms[term] = got
+        return got  # type: ignore[return-value]
+
+    def _prefetch(self, terms: Sequence[str]) -> None:
+        """`base_term` of many terms, their binary searches in one NumPy call."""
+        todo = [t for t in dict.fromkeys(terms) if t not in self._base_terms]
+        if not todo or not self.base.terms:
+            return
+        if len(self._base_terms) + len(todo) >= 1 << 17:
+            self._base_terms.clear()
+        for term, i in zip(todo, self.base.term_indices(todo), strict=True):
+            self._base_terms[term] = None if i is None else (i, self.base.df(i))
+
+    def df(self, term: str) -> int:
+        """Documents holding `term` now."""
+        b = self.base_term(term)
+        held = 0 if b is None else b[1] - self.dead.get(term, 0)
+        return held + len(self.o_post.get(term, ()))
+
+    def freqs(self, pos: int) -> dict[str, float]:
+        """The term frequencies of the document at `pos` ({} for a free slot)."""
+        if pos >= self.base.docs:
+            return self.o_freqs[pos - self.base.docs]
+        if self.type_code[pos] == FREE_SLOT:
+            return {}
+        out = {}
+        a, b = int(self.base.doc_off[pos]), int(self.base.doc_off[pos + 1])
+        for i in self.base.doc_term[a:b].tolist():
+            positions, tfs = self.base.posting(i)
+            out[self.base.term_at(i)] = float(tfs[int(np.searchsorted(positions, pos))])
+        return out
+
+    def candidates(self, term: str) -> list[int]:
+        """Every live position holding `term`."""
+        out: list[int] = []
+        b = self.base_term(term)
+        if b is not None:
+            positions, _ = self.base.posting(b[0])
+            if self.dead.get(term):
+                positions = positions[self.type_code[positions] != FREE_SLOT]
+            out = positions.tolist()
+        out.extend(self.o_post.get(term, ()))
+        return out
+
+    def column(self, term: str) -> TermColumn:
+        """The term's base postings as a column, with the overlay's positions as `recent`."""
+        b = self.base_term(term)
+        positions, tfs = self.base.posting(b[0]) if b is not None else (np.zeros(0, np.int32), np.zeros(0))
+        return TermColumn(positions, tfs, self.o_post.get(term, ()), self.dead.get(term, 0))
 
     # ------------------------------------------------------------ applying writes
     def apply_pending(self) -> None:
-        """Fold the pending buffer into the index. Caller holds `index_lock`.
-
-        Cost is proportional to the terms of the written documents, plus O(vocabulary) only
-        for a batch large enough that recounting the df histogram beats tracking it."""
+        """Fold the pending buffer into the overlay (and, past its size, the overlay into a new
+        base). Caller holds `index_lock`. Cost is proportional to the terms of the written
+        documents; a merge, O(namespace) in NumPy, is amortized over a share of it in writes."""
         with self.pending_lock:
             if not self.pending:
                 return
             batch, self.pending = self.pending, {}
-        bulk = len(batch) > max(64, self.n_docs // 8)
-        old_df: dict[str, int] | None = None if bulk else {}
-        for memory_id, entry in batch.items():
-            pos = self.pos_of.get(memory_id)
+        self._prefetch([t for _, e in batch.values() if e is not None for t in e.freqs])
+        old_df: dict[str, int] = {}
+        for memory_id, (seq, entry) in batch.items():
+            pos = self.position(memory_id)
             if pos is not None:
                 self._remove(memory_id, pos, old_df)
             if entry is not None:
                 self._insert(memory_id, entry, old_df)
-        if old_df is None:
-            for term in [t for t, p in self.postings.items() if not p]:
-                del self.postings[term]
-            for term, p in self.postings.items():  # the bulk path grew sets; rare ones become tuples
-                if len(p) <= Pruner.SCAN_LIMIT and isinstance(p, set):
-                    self.postings[term] = tuple(p)
-            self.df_hist = Counter(len(p) for p in self.postings.values())
-            self.rare = RareArrays()
-            # A bulk write touches most columns: rebuilt here, in time proportional to the write,
-            # rather than by the first query of each common term, which would pay for it.
-            self.columns = {t: TermColumn.build(t, p, self.doc_freqs) for t, p in self.postings.items()
-                            if len(p) > Pruner.SCAN_LIMIT}
-        else:
-            self._update_hist(old_df)
+            self.seq = max(self.seq, seq)
+        self._update_hist(old_df)
         self._avg_idf = None
+        if self.merges and (len(batch) > max(64, self.n_docs // 8) or self.overlay_full()):
+            self.merge()  # a bulk write: its arrays now, rather than an overlay as large as the base
+
+    def overlay_full(self) -> bool:
+        return self.changes > max(self.MERGE_MIN, self.n_docs // self.MERGE_SHARE)
+
+    def merge(self) -> Segment:
+        """Fold the overlay into a new base (the base's live documents in order, then the
+        overlay's) and return it. Caller holds `index_lock`, pending writes applied."""
+        builder = SegmentBuilder()
+        first = self.base.docs
+        for i, memory_id in enumerate(self.o_ids):
+            if memory_id is not None:
+                pos = first + i
+                builder.add(memory_id, self.o_freqs[i], float(self.doc_len[pos]), int(self.type_code[pos]))
+        segment = builder.build(self.base, self.type_code[:first] != FREE_SLOT, self.seq)
+        self.reset(segment)
+        return segment
 
     def _update_hist(self, old_df: dict[str, int]) -> None:
         for term, before in old_df.items():
-            after = len(self.postings[term])
-            if not after:
-                del self.postings[term]
-                self.columns.pop(term, None)
+            after = self.df(term)
             if before != after:
                 self.df_hist[before] -= 1  # a new term's df = 0 bucket goes negative ...
                 self.df_hist[after] += 1   # ... and a vanished term's goes positive
         self.df_hist = +self.df_hist       # drops counts <= 0
         self.df_hist.pop(0, None)          # and the df = 0 bucket: only live terms count
 
-    def _remove(self, memory_id: str, pos: int, old_df: dict[str, int] | None) -> None:
-        for term in self.doc_freqs[pos]:
-            posting = self.postings[term]
-            if old_df is not None:
-                old_df.setdefault(term, len(posting))
-            if isinstance(posting, set):
-                posting.discard(pos)
-            else:
-                self.postings[term] = tuple(p for p in posting if p != pos)
-            if (column := self.columns.get(term)) is not None:
-                column.stale += 1
-            self.rare.drop(term)
-        self.by_type[TYPE_OF[self.type_code[pos]]].discard(pos)
+    def _remove(self, memory_id: str, pos: int, old_df: dict[str, int]) -> None:
+        first = self.base.docs
+        if pos >= first:
+            for term in self.o_freqs[pos - first]:
+                if term not in old_df:
+                    old_df[term] = self.df(term)
+                holders = self.o_post[term]
+                holders.remove(pos)
+                if not holders:
+                    del self.o_post[term]
+            self.o_freqs[pos - first], self.o_ids[pos - first] = {}, None
+            del self.o_pos[memory_id]
+        else:
+            a, b = int(self.base.doc_off[pos]), int(self.base.doc_off[pos + 1])
+            for i in self.base.doc_term[a:b].tolist():
+                term = self.base.term_at(i)
+                self._base_terms.setdefault(term, (i, self.base.df(i)))
+                if term not in old_df:
+                    old_df[term] = self.df(term)
+                self.dead[term] = self.dead.get(term, 0) + 1
+        self.type_counts[self.type_code[pos]] -= 1
         self.total_len -= float(self.doc_len[pos])
         self.n_docs -= 1
-        self.doc_freqs[pos], self.doc_len[pos], self.ids[pos] = {}, 0.0, None
+        self.changes += 1
+        self.doc_len[pos] = 0.0
         self.type_code[pos] = FREE_SLOT
-        del self.pos_of[memory_id]
-        self.free.append(pos)
 
-    def _insert(self, memory_id: str, entry: _Entry, old_df: dict[str, int] | None) -> None:
-        if self.free:
-            pos = self.free.pop()
-        else:
-            pos = len(self.ids)
-            self.ids.append(None)
-            self.doc_freqs.append({})
-            if pos >= len(self.doc_len):  # amortized growth; unused slots stay 0
-                self.doc_len = np.concatenate([self.doc_len, np.zeros_like(self.doc_len)])
-                self.type_code = np.concatenate([self.type_code, np.full_like(self.type_code, FREE_SLOT)])
-        self.ids[pos], self.doc_freqs[pos] = memory_id, entry.freqs
+    def _insert(self, memory_id: str, entry: _Entry, old_df: dict[str, int]) -> None:
+        pos = self.size
+        if pos >= len(self.doc_len):  # amortized growth; unused slots stay 0 / free
+            self.doc_len = np.concatenate([self.doc_len, np.zeros_like(self.doc_len)])
+            self.type_code = np.concatenate([self.type_code, np.full_like(self.type_code, FREE_SLOT)])
+        self.size += 1
+        self.o_ids.append(memory_id)
+        self.o_freqs.append(entry.freqs)
+        self.o_pos[memory_id] = pos
+        code = TYPE_CODE[entry.type]
         self.doc_len[pos] = entry.length
-        self.type_code[pos] = TYPE_CODE[entry.type]
-        self.pos_of[memory_id] = pos
-        postings = self.postings
+        self.type_code[pos] = code
         for term in entry.freqs:
-            posting = postings.get(term, ())
-            if old_df is not None:
-                old_df.setdefault(term, len(posting))
-            if isinstance(posting, set):
-                posting.add(pos)
-            elif old_df is not None and len(posting) < Pruner.SCAN_LIMIT:
-                postings[term] = (*posting, pos)  # O(df) for df <= SCAN_LIMIT
-            else:  # a term turning common, or any term during a bulk apply (tuples come after)
-                postings[term] = {*posting, pos}
-            self.rare.drop(term)
-            if (column := self.columns.get(term)) is not None:
-                column.recent.append(pos)
-                if column.worn():  # dropped, not rebuilt: the next query that needs it rebuilds
-                    del self.columns[term]
-        self.by_type.setdefault(entry.type, set()).add(pos)
+            if term not in old_df:
+                old_df[term] = self.df(term)
+            self.o_post.setdefault(term, []).append(pos)
+        self.type_counts[code] += 1
         self.total_len += entry.length
         self.n_docs += 1
+        self.changes += 1
 
     def term_tf(self, term: str, ids: np.ndarray) -> np.ndarray:
-        """The term's frequency in each document of `ids` (0 where absent), exactly as `doc_freqs`
-        holds it now: off the term's column when no write has touched it since its build, off its
-        posting as sorted arrays for a rare term (cached until a write touches the term), else
-        looked up per document. Caller holds `index_lock`."""
-        column = self.columns.get(term)
-        if column is not None and column.exact():
-            return gather_tf(column.positions, column.tfs, ids)
-        posting = self.postings.get(term)
-        if not posting:
-            return np.zeros(len(ids), dtype=np.float64)
-        if len(posting) <= Pruner.SCAN_LIMIT:
-            return gather_tf(*self.rare.get(term, posting, self.doc_freqs), ids)
-        freqs = self.doc_freqs  # a common term whose column is worn: as rank-bm25 does it
-        return np.array([(freqs[d].get(term) or 0) for d in ids.tolist()], dtype=np.float64)
-
-    def column(self, term: str) -> TermColumn:
-        """The term's column (`columns`), built now if missing or worn. Caller holds `index_lock`."""
-        column = self.columns.get(term)
-        if column is None or column.worn():
-            column = self.columns[term] = TermColumn.build(term, self.postings[term], self.doc_freqs)
-        return column
+        """The term's frequency in each document of `ids` (0 where absent), as float64: off its
+        base postings by binary search, and for overlay positions off their dicts. Caller holds
+        `index_lock`."""
+        b = self.base_term(term)
+        if b is not None:
+            positions, tfs = self.base.posting(b[0])
+            out = gather_tf(positions, tfs, ids)
+            if self.dead.get(term):  # a deleted base document holds nothing (its slot is free)
+                out[self.type_code[ids] == FREE_SLOT] = 0.0
+        else:
+            out = np.zeros(len(ids), dtype=np.float64)
+        if term in self.o_post:
+            first = self.base.docs
+            over = np.flatnonzero(ids >= first)
+            if len(over):
+                freqs = self.o_freqs
+                out[over] = [freqs[p - first].get(term) or 0.0 for p in ids[over].tolist()]
+        return out
 
     # ------------------------------------------------------------ IDF, rank-bm25's formula
     def average_idf(self) -> float:
         """rank-bm25's `average_idf` (mean raw IDF over the vocabulary) from the df histogram."""
         if self._avg_idf is None:
-            n, vocab = self.n_docs, len(self.postings)
+            n, vocab = self.n_docs, sum(self.df_hist.values())
             total = sum(count * (math.log(n - df + 0.5) - math.log(df + 0.5))
-                        for df, count in self.df_hist.items())
+                        for df, count in sorted(self.df_hist.items()))
             self._avg_idf = total / vocab if vocab else 0.0
         return self._avg_idf
 
@@ -246,7 +377,8 @@ class BM25Index:
     `k1`, `b`, `epsilon` are BM25Okapi's parameters. k1 = 0.9, b = 0.4 are Lucene/Anserini's
     defaults rather than rank-bm25's 1.5 / 0.75: chat turns are short, and a turn indexed with its
     context is longer without being less about its subject, so length normalization should bite
-    less (docs/decisions/0008-bm25-parameters-and-exact-top-k.md).
+    less (docs/decisions/0008-bm25-parameters-and-exact-top-k.md). Everything lives in the
+    process: `stored.StoredBM25Index` is the same index kept in files.
     """
 
     def __init__(self, predicate_weight: int = 4, k1: float = 0.9, b: float = 0.4,
@@ -269,21 +401,24 @@ class BM25Index:
                 shard = self._shards.setdefault(namespace, _Shard())
         return shard
 
-    # ------------------------------------------------------------ writes
-    def add(self, docs: Sequence[LexicalDoc]) -> None:
-        """Upsert by (namespace, memory id). Tokenizes here, in the writer's thread, so the read
-        that applies the write only pays for index updates."""
+    def _entries(self, docs: Sequence[LexicalDoc]) -> dict[str, dict[str, _Entry]]:
+        """Tokenized documents by namespace and memory id (the last of a repeated id wins)."""
         by_ns: dict[str, dict[str, _Entry]] = {}
         for doc in docs:
             freqs, length = doc_weights(doc, self.predicate_weight, self.context_weight)
             kind = None if doc.type is None else parse_memory_type(doc.type)
-            entry = _Entry(freqs, length, kind)
-            by_ns.setdefault(doc.namespace, {})[str(doc.memory_id)] = entry
-        for namespace, entries in by_ns.items():
+            by_ns.setdefault(doc.namespace, {})[str(doc.memory_id)] = _Entry(freqs, length, kind)
+        return by_ns
+
+    # ------------------------------------------------------------ writes
+    def add(self, docs: Sequence[LexicalDoc]) -> None:
+        """Upsert by (namespace, memory id). Tokenizes here, in the writer's thread, so the read
+        that applies the write only pays for index updates."""
+        for namespace, entries in self._entries(docs).items():
             shard = self._shard(namespace, create=True)
             assert shard is not None
             with shard.pending_lock:
-                shard.pending.update(entries)
+                shard.pending.update((mid, (0, e)) for mid, e in entries.items())
 
     def delete(self, namespace: str, ids: Sequence[str]) -> None:
         """Remove memories; unknown ids and namespaces are ignored."""
@@ -292,7 +427,7 @@ class BM25Index:
             return
         with shard.pending_lock:
             for memory_id in ids:
-                shard.pending[str(memory_id)] = None
+                shard.pending[str(memory_id)] = (0, None)
 
     def clear(self, namespace: str | None = None) -> None:
         """Forget one namespace, or all of them (the store rebuilds from payloads on open)."""
@@ -322,7 +457,16 @@ class BM25Index:
             return {}
         with shard.index_lock:
             shard.apply_pending()
-            return {t: len(ps) for t, ps in shard.by_type.items() if ps}
+            return {TYPE_OF[code]: n for code, n in enumerate(shard.type_counts) if n > 0}
+
+    def memory_ids(self, namespace: str) -> list[str]:
+        """Every memory id the namespace holds, writes so far included (for checks and tests)."""
+        shard = self._shard(namespace, create=False)
+        if shard is None:
+            return []
+        with shard.index_lock:
+            shard.apply_pending()
+            return list(shard.memory_ids())
 
     def search(self, namespace: str, text: str, k: int,
                types: frozenset[MemoryType] | None = None) -> list[tuple[str, float]]:
@@ -340,12 +484,12 @@ class BM25Index:
         """Unnormalized BM25 of every document sharing a query term, unpruned: for tests that
         check equality with `BM25Okapi(corpus).get_scores`, and for debugging a ranking."""
         def score_all(shard: _Shard, query: list[str]) -> dict[str, float]:
-            present = [t for t in query if t in shard.postings]
+            present = [t for t in query if shard.df(t) > 0]
             if not present or not shard.n_docs:
                 return {}
-            positions = list(set().union(*(shard.postings[t] for t in present)))
+            positions = sorted(set().union(*(shard.candidates(t) for t in present)))
             raw = self._scorer(shard, present).get_batch_scores(present, positions)
-            return {str(shard.ids[p]): float(r) for p, r in zip(positions, raw, strict=True)}
+            return {str(shard.memory_id(p)): float(r) for p, r in zip(positions, raw, strict=True)}
         return self._read(namespace, text, score_all, {})
 
     def _read(self, namespace: str, text: str, fn: Callable[[_Shard, list[str]], _R], empty: _R) -> _R:
@@ -359,23 +503,25 @@ class BM25Index:
             return fn(shard, query)
 
     def _scorer(self, shard: _Shard, present: list[str]) -> SuppliedBM25:
-        idf = {t: shard.idf(len(shard.postings[t]), self.epsilon) for t in present}
-        return SuppliedBM25(shard.doc_freqs, shard.doc_len, shard.n_docs, shard.total_len / shard.n_docs,
-                             idf, self.k1, self.b, self.epsilon, shard.term_tf)
+        idf = {t: shard.idf(shard.df(t), self.epsilon) for t in present}
+        return SuppliedBM25(_Freqs(shard), shard.doc_len, shard.n_docs, shard.total_len / shard.n_docs,
+                            idf, self.k1, self.b, self.epsilon, shard.term_tf)
 
     def _search_locked(self, shard: _Shard, query: list[str], k: int,
                        allowed: frozenset[MemoryType] | None) -> list[tuple[str, float]]:
-        present = [t for t in query if t in shard.postings]
+        shard._prefetch(query)
+        dfs = {t: shard.df(t) for t in query}
+        present = [t for t in query if dfs[t] > 0]
         if not present or not shard.n_docs:
             return []
         idf = (scorer := self._scorer(shard, present)).idf
         # The ideal document holds every query term once; an unseen term would have df = 1 there.
         ideal = sum(idf.get(t) or shard.idf(1, self.epsilon) for t in query)
-        type_sets = None if allowed is None else [shard.by_type[t] for t in allowed if t in shard.by_type]
-        pruner = Pruner(scorer, present, k, type_sets)
-        rare = [shard.postings[t] for t in present if len(shard.postings[t]) <= Pruner.SCAN_LIMIT]
-        columns = [(shard.column(t), idf[t]) for t in present if len(shard.postings[t]) > Pruner.SCAN_LIMIT]
-        pruner.run(rare, columns, None if allowed is None or not columns else type_mask(shard.type_code, allowed))
+        mask = None if allowed is None else type_mask(shard.type_code, allowed)
+        pruner = Pruner(scorer, present, k, mask)
+        rare = [shard.candidates(t) for t in present if dfs[t] <= Pruner.SCAN_LIMIT]
+        columns = [(shard.column(t), idf[t]) for t in present if dfs[t] > Pruner.SCAN_LIMIT]
+        pruner.run(rare, columns)
         if not pruner.positions:
             return []
-        return top_k(np.asarray(pruner.scores, dtype=np.float64), pruner.positions, shard.ids, k, ideal)
+        return top_k(np.asarray(pruner.scores, dtype=np.float64), pruner.positions, _Ids(shard), k, ideal)

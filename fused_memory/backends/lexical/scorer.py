@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 from rank_bm25 import BM25Okapi
@@ -19,9 +19,10 @@ class SuppliedBM25(BM25Okapi):  # rank-bm25 ships no type hints: read as Any (py
     frequency comes from: rank-bm25 looks up every (document, term) pair in a Python dict, which
     was most of the lexical arm's time and all of it under the GIL, beside the query embedding and
     the engine search; here `tf_of(term, doc_ids)` reads them off the term's postings as arrays
-    (`_Shard.term_tf`). `doc_len` is a NumPy array."""
+    (`_Shard.term_tf`). `doc_len` is a NumPy array; `doc_freqs` is only read by rank-bm25's own
+    `get_batch_scores` (without `tf_of`), which the tests compare against."""
 
-    def __init__(self, doc_freqs: list[dict[str, float]], doc_len: np.ndarray, corpus_size: int,
+    def __init__(self, doc_freqs: Sequence[Mapping[str, float]], doc_len: np.ndarray, corpus_size: int,
                  avgdl: float, idf: dict[str, float], k1: float, b: float, epsilon: float,
                  tf_of: Callable[[str, np.ndarray], np.ndarray] | None = None) -> None:
         # Deliberately not calling super().__init__: that would rebuild everything from a corpus.
@@ -35,7 +36,7 @@ class SuppliedBM25(BM25Okapi):  # rank-bm25 ships no type hints: read as Any (py
         if self.tf_of is None:
             return super().get_batch_scores(query, doc_ids)
         ids = np.asarray(doc_ids, dtype=np.int64).reshape(-1)
-        if len(ids) and (ids.min() < 0 or ids.max() >= len(self.doc_freqs)):
+        if len(ids) and (ids.min() < 0 or ids.max() >= len(self.doc_len)):
             raise IndexError("document position out of range")
         score = np.zeros(len(ids))
         doc_len = np.asarray(self.doc_len)[ids]

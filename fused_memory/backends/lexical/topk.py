@@ -36,9 +36,9 @@ class Pruner:
     SCAN_LIMIT = 1024   # postings this short are cheaper to score than to put in columns
     FIRST_TAKE = 2      # the first round scores the best 2k documents by column score
 
-    def __init__(self, scorer: Any, query: list[str], k: int,
-                 type_sets: list[set[int]] | None) -> None:
-        self.scorer, self.query, self.k, self.type_sets = scorer, query, k, type_sets
+    def __init__(self, scorer: Any, query: list[str], k: int, allowed: np.ndarray | None = None) -> None:
+        self.scorer, self.query, self.k = scorer, query, k
+        self.allowed = allowed  # per position, whether a type filter keeps it (None: no filter)
         self.seen: set[int] = set()
         self.positions: list[int] = []
         self.scores: list[float] = []
@@ -49,12 +49,14 @@ class Pruner:
 
     def score(self, docs: Collection[int]) -> None:
         fresh = (docs if isinstance(docs, set) else set(docs)) - self.seen
-        if self.type_sets is not None:
-            fresh = set().union(*(fresh & ts for ts in self.type_sets))
         if not fresh:
             return
         self.seen |= fresh
         batch = np.fromiter(fresh, dtype=np.int64, count=len(fresh))
+        if self.allowed is not None:
+            batch = batch[self.allowed[batch]]
+            if not len(batch):
+                return
         raw = np.asarray(self.scorer.get_batch_scores(self.query, batch), dtype=np.float64)
         live = raw > 0
         if not live.all():  # a stale column entry: the position holds no query term now
@@ -69,10 +71,8 @@ class Pruner:
             elif r > self.best[0]:
                 heapq.heapreplace(self.best, r)
 
-    def run(self, rare: Sequence[Collection[int]], columns: list[tuple[TermColumn, float]],
-            allowed: np.ndarray | None = None) -> None:
-        """Score the rare terms' documents and the columns' recent ones, then the columns' best.
-        `allowed`: per position, whether its type passes the filter (None: no filter)."""
+    def run(self, rare: Sequence[Collection[int]], columns: list[tuple[TermColumn, float]]) -> None:
+        """Score the rare terms' documents and the columns' recent ones, then the columns' best."""
         s = self.scorer
         first: set[int] = set()  # one batch: every document is scored alone, so batching changes no score
         for posting in rare:
@@ -84,11 +84,11 @@ class Pruner:
         if not columns:
             return
         acc = common_scores(columns, s.doc_len, s.k1, s.b, s.avgdl)
-        acc[s.doc_len == 0] = 0.0  # stale entries at freed slots
+        acc[s.doc_len == 0] = 0.0  # stale entries at deleted documents' slots
         if self.seen:
             acc[np.fromiter(self.seen, dtype=np.int64, count=len(self.seen))] = 0.0
-        if allowed is not None:
-            acc[~allowed[:len(acc)]] = 0.0
+        if self.allowed is not None:
+            acc[~self.allowed[:len(acc)]] = 0.0
         left = np.flatnonzero(acc > 0)
         take = self.FIRST_TAKE * self.k
         while len(left):
@@ -104,7 +104,7 @@ class Pruner:
             take *= 4
 
 
-def top_k(raw: np.ndarray, positions: list[int], ids: list[str | None], k: int,
+def top_k(raw: np.ndarray, positions: list[int], ids: Sequence[str | None], k: int,
            ideal: float) -> list[tuple[str, float]]:
     """Best `k` by raw score, ties broken by memory id, scores divided by `ideal` and clipped."""
     n = len(raw)
