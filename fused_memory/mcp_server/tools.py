@@ -12,15 +12,19 @@ text a model reads back; nothing here imports the MCP SDK (`server` adapts it to
   that ends the server, and never an argument quietly dropped.
 * The namespace comes from the caller's `Grant`, never from the arguments alone: `namespace` may
   only pick one of the grant's namespaces.
+* The tools are a registry, `TOOLS`: each `ToolEntry` says whether it `writes`, and that flag alone
+  decides whether a grant is offered it and may call it. A new tool declares its permission where it
+  is declared, instead of inheriting one from where it lands in a dispatch chain.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any
 
 from ..adapters import DEFAULT_TOOL_DESCRIPTION, NO_MEMORIES, answered, memory_line
@@ -42,7 +46,8 @@ from ..store.memory_store import MemoryStore
 from ..types import Memory, MemoryType, parse_memory_type
 from .access import Grant, RateLimiter
 
-__all__ = ["ToolSpec", "ToolAnswer", "Limits", "MemoryTools", "SEARCH", "SAVE", "DELETE", "LIST"]
+__all__ = ["ToolSpec", "ToolAnswer", "ToolEntry", "ToolHandler", "TOOLS", "Limits", "MemoryTools", "SEARCH", "SAVE",
+           "DELETE", "LIST"]
 
 log = logging.getLogger("fused_memory.mcp")
 
@@ -145,38 +150,7 @@ class MemoryTools:
     rate: RateLimiter = field(default_factory=lambda: RateLimiter(None))
 
     def specs(self, grant: Grant) -> list[ToolSpec]:
-        spaces = {"namespace": _NAMESPACE}
-        search = ToolSpec(SEARCH, DEFAULT_TOOL_DESCRIPTION + (
-            " Each result shows [type, time, id=...] and why it matched. Optional: k (how many, default "
-            f"{self.limits.default_k}, at most {self.limits.max_k}), types (a list of fact, preference, event, "
-            f"entity: only those), after / before ({_TIME}: only memories whose time is in that window)."),
-            _schema({"query": {"type": "string", "description": "The question to look up, in natural language."},
-                     "k": {"type": "integer", "minimum": 1, "maximum": self.limits.max_k,
-                           "description": "How many memories to return."},
-                     "types": {"type": "array", "items": {"type": "string",
-                                                          "enum": [t.value for t in MemoryType]},
-                               "description": "Only memories of these types."},
-                     "after": {"type": "string", "description": f"Only memories at or after this time, {_TIME}."},
-                     "before": {"type": "string", "description": f"Only memories before this time, {_TIME}."},
-                     **spaces}, ["query"]))
-        listing = ToolSpec(LIST, (
-            "List the user's memories, newest first, one page at a time, each as [type, time, id=...] text. "
-            f"Optional: limit (page size, default {self.limits.default_page}, at most {self.limits.max_page}) "
-            "and offset (how many to skip: the offset a previous page says to use next)."),
-            _schema({"limit": {"type": "integer", "minimum": 1, "maximum": self.limits.max_page},
-                     "offset": {"type": "integer", "minimum": 0}, **spaces}))
-        out = [search, listing]
-        if grant.write:
-            out.append(ToolSpec(SAVE, WRITE_TOOL_DESCRIPTION, _schema({
-                "text": {"type": "string", "description": "One self-contained statement about the user."},
-                "type": {"type": "string", "enum": [t.value for t in MemoryType]},
-                "time": {"type": "string", "description": f"When it happened or will happen, {_TIME}."},
-                **spaces}, ["text"])))
-            out.append(ToolSpec(DELETE, DELETE_TOOL_DESCRIPTION, _schema({
-                "memory_id": {"type": "string", "description": "The id of the memory, shown as id=... by the other "
-                                                                "tools."},
-                **spaces}, ["memory_id"])))
-        return out
+        return [entry.spec(self.limits) for entry in TOOLS.values() if entry.permits(grant)]
 
     async def call(self, name: str, arguments: object, grant: Grant) -> ToolAnswer:
         """Run one call for `grant`. A refusal (bad arguments, access, rate, a backend down) is an
@@ -184,24 +158,14 @@ class MemoryTools:
         internal error, so one bad call never ends the server."""
         try:
             self.rate.take(grant)
-            specs = {s.name: s for s in self.specs(grant)}
-            if name not in specs:
-                offered = ", ".join(specs)
-                why = (" (this connection may not write)" if name in (SAVE, DELETE) else "")
+            entry = TOOLS.get(name)
+            if entry is None or not entry.permits(grant):
+                # a tool the grant is not offered does not exist for it, whether unknown or writing
+                offered = ", ".join(e.name for e in TOOLS.values() if e.permits(grant))
+                why = " (this connection may not write)" if entry is not None else ""
                 raise QueryError(f"unknown tool {name!r}{why}; the tools are {offered}")
-            args = _arguments(arguments, specs[name])
-            namespace = grant.namespace(args.get("namespace"))
-            if name == SEARCH:
-                return await self._search(namespace, args)
-            if name == LIST:
-                return await self._list(namespace, args)
-            grant.require_write(name)
-            if name == SAVE:
-                saved = await aremember(self.store, namespace,
-                                        write_arguments(args.get("text"), args.get("type"), args.get("time")))
-                return ToolAnswer(saved_answer(saved), {"memory": _memory_data(saved)})
-            gone = await aforget(self.store, namespace, args.get("memory_id"))
-            return ToolAnswer(forgotten_answer(gone), {"memory": _memory_data(gone)})
+            args = _arguments(arguments, entry.spec(self.limits))
+            return await entry.handler(self, grant.namespace(args.get("namespace")), args)
         except FusedMemoryError as exc:
             return ToolAnswer(f"{name}: {exc}", {"error": str(exc)}, error=True)
         except Exception:
@@ -247,6 +211,91 @@ class MemoryTools:
         lines = "\n\n".join(_line(m) for m in page)
         tail = f"(more: call again with offset={offset + limit})" if more else "(that is all)"
         return ToolAnswer(f"{lines}\n\n{tail}", data)
+
+    async def _save(self, namespace: str, args: Mapping[str, Any]) -> ToolAnswer:
+        saved = await aremember(self.store, namespace,
+                                write_arguments(args.get("text"), args.get("type"), args.get("time")))
+        return ToolAnswer(saved_answer(saved), {"memory": _memory_data(saved)})
+
+    async def _delete(self, namespace: str, args: Mapping[str, Any]) -> ToolAnswer:
+        gone = await aforget(self.store, namespace, args.get("memory_id"))
+        return ToolAnswer(forgotten_answer(gone), {"memory": _memory_data(gone)})
+
+
+#: What runs a call once its arguments are checked: (the tools, the granted namespace, the arguments).
+ToolHandler = Callable[[MemoryTools, str, Mapping[str, Any]], Awaitable[ToolAnswer]]
+
+
+@dataclass(frozen=True)
+class ToolEntry:
+    """One tool of the server. `writes` says whether it changes the store; a grant without `write`
+    is neither offered it nor allowed to call it (`permits`), and nothing else decides that.
+    `describe` and `properties` give its description and its arguments under the server's `Limits`
+    (search and list name their caps); every tool also takes `namespace`, checked against the grant
+    before `handler` runs."""
+
+    name: str
+    writes: bool
+    describe: Callable[[Limits], str]
+    properties: Callable[[Limits], Mapping[str, Any]]
+    required: tuple[str, ...]
+    handler: ToolHandler
+
+    def spec(self, limits: Limits) -> ToolSpec:
+        """The tool as the protocol lists it, under `limits`."""
+        return ToolSpec(self.name, self.describe(limits),
+                        _schema({**self.properties(limits), "namespace": _NAMESPACE}, self.required))
+
+    def permits(self, grant: Grant) -> bool:
+        """Whether `grant` may see and call this tool: any grant a reading tool, a writing one only with write."""
+        return grant.write or not self.writes
+
+
+def _search_description(limits: Limits) -> str:
+    return DEFAULT_TOOL_DESCRIPTION + (
+        " Each result shows [type, time, id=...] and why it matched. Optional: k (how many, default "
+        f"{limits.default_k}, at most {limits.max_k}), types (a list of fact, preference, event, "
+        f"entity: only those), after / before ({_TIME}: only memories whose time is in that window).")
+
+
+def _search_properties(limits: Limits) -> dict[str, Any]:
+    return {"query": {"type": "string", "description": "The question to look up, in natural language."},
+            "k": {"type": "integer", "minimum": 1, "maximum": limits.max_k,
+                  "description": "How many memories to return."},
+            "types": {"type": "array", "items": {"type": "string", "enum": [t.value for t in MemoryType]},
+                      "description": "Only memories of these types."},
+            "after": {"type": "string", "description": f"Only memories at or after this time, {_TIME}."},
+            "before": {"type": "string", "description": f"Only memories before this time, {_TIME}."}}
+
+
+def _list_description(limits: Limits) -> str:
+    return ("List the user's memories, newest first, one page at a time, each as [type, time, id=...] text. "
+            f"Optional: limit (page size, default {limits.default_page}, at most {limits.max_page}) "
+            "and offset (how many to skip: the offset a previous page says to use next).")
+
+
+def _list_properties(limits: Limits) -> dict[str, Any]:
+    return {"limit": {"type": "integer", "minimum": 1, "maximum": limits.max_page},
+            "offset": {"type": "integer", "minimum": 0}}
+
+
+def _save_properties(_limits: Limits) -> dict[str, Any]:
+    return {"text": {"type": "string", "description": "One self-contained statement about the user."},
+            "type": {"type": "string", "enum": [t.value for t in MemoryType]},
+            "time": {"type": "string", "description": f"When it happened or will happen, {_TIME}."}}
+
+
+def _delete_properties(_limits: Limits) -> dict[str, Any]:
+    return {"memory_id": {"type": "string", "description": "The id of the memory, shown as id=... by the other tools."}}
+
+#: Every tool, in the order `specs` lists them: the two that read, then the two that write.
+TOOLS: Mapping[str, ToolEntry] = MappingProxyType({entry.name: entry for entry in (
+    ToolEntry(SEARCH, False, _search_description, _search_properties, ("query",), MemoryTools._search),
+    ToolEntry(LIST, False, _list_description, _list_properties, (), MemoryTools._list),
+    ToolEntry(SAVE, True, lambda _limits: WRITE_TOOL_DESCRIPTION, _save_properties, ("text",), MemoryTools._save),
+    ToolEntry(DELETE, True, lambda _limits: DELETE_TOOL_DESCRIPTION, _delete_properties, ("memory_id",),
+              MemoryTools._delete),
+)})
 
 
 def _inside(hit: FusedHit, after: datetime | None, before: datetime | None) -> bool:
