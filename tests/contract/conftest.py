@@ -19,13 +19,13 @@ from fused_memory.backends.vector.server import QdrantClientBackend
 from falkordb_server import bolt_server  # noqa: F401 - session fixture shared with tests/integration
 
 
-@pytest.fixture(params=["embedded", "cypher", "engine"])
+@pytest.fixture(params=["embedded", pytest.param("cypher", marks=pytest.mark.slow), "engine"])  # slow: a Bolt server
 def make(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Factory]:
     """Each call opens a *new* store object over the same data (that is what reopen means)."""
     yield from _factories(request, tmp_path, request.param)
 
 
-@pytest.fixture(params=["embedded", "cypher"])
+@pytest.fixture(params=["embedded", pytest.param("cypher", marks=pytest.mark.slow)])
 def make_legacy(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Factory]:
     """The backends an older fused-memory wrote stores with (the engine graph came later: no store
     of it predates garbage collection), for what such a store must still do."""

@@ -322,6 +322,7 @@ def test_graph_arm(make: Factory) -> None:
 
 
 # ---------------------------------------------------------------- backend specifics
+@pytest.mark.slow  # the Bolt server
 def test_cypher_dialect_and_limits(make_cypher: Factory) -> None:
     g = make_cypher()
     assert g.dialect.name == "falkordb"
@@ -333,6 +334,7 @@ def test_cypher_dialect_and_limits(make_cypher: Factory) -> None:
         assert w.run("MATCH (n) RETURN count(n) AS n")[0]["n"] == 300 + 97 + 13 + 1 + 1  # + GraphMeta
 
 
+@pytest.mark.slow  # the Bolt server
 def test_falkordb_units_of_work_take_turns_and_a_close_between_fails_cleanly(make_cypher: Factory) -> None:
     """FalkorDB's listener wedges under units of work on several connections at once, so a store's
     units run one at a time there (`dialect.Dialect.concurrent`); one that was waiting for its turn

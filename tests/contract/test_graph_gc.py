@@ -178,6 +178,7 @@ def test_reconcile_collects_the_names_of_the_memories_it_unlinks(tmp_path: Path)
     g.close()
 
 
+@pytest.mark.slow  # the Bolt server
 def test_a_stale_count_never_deletes_a_mentioned_name(make_cypher: Factory) -> None:
     """FalkorDB has no rollback: a write cut short can leave `df`/`gdf` behind the edges. The delete
     re-checks the edges themselves, so such an entity is kept (and the next write recounts it)."""
@@ -203,6 +204,7 @@ def test_hostile_and_long_names_are_collected_as_data(make: Factory) -> None:
     assert not any(holds(make, g, w) for w in ("zoë", "quist", "detach", "1=1", "中文", "xxxx"))
 
 
+@pytest.mark.slow  # the Bolt server
 def test_a_collection_by_another_writer_mid_link_loses_no_mention(make_cypher: Factory, bolt_server: str,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """Two processes on one server: A deletes the last memory naming Zelda while B links a new one
@@ -301,6 +303,7 @@ def test_an_alias_moved_away_leaves_no_orphan_behind(make: Factory) -> None:
     assert ids(g) == {"zara quist": 1} and not holds(make, g, "zelda quist")
 
 
+@pytest.mark.slow  # the Bolt server
 def test_a_retried_delete_after_a_cut_off_unlink_lets_collect_orphans_find_the_name(
         make_cypher: Factory, monkeypatch: pytest.MonkeyPatch) -> None:
     """FalkorDB has no rollback: an unlink cut off right after its memories went left the mention

@@ -57,6 +57,7 @@ def own_bolt_server() -> Iterator[str]:
     srv.cleanup()
 
 
+@pytest.mark.slow  # starts its own Bolt server
 def test_a_store_over_your_neo4j_driver_leaves_it_open_for_you(own_bolt_server: str) -> None:
     driver = neo4j.GraphDatabase.driver(own_bolt_server, auth=None)
     try:

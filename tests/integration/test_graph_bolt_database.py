@@ -18,6 +18,8 @@ from fused_memory.errors import ConfigurationError
 from fused_memory.store.memory_store import MemoryStore
 from fused_memory.types import Memory
 
+pytestmark = pytest.mark.slow  # the Bolt server
+
 
 def test_a_database_name_is_refused_where_the_server_has_one_graph(bolt_server: str) -> None:
     graph = CypherGraphStore(bolt_server, database="app1")  # no I/O yet: the constructor cannot know

@@ -25,6 +25,8 @@ from fused_memory.types import EntityMention, Relation
 
 from falkordb_server import FalkorDBServer
 
+pytestmark = pytest.mark.slow  # starts, stops and hangs its own Bolt server
+
 NOW = datetime(2024, 5, 15, 12, 0, tzinfo=timezone.utc)
 
 

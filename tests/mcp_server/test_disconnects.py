@@ -29,6 +29,7 @@ else:  # anyio's backport
     from exceptiongroup import BaseExceptionGroup
 
 
+@pytest.mark.slow  # a real HTTP server
 async def test_a_client_that_disconnects_leaves_nothing_above_debug_in_the_log(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)

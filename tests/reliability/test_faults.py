@@ -366,6 +366,7 @@ def own_server() -> Iterator[object]:
     srv.cleanup()
 
 
+@pytest.mark.slow  # starts and kills its own Bolt server
 def test_bolt_server_killed_mid_run(own_server: object, tmp_path: Path) -> None:
     srv: Any = own_server
     timeout = 1.0

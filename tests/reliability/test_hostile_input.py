@@ -61,7 +61,7 @@ def nested(depth: int) -> Any:
 CANARY = "canary"
 
 
-@pytest.fixture(params=["embedded", "cypher"], scope="module")
+@pytest.fixture(params=["embedded", pytest.param("cypher", marks=pytest.mark.slow)], scope="module")  # a Bolt server
 def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryStore]:
     path = tmp_path_factory.mktemp("hostile")
     s = (embedded(path) if request.param == "embedded"

@@ -62,7 +62,7 @@ def build(spec: tuple) -> Memory:
                   event_at=NOW - timedelta(days=days) if mtype is MemoryType.EVENT else None)
 
 
-@pytest.fixture(params=["embedded", "cypher", "connect"])
+@pytest.fixture(params=["embedded", pytest.param("cypher", marks=pytest.mark.slow), "connect"])  # a Bolt server
 def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryStore]:
     path = tmp_path_factory.mktemp("isolation")
     if request.param == "connect":  # qdrant-client local mode: the graph and BM25 in the collection's engine

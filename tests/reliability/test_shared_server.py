@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+import pytest
 from qdrant_client import QdrantClient
 
 from fused_memory.backends.graph.embedded import EmbeddedGraphStore
@@ -39,6 +40,7 @@ def test_session_ends_from_two_instances_are_both_kept() -> None:
     assert _instance(server).last_session_end("alice") == NOW
 
 
+@pytest.mark.slow  # the Bolt server
 def test_a_store_sees_entities_another_process_adds_or_deletes_on_a_shared_graph(bolt_server: str) -> None:
     """The query matcher was rebuilt only after the store's own writes: on one Bolt graph, B's new
     entity was never matched by A's queries, and a name B deleted was still planned by A (found by
