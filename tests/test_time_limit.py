@@ -21,6 +21,7 @@ def test_every_test_has_a_time_limit_that_ci_enforces(pytestconfig: pytest.Confi
     assert '"pytest-timeout>=' in test_extra  # installed with the test extra, as CI installs it
 
 
+@pytest.mark.slow  # runs pytest in a fresh interpreter, wedged for the time limit
 def test_a_wedged_test_fails_instead_of_hanging(tmp_path: Path) -> None:
     (tmp_path / "test_wedged.py").write_text("import time\n\ndef test_wedged():\n    time.sleep(120)\n")
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--timeout=2",

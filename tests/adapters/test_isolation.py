@@ -14,6 +14,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 #: A meta-path finder that makes the named top-level packages unimportable, as if not installed.
 _BLOCK = textwrap.dedent("""
     import importlib.abc, sys
@@ -50,6 +52,7 @@ def test_core_imports_no_framework() -> None:
     assert out.strip() == "[]"
 
 
+@pytest.mark.slow  # fresh interpreters
 def test_llamaindex_adapter_without_langchain(tmp_path) -> None:
     out = _run(f"""
         import sys
@@ -64,6 +67,7 @@ def test_llamaindex_adapter_without_langchain(tmp_path) -> None:
     assert out.strip() == "[]"
 
 
+@pytest.mark.slow  # fresh interpreters
 def test_langchain_adapter_without_llamaindex(tmp_path) -> None:
     out = _run(f"""
         import sys
@@ -79,6 +83,7 @@ def test_langchain_adapter_without_llamaindex(tmp_path) -> None:
     assert out.strip() == "[]"
 
 
+@pytest.mark.slow  # fresh interpreters
 def test_langchain_adapter_is_lazy() -> None:
     """`import langchain_fused_memory` alone loads no LangChain (the LlamaIndex adapter relies on it)."""
     out = _run("""
@@ -90,6 +95,7 @@ def test_langchain_adapter_is_lazy() -> None:
     assert out.split("\n")[:2] == ["[]", "langchain_fused_memory.retrievers"]
 
 
+@pytest.mark.slow  # fresh interpreters
 def test_langchain_adapter_without_langgraph(tmp_path) -> None:
     """`[langchain]` alone: retrievers and all three tools work; the store names the extra it needs."""
     out = _run(f"""
@@ -112,6 +118,7 @@ def test_langchain_adapter_without_langgraph(tmp_path) -> None:
     assert out.splitlines() == ['langgraph is not installed: pip install "fused-memory[langgraph]"', "[]"]
 
 
+@pytest.mark.slow  # fresh interpreters
 def test_langgraph_loads_only_with_the_store() -> None:
     out = _run("""
         import sys
@@ -123,6 +130,7 @@ def test_langgraph_loads_only_with_the_store() -> None:
     assert out.split("\n")[:2] == ["[]", "langchain_fused_memory.langgraph_store"]
 
 
+@pytest.mark.slow  # fresh interpreters
 def test_llamaindex_adapter_without_its_extra_names_the_extra() -> None:
     """As the LangChain adapter does: it ended in a raw `No module named 'llama_index.core'`."""
     out = _run("""

@@ -8,6 +8,10 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
+pytestmark = pytest.mark.slow  # fresh interpreters
+
 SERVER_STACK = ("mcp", "uvicorn", "starlette", "sse_starlette", "langchain_mcp_adapters")
 
 

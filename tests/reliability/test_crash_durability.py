@@ -120,6 +120,7 @@ def verify(store: MemoryStore, log: Path) -> tuple[int, int]:
     return len(stored), len(uncertain)
 
 
+@pytest.mark.slow  # a kill loop: FUSED_MEMORY_KILLS children, each spawned, killed and verified
 def test_sigkill_at_random_points_loses_nothing(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     seed = int(os.environ.get("FM_CRASH_SEED", time.time_ns() % 1_000_000))
     rng = random.Random(seed)
@@ -161,7 +162,8 @@ def test_sigkill_at_random_points_loses_nothing(tmp_path: Path, caplog: pytest.L
     assert kinds, "NER children should have recorded entity kinds (PERSON, GPE...)"
 
 
-@pytest.mark.parametrize("point", ["link:1", "unlink:1", "lexical:1", "merge:1"])
+@pytest.mark.parametrize("point", ["link:1", pytest.param("unlink:1", marks=pytest.mark.slow),  # two children
+                                   "lexical:1", "merge:1"])
 def test_kill_between_the_vector_and_graph_writes_is_repaired(tmp_path: Path, caplog: pytest.LogCaptureFixture,
                                                                point: str) -> None:
     """Killed after the vector write and before the graph write (link, unlink), before the lexical

@@ -216,6 +216,7 @@ def test_memories_written_before_the_answers_tag_are_tagged_on_open(tmp_path: Pa
         s.close()
 
 
+@pytest.mark.slow  # a second process holds the store
 def test_a_store_open_in_another_process_says_which_path_and_what_to_do(written: Path) -> None:
     """It said the engine's words ("Can't init WAL: Kind(WouldBlock)") about an inner shard path."""
     import subprocess

@@ -127,6 +127,7 @@ def test_hashing_shapes_norms_and_ordering() -> None:
         HashingEmbedder(0)
 
 
+@pytest.mark.slow  # fresh interpreters
 def test_hashing_is_stable_across_processes() -> None:
     """blake2b, not hash(): a different PYTHONHASHSEED must give the same vector."""
     code = ("from fused_memory.embeddings import HashingEmbedder;"
@@ -164,6 +165,7 @@ def test_protocol_checks() -> None:
     assert not is_embedder(object()) and not is_embedder("text")
 
 
+@pytest.mark.slow  # fresh interpreters
 def test_import_pulls_in_no_framework_and_no_runtime() -> None:
     code = ("import sys, fused_memory, fused_memory.embeddings as e; e.default_embedder(); e.MiniLMEmbedder().id;"
             "bad=[m for m in sys.modules if m.split('.')[0] in "
