@@ -389,6 +389,7 @@ def test_a_read_refreshes_the_ttl_when_it_asks_to_whatever_the_config(
         assert abs(memory.expires_at - soon) < timedelta(milliseconds=1)
 
 
+@pytest.mark.slow  # waits out TTL deadlines
 def test_an_item_read_with_refresh_outlives_its_first_deadline(store_factory: Any) -> None:
     """LangGraph's `test_store_ttl`, on a store built without a ttl config, with the clock moved by
     setting the expiry instead of sleeping."""

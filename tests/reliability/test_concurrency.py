@@ -18,6 +18,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from fused_memory.config import FusionConfig
 from fused_memory.ensemble import EnsembleMemory
 from fused_memory.query.parse import parse_query
@@ -56,6 +58,7 @@ def _unique(result: Retrieval) -> None:
     assert not result.failures, result.failures
 
 
+@pytest.mark.slow  # eight reader threads and a writer for seconds
 def test_eight_readers_one_writer(tmp_path: Path) -> None:
     store = embedded(tmp_path / "store").open()
     store.add(_seed())

@@ -96,6 +96,7 @@ def test_a_good_reranker_orders_the_top_and_says_so(ensemble, mode):
     assert r.to_json()["hits"][0]["rank_before_rerank"] == 6 and "rerank" in r.timings_ms
 
 
+@pytest.mark.slow  # every kind of garbage, both paths: the fast lane keeps a raising reranker
 @pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("name", sorted(GARBAGE))
 def test_garbage_answers_keep_the_fused_order(ensemble, mode, name):
@@ -116,6 +117,7 @@ def test_a_reranker_that_raises_keeps_the_fused_order(ensemble, mode):
     assert failure.arm == "rerank" and failure.kind == "error" and "quota exceeded" in failure.reason
 
 
+@pytest.mark.slow  # waits out the rerank timeout
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_a_hung_reranker_times_out_and_does_not_hold_later_queries(ensemble, mode):
     fused = _run(ensemble, mode)
