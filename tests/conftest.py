@@ -1,6 +1,6 @@
 """Shared fixtures. Stores are real: qdrant-edge or qdrant-client local mode, rank-bm25, the
 embedded graph; the fast HashingEmbedder stands in for MiniLM only where the test is about the
-store's plumbing rather than semantic quality (tests marked `slow` use the real model)."""
+store's plumbing rather than semantic quality (tests that use the real model are marked `slow`)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def load_example(name: str) -> ModuleType:
     return module
 
 
-@pytest.fixture(params=["edge", "client"])
+@pytest.fixture(params=["edge", pytest.param("client", marks=pytest.mark.slow)])  # the fast lane: one backend
 def store_factory(request, tmp_path):
     """Builds stores on either vector backend, all closed at teardown."""
     made: list[MemoryStore] = []

@@ -12,6 +12,8 @@ from llama_index.core.schema import NodeWithScore
 
 from tests.conftest import load_example
 
+pytestmark = pytest.mark.slow  # every example end to end, on the real model
+
 
 def test_langchain_chain_puts_memories_in_the_prompt(capsys: pytest.CaptureFixture[str]) -> None:
     result = load_example("langchain_chain").main()

@@ -15,6 +15,8 @@ from fused_memory.embeddings import MiniLMEmbedder
 from fused_memory.store.memory_store import MemoryStore
 from tests.conftest import NOW
 
+pytestmark = pytest.mark.slow  # loads the real model, on purpose
+
 NS = "alice"
 LOAD_S = 1.0
 DENSE_TIMEOUT_S = 0.5  # shorter than the load, far longer than an embedding and a search of two memories
