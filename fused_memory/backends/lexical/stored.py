@@ -134,7 +134,8 @@ class StoredBM25Index(BM25Index):
     @property
     def params(self) -> SegmentParams:
         if self._params is None:
-            self._params = SegmentParams(self.predicate_weight, self.context_weight, tokenizer_fingerprint())
+            self._params = SegmentParams(self.predicate_weight, self.context_weight, tokenizer_fingerprint(),
+                                         tuple(t.value for t in TYPE_OF if t is not None))
         return self._params
 
     def _wanted_meta(self) -> dict[str, str]:
@@ -399,7 +400,8 @@ class StoredBM25Index(BM25Index):
             old = self._files.pop(ns, None)
             if written is not None:
                 self._files[ns] = written
-                shard.reset(load_segment(self.path / written.name, ns, self.params))  # mapped: off the heap
+                # mapped (off the heap); not verified: this process wrote those bytes just now
+                shard.reset(load_segment(self.path / written.name, ns, self.params, verify=False))
             (self._logged[ns],) = db.execute("SELECT count(*) FROM log WHERE ns = ?", (ns,)).fetchone()
             if old is not None and (written is None or old.name != written.name):
                 with contextlib.suppress(OSError):
