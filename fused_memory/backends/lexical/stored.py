@@ -98,6 +98,21 @@ def _key(namespace: str) -> str:
     return hashlib.blake2b(namespace.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
 
 
+#: SQLite's result codes for a file that is not a database or is damaged (`sqlite3.DatabaseError`
+#: proper): what says the file cannot be trusted, unlike "locked", "disk full" or an I/O error
+#: (`sqlite3.OperationalError`), after which the file is as good as before.
+_DAMAGED = (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB
+
+
+def _damaged(exc: sqlite3.Error) -> bool:
+    """Whether `exc` says the database file is damaged (`_DAMAGED`; on Python 3.10, which has no
+    error codes, any `DatabaseError` that is not an `OperationalError` or a misuse)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in _DAMAGED
+    return type(exc) is sqlite3.DatabaseError
+
+
 def _encode(entry: _Entry | None) -> str | None:
     if entry is None:
         return None
@@ -148,54 +163,71 @@ class StoredBM25Index(BM25Index):
         self._refill = refill
 
     def load(self) -> IndexState:
-        """Open the database, check the meta and every file's size; say what must be rebuilt."""
+        """Open the database, check the meta and every file's size; say what must be rebuilt. A
+        database found damaged anywhere while loading (not only its first page) cannot be trusted:
+        it is discarded and the whole index is to be rebuilt (`IndexState.whole` says why)."""
         with self._lock:
             if self._db is not None:
                 return IndexState()
             self._closed = False
             self._shards.clear()
-            whole: str | None = None
-            created = self._created = not (self.path / DB_NAME).exists()
+            self._created = not (self.path / DB_NAME).exists()
             try:
                 self.path.mkdir(parents=True, exist_ok=True)
-                db = self._connect()
-            except sqlite3.DatabaseError as exc:
-                whole = f"its database cannot be read ({exc})"
-                self._discard_database()
-                db = self._connect()
-            except OSError as exc:
-                raise BackendError(f"cannot open the lexical index at {self.path}: {exc}") from exc
-            meta = dict(db.execute("SELECT key, value FROM meta"))
-            want = self._wanted_meta()
-            if whole is None and created:
-                whole = "the store has no lexical index files yet"
-            elif whole is None and meta.get("complete") != "1":
-                whole = meta.get("stale") or "an earlier rebuild of it did not finish"
-            elif whole is None and {k: meta.get(k) for k in want} != want:
-                whole = f"its files were written with {meta}, this version writes {want}"
-            self._db = db
-            if whole is not None:
-                with db:  # until `rebuild` commits, the index is marked unusable: a crash before then is redone
-                    db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [*want.items(), ("complete", "0")])
-                self._files, self._logged = {}, {}
-                return IndexState(whole)
-            self._files = {ns: _File(f, seq, size, docs, gen) for ns, f, seq, size, docs, gen
-                           in db.execute("SELECT ns, file, seq, size, docs, gen FROM segment")}
-            stale = dict(db.execute("SELECT ns, why FROM stale"))
-            for ns, f in self._files.items():
                 try:
-                    size = (self.path / f.name).stat().st_size
-                except OSError:
-                    stale.setdefault(ns, f"its postings file {f.name} is missing")
-                    continue
-                if size != f.size:
-                    stale.setdefault(ns, f"its postings file {f.name} is truncated ({size} of {f.size} bytes)")
-            if stale:
-                with db:
-                    db.executemany("INSERT OR REPLACE INTO stale VALUES (?, ?)", list(stale.items()))
-            self._logged = dict(db.execute("SELECT ns, count(*) FROM log GROUP BY ns"))
-            self._sweep_files()
-            return IndexState(None, stale)
+                    return self._load(None)
+                except sqlite3.DatabaseError as exc:
+                    if not _damaged(exc):
+                        raise
+                    self._discard_database()
+                    return self._load(f"its database cannot be read ({exc})")
+            except (OSError, sqlite3.Error) as exc:
+                raise BackendError(f"cannot open the lexical index at {self.path}: {exc}") from exc
+
+    def _load(self, whole: str | None) -> IndexState:
+        """`load`'s reading of the database (a new one when `whole` says the old one was discarded);
+        on an error the connection is closed and `_db` left unset."""
+        db = self._connect()
+        try:
+            return self._read_database(db, whole)
+        except BaseException:
+            self._db = None
+            db.close()
+            raise
+
+    def _read_database(self, db: sqlite3.Connection, whole: str | None) -> IndexState:
+        created = self._created
+        meta = dict(db.execute("SELECT key, value FROM meta"))
+        want = self._wanted_meta()
+        if whole is None and created:
+            whole = "the store has no lexical index files yet"
+        elif whole is None and meta.get("complete") != "1":
+            whole = meta.get("stale") or "an earlier rebuild of it did not finish"
+        elif whole is None and {k: meta.get(k) for k in want} != want:
+            whole = f"its files were written with {meta}, this version writes {want}"
+        self._db = db
+        if whole is not None:
+            with db:  # until `rebuild` commits, the index is marked unusable: a crash before then is redone
+                db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [*want.items(), ("complete", "0")])
+            self._files, self._logged = {}, {}
+            return IndexState(whole)
+        self._files = {ns: _File(f, seq, size, docs, gen) for ns, f, seq, size, docs, gen
+                       in db.execute("SELECT ns, file, seq, size, docs, gen FROM segment")}
+        stale = dict(db.execute("SELECT ns, why FROM stale"))
+        for ns, f in self._files.items():
+            try:
+                size = (self.path / f.name).stat().st_size
+            except OSError:
+                stale.setdefault(ns, f"its postings file {f.name} is missing")
+                continue
+            if size != f.size:
+                stale.setdefault(ns, f"its postings file {f.name} is truncated ({size} of {f.size} bytes)")
+        if stale:
+            with db:
+                db.executemany("INSERT OR REPLACE INTO stale VALUES (?, ?)", list(stale.items()))
+        self._logged = dict(db.execute("SELECT ns, count(*) FROM log GROUP BY ns"))
+        self._sweep_files()
+        return IndexState(None, stale)
 
     def invalidate(self, why: str) -> bool:
         """Mark files under `path`, if any, as not to be trusted, so the next `load` rebuilds the
@@ -359,6 +391,10 @@ class StoredBM25Index(BM25Index):
                     db.executemany("INSERT INTO log(ns, mid, entry) VALUES (?, ?, ?)", rows)
                     (last,) = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'log'").fetchone()
             except sqlite3.Error as exc:
+                if _damaged(exc) and self._refill is not None:
+                    # the payloads hold this write already (the store writes the vectors first)
+                    self._start_over(f"its database is damaged ({exc})")
+                    return
                 raise BackendError(f"lexical index write failed: {exc}") from exc
             seq = int(last) - len(rows)  # AUTOINCREMENT under one writer: the rows took the next numbers
             for ns, entries in by_ns.items():
@@ -433,8 +469,14 @@ class StoredBM25Index(BM25Index):
             except SegmentError as exc:
                 return self._refilled(ns, str(exc))
         shard = _Shard(base, merges=False)
-        rows = db.execute("SELECT seq, mid, entry FROM log WHERE ns = ? AND seq > ? ORDER BY seq",
-                          (ns, base.seq if base is not None else 0)).fetchall()
+        try:
+            rows = db.execute("SELECT seq, mid, entry FROM log WHERE ns = ? AND seq > ? ORDER BY seq",
+                              (ns, base.seq if base is not None else 0)).fetchall()
+        except sqlite3.DatabaseError as exc:
+            if not _damaged(exc):
+                raise BackendError(f"cannot read the lexical index of namespace {ns!r}: {exc}") from exc
+            self._start_over(f"its database is damaged ({exc})")
+            return self._shards.get(ns) or self._load_shard(ns)
         shard.pending.update((mid, (seq, _decode(entry))) for seq, mid, entry in rows)
         self._shards[ns] = shard
         return shard
@@ -449,6 +491,26 @@ class StoredBM25Index(BM25Index):
             db.execute("INSERT OR REPLACE INTO stale VALUES (?, ?)", (ns, why))
         self.rebuild(self._refill(ns), [ns])
         return self._load_shard(ns)
+
+    def _start_over(self, why: str) -> None:
+        """Discard a database found damaged in use and rebuild the whole index from the payloads
+        (every namespace the index knew, through `refill`), logged once. Its rows cannot be trusted,
+        and a namespace's rebuild would write to the same damaged pages. Caller holds `_lock`."""
+        refill = self._refill
+        if refill is None:
+            raise BackendError(f"the lexical index at {self.path} cannot be read ({why}) and this index has no way "
+                               "to rebuild it: reopen the store")
+        namespaces = sorted(set(self._files) | set(self._logged) | set(self._shards))
+        _log.warning("rebuilding the lexical index from the memories of its %d namespaces: %s", len(namespaces), why)
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._db = None
+        self._discard_database()
+        self._shards.clear()
+        self._files, self._logged, self._retry_at = {}, {}, {}
+        self._load(why)  # a new database, marked incomplete until the rebuild commits
+        self.rebuild(doc for ns in namespaces for doc in refill(ns))
 
     def logged(self, namespace: str) -> int:
         """Log rows of the namespace since its segment (what a load replays; for checks and tests)."""
