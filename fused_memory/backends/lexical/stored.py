@@ -142,6 +142,8 @@ class StoredBM25Index(BM25Index):
         self._closed = False
         self._created = False  # the last `load` created the database (a new index, or one written before)
         self._params: SegmentParams | None = None
+        #: namespace -> the log size at which a merge that failed is tried again (`_write`)
+        self._retry_at: dict[str, int] = {}
 
     def __repr__(self) -> str:
         return f"StoredBM25Index({str(self.path)!r}, {'open' if self._db is not None else 'closed'})"
@@ -407,8 +409,25 @@ class StoredBM25Index(BM25Index):
                 self._logged[ns] = self._logged.get(ns, 0) + len(entries)
             for ns in by_ns:
                 f = self._files.get(ns)
-                if self._logged[ns] > max(_Shard.MERGE_MIN, (f.docs if f else 0) // _Shard.MERGE_SHARE):
-                    self._merge(ns)
+                due = max(_Shard.MERGE_MIN, (f.docs if f else 0) // _Shard.MERGE_SHARE, self._retry_at.get(ns, 0))
+                if self._logged[ns] > due:
+                    self._merge_in_write(ns)
+
+    def _merge_in_write(self, ns: str) -> None:
+        """Merge for a write. A merge only makes later loads shorter: one that fails (a full disk,
+        a file that cannot be written) must not fail the write, whose rows are committed in the
+        log already. It is logged once, and tried again when the log has grown by another
+        `MERGE_MIN` rows, or on `close`."""
+        try:
+            self._merge(ns)
+        except (OSError, sqlite3.Error, SegmentError, BackendError) as exc:
+            if ns not in self._retry_at:
+                _log.warning("lexical index: namespace %.80r not merged (%s); its writes stay in the log, and the "
+                             "merge is tried again later", ns, exc)
+            self._retry_at[ns] = self._logged.get(ns, 0) + _Shard.MERGE_MIN
+        else:
+            if self._retry_at.pop(ns, None) is not None:
+                _log.info("lexical index: namespace %.80r merged after an earlier failure", ns)
 
     def clear(self, namespace: str | None = None) -> None:
         """Forget one namespace, or all of them, in the files too."""
