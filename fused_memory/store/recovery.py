@@ -208,6 +208,8 @@ def _why_scan(store: StoreParts, meta: dict[str, Any], state: Any) -> str | None
     if meta.get("layout") != JOURNALED_LAYOUT:
         return "it was written by an earlier version (or without its write journal)"
     if store.journal.created:
+        if store.journal.unreadable:
+            return f"its write journal could not be read ({store.journal.unreadable})"
         return "its write journal was missing"
     graph = store.graph
     if isinstance(graph, Reconcilable) and (not graph.persistent or graph.created):

@@ -91,7 +91,9 @@ class EmbeddedGraphStore:
                 self.created = not (Path(self.path) / "graph.sqlite3").exists()
                 self._db = sqlite3.connect(str(Path(self.path) / "graph.sqlite3"), check_same_thread=False)
                 self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.execute("PRAGMA synchronous=NORMAL")
+                # FULL: a write is on disk when it returns, before the store clears it from its
+                # write journal (`store.journal`): an OS crash cannot lose it unrepaired
+                self._db.execute("PRAGMA synchronous=FULL")
                 # a deleted name is overwritten in the file, not left in a free page (`gc`);
                 # Debian's SQLite defaults to this, other builds do not
                 self._db.execute("PRAGMA secure_delete=ON")

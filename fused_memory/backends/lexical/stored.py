@@ -9,26 +9,30 @@ Layout under `path` (the store's `lexical/` folder):
     <key>-<gen>.seg   a namespace's segment (`segment`): key a hash of the namespace, gen a counter
 
 Writes: `add` and `delete` tokenize, then append their rows to the log in one SQLite transaction
-(WAL, synchronous=NORMAL: committed when the call returns and durable against a crash of the
-process, as the graph's writes are), then hand the entries to the namespace's shard if it is
-loaded. When a namespace's log passes a share of the namespace (`_Shard.MERGE_MIN`,
-`MERGE_SHARE`), the writer merges: base and overlay become a new segment, written to a new file
+(WAL, synchronous=FULL: on disk when the call returns, before the store clears the write from its
+journal, so not even an OS crash or a power loss loses a write the journal no longer names), then
+hand the entries to the namespace's shard if it is loaded. When a namespace's log passes a share of
+the namespace (`_Shard.MERGE_MIN`, `MERGE_SHARE`), the writer merges: base and overlay become a new segment, written to a new file
 (fsync, rename), then one transaction points the manifest at it and deletes the log rows it
 folded in; the old file goes after. A crash at any point leaves the manifest on a complete file and
 the log holding every write since; a file no manifest row names is deleted on the next `load`.
 `close` merges every namespace whose log holds `MERGE_ON_CLOSE` rows or more, so a reopened
-namespace replays a short log.
+namespace replays a short log. A merge is an optimisation: one that fails (a full disk) is logged
+once and tried again later (`_merge_in_write`); the write that triggered it succeeds.
 
 Reads: `load` opens the database and compares each file's size with the manifest's (a stat per
-namespace, no data read). A namespace is loaded on its first use: its file mapped (the header read
-and checked), its log rows since replayed into the overlay. Nothing else is read until a query
-touches it.
+namespace, no postings read). A namespace is loaded on its first use: its file mapped and its
+checksums verified (the file read once: ~0.3 ms at 5k memories, ~2 ms at 50k, page cache warm),
+its log rows since replayed into the overlay.
 
 What is rebuilt from the payloads (by the store, `store.recovery`; logged there): everything when
 the folder is new (a store written before this index), when its meta records another format or
-other parameters or an unfinished rebuild, or when the database cannot be read; one namespace when
-its file is missing or truncated, or, found on its first use, damaged: then the index asks the
-store's `refill` for that namespace's documents. A namespace stays marked until its rebuild
+other parameters (type table included) or an unfinished rebuild, or when the database is damaged
+anywhere `load` reads it (`_damaged`: SQLite says corrupt or not a database; "locked" or "disk
+full" are errors, not damage); one namespace when its file is missing or truncated, or, found on
+its first use, damaged (a checksum, the header): then the index asks the store's `refill` for that
+namespace's documents. A database found damaged after `load` (the log's pages, read on a first
+use or a write) is discarded and every namespace refilled, logged once (`_start_over`). A namespace stays marked until its rebuild
 commits, so a crash during one is redone on the next open, never left empty.
 """
 
@@ -256,7 +260,9 @@ class StoredBM25Index(BM25Index):
         db = sqlite3.connect(str(self.path / DB_NAME), check_same_thread=False)
         try:
             db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
+            # FULL: a write's log rows are on disk when `add` returns, before the store clears the
+            # write from its journal (`store.journal`), so not even an OS crash loses them unrepaired
+            db.execute("PRAGMA synchronous=FULL")
             db.executescript(_SCHEMA)
             db.execute("SELECT count(*) FROM meta").fetchone()
         except sqlite3.DatabaseError:
