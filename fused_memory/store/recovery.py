@@ -17,6 +17,7 @@ What `open` reads (docs/decisions/0041-lexical-index-kept-on-disk.md):
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import threading
 from collections.abc import Iterator
@@ -159,7 +160,10 @@ def open_backends(store: StoreParts, want: dict[str, Any]) -> dict[str, Any]:
         meta = _reopen(store, meta, where, new=new)
     except BaseException:
         closers = [store.graph.close] if store.graph is not None else []
-        if isinstance(store.lexical, PersistedIndex):
+        if isinstance(store.lexical, StoredBM25Index):
+            # released, not merged: an open that failed must not rewrite postings on its way out
+            closers.append(functools.partial(store.lexical.close, merge=False))
+        elif isinstance(store.lexical, PersistedIndex):
             closers.append(store.lexical.close)
         if store.journal is not None:
             closers.append(store.journal.close)

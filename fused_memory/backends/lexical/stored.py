@@ -282,14 +282,15 @@ class StoredBM25Index(BM25Index):
                 with contextlib.suppress(OSError):
                     path.unlink()
 
-    def close(self) -> None:
+    def close(self, *, merge: bool = True) -> None:
         """Merge the namespaces with a long log (`MERGE_ON_CLOSE`), release the files. Idempotent;
-        a merge that fails is logged and left to the log, which still holds every write."""
+        a merge that fails is logged and left to the log, which still holds every write. Without
+        `merge` (a store whose open failed: nothing it holds is to be rewritten), only release."""
         with self._lock:
             if self._db is None:
                 self._closed = True
                 return
-            for ns in [ns for ns, n in self._logged.items() if n >= MERGE_ON_CLOSE]:
+            for ns in [ns for ns, n in self._logged.items() if merge and n >= MERGE_ON_CLOSE]:
                 try:
                     self._merge(ns)
                 except (OSError, sqlite3.Error, SegmentError, BackendError) as exc:
