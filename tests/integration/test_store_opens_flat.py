@@ -278,9 +278,8 @@ def test_a_failed_open_releases_the_lexical_index_without_merging(
     """An open that fails must leave the files as they were: `close` merges long logs, its error
     path must not."""
     from fused_memory.backends.lexical import stored as stored_module
-    from fused_memory.store import recovery
-
     from fused_memory.backends.lexical.bm25 import _Shard
+    from fused_memory.store import recovery
 
     monkeypatch.setattr(_Shard, "MERGE_MIN", 1024)  # the 300 rows below stay in the log
     monkeypatch.setattr(stored_module, "MERGE_ON_CLOSE", 10**9)

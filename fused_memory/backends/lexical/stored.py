@@ -12,13 +12,14 @@ Writes: `add` and `delete` tokenize, then append their rows to the log in one SQ
 (WAL, synchronous=FULL: on disk when the call returns, before the store clears the write from its
 journal, so not even an OS crash or a power loss loses a write the journal no longer names), then
 hand the entries to the namespace's shard if it is loaded. When a namespace's log passes a share of
-the namespace (`_Shard.MERGE_MIN`, `MERGE_SHARE`), the writer merges: base and overlay become a new segment, written to a new file
-(fsync, rename), then one transaction points the manifest at it and deletes the log rows it
-folded in; the old file goes after. A crash at any point leaves the manifest on a complete file and
-the log holding every write since; a file no manifest row names is deleted on the next `load`.
-`close` merges every namespace whose log holds `MERGE_ON_CLOSE` rows or more, so a reopened
-namespace replays a short log. A merge is an optimisation: one that fails (a full disk) is logged
-once and tried again later (`_merge_in_write`); the write that triggered it succeeds.
+the namespace (`_Shard.MERGE_MIN`, `MERGE_SHARE`), the writer merges: base and overlay become a new
+segment, written to a new file (fsync, rename), then one transaction points the manifest at it and
+deletes the log rows it folded in; the old file goes after. A crash at any point leaves the
+manifest on a complete file and the log holding every write since; a file no manifest row names is
+deleted on the next `load`. `close` merges every namespace whose log holds `MERGE_ON_CLOSE` rows or
+more, so a reopened namespace replays a short log. A merge is an optimisation: one that fails (a
+full disk) is logged once and tried again later (`_merge_in_write`); the write that triggered it
+succeeds.
 
 Reads: `load` opens the database and compares each file's size with the manifest's (a stat per
 namespace, no postings read). A namespace is loaded on its first use: its file mapped and its
@@ -31,9 +32,10 @@ other parameters (type table included) or an unfinished rebuild, or when the dat
 anywhere `load` reads it (`_damaged`: SQLite says corrupt or not a database; "locked" or "disk
 full" are errors, not damage); one namespace when its file is missing or truncated, or, found on
 its first use, damaged (a checksum, the header): then the index asks the store's `refill` for that
-namespace's documents. A database found damaged after `load` (the log's pages, read on a first
-use or a write) is discarded and every namespace refilled, logged once (`_start_over`). A namespace stays marked until its rebuild
-commits, so a crash during one is redone on the next open, never left empty.
+namespace's documents. A database found damaged after `load` (the log's pages, read on a first use
+or a write) is discarded and every namespace refilled, logged once (`_start_over`). A namespace
+stays marked until its rebuild commits, so a crash during one is redone on the next open, never
+left empty.
 """
 
 from __future__ import annotations
