@@ -9,14 +9,22 @@ while the lexical index was rebuilt on every open anyway). With the lexical inde
 only those are read back and made to agree (`recovery.repair`).
 
 A write is journaled before the vectors are touched (`begin`: one committed SQLite transaction in
-WAL mode, synchronous=NORMAL, durable against a crash of the process as the graph's writes are)
-and cleared once every index has it (`end`). A write that fails and is rolled back keeps its
-entry: the next open compares those memories again, which is harmless when they agree. An OS
-crash or power loss may lose the last transactions of any of the files (no fsync per write).
+WAL mode, synchronous=FULL: the write-ahead log is fsync'd before `begin` returns) and cleared once
+every index has it (`end`). The order is what survives a power loss or an OS crash: the intent is
+on disk before the vectors change, and the lexical log and the graph commit with
+synchronous=FULL too, so an entry is cleared only after both hold the write durably. `end` itself
+is not fsync'd (it is made durable by the next `begin`'s fsync): losing it costs only a comparison
+on the next open. A write that fails and is rolled back keeps its entry: the next open compares
+those memories again, which is harmless when they agree.
+
+A journal that cannot be read (not a database, damaged) is moved aside (`<name>.unreadable`) and
+a new one started, as if it were missing (`created`, `unreadable` says why): the store then
+compares every memory on that open, as for a missing journal, rather than refusing to open.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Iterable
@@ -35,6 +43,13 @@ CREATE INDEX IF NOT EXISTS intent_by_ticket ON intent(ticket);
 """
 
 
+def _damaged(exc: sqlite3.Error) -> bool:
+    """Whether `exc` says the file is not a database or is damaged (SQLITE_CORRUPT, SQLITE_NOTADB),
+    not that it is locked or the disk is full (on Python 3.10: a `DatabaseError` proper)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code & 0xFF in (11, 26) if code is not None else type(exc) is sqlite3.DatabaseError
+
+
 class WriteJournal:
     """The journal in one SQLite file (module docstring). The constructor does no I/O; `open`
     creates the file and says whether it did (`created`: a store written before the journal, or
@@ -43,6 +58,8 @@ class WriteJournal:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.created = False
+        #: Why the last `open` found the file unreadable and moved it aside (None: it did not).
+        self.unreadable: str | None = None
         self._db: sqlite3.Connection | None = None
         self._lock = threading.Lock()
         self._ticket = 0
@@ -55,16 +72,40 @@ class WriteJournal:
             if self._db is not None:
                 return
             self.created = not self.path.exists()
+            self.unreadable = None
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                db = sqlite3.connect(str(self.path), check_same_thread=False)
-                db.execute("PRAGMA journal_mode=WAL")
-                db.execute("PRAGMA synchronous=NORMAL")
-                db.executescript(_SCHEMA)
-                (last,) = db.execute("SELECT coalesce(max(ticket), 0) FROM intent").fetchone()
+                try:
+                    db, last = self._connect()
+                except sqlite3.DatabaseError as exc:
+                    if not _damaged(exc):
+                        raise
+                    self._move_aside()
+                    self.created, self.unreadable = True, f"{exc}; moved aside to {self.path.name}.unreadable"
+                    db, last = self._connect()
             except (OSError, sqlite3.Error) as exc:
                 raise BackendError(f"cannot open the write journal at {self.path}: {exc}") from exc
             self._db, self._ticket = db, int(last)
+
+    def _connect(self) -> tuple[sqlite3.Connection, int]:
+        db = sqlite3.connect(str(self.path), check_same_thread=False)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")  # `begin` is durable when it returns (module docstring)
+            db.executescript(_SCHEMA)
+            (last,) = db.execute("SELECT coalesce(max(ticket), 0) FROM intent").fetchone()
+        except BaseException:
+            db.close()
+            raise
+        return db, int(last)
+
+    def _move_aside(self) -> None:
+        """Keep the unreadable file (and its write-ahead log, which must not be applied to the new
+        one) under another name, for whoever wants to look at it."""
+        for suffix in ("", "-wal", "-shm"):
+            src = self.path.with_name(f"{self.path.name}{suffix}")
+            if src.exists():
+                os.replace(src, self.path.with_name(f"{self.path.name}.unreadable{suffix}"))
 
     def close(self) -> None:
         with self._lock:
@@ -96,8 +137,12 @@ class WriteJournal:
         with self._lock:
             db = self._require()
             try:
-                with db:
-                    db.execute("DELETE FROM intent WHERE ticket = ?", (ticket,))
+                db.execute("PRAGMA synchronous=NORMAL")  # not fsync'd: the next `begin` is (module docstring)
+                try:
+                    with db:
+                        db.execute("DELETE FROM intent WHERE ticket = ?", (ticket,))
+                finally:
+                    db.execute("PRAGMA synchronous=FULL")
             except sqlite3.Error as exc:
                 raise BackendError(f"cannot write the write journal at {self.path}: {exc}") from exc
 

@@ -17,6 +17,7 @@ What `open` reads (docs/decisions/0041-lexical-index-kept-on-disk.md):
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import threading
 from collections.abc import Iterator
@@ -159,7 +160,10 @@ def open_backends(store: StoreParts, want: dict[str, Any]) -> dict[str, Any]:
         meta = _reopen(store, meta, where, new=new)
     except BaseException:
         closers = [store.graph.close] if store.graph is not None else []
-        if isinstance(store.lexical, PersistedIndex):
+        if isinstance(store.lexical, StoredBM25Index):
+            # released, not merged: an open that failed must not rewrite postings on its way out
+            closers.append(functools.partial(store.lexical.close, merge=False))
+        elif isinstance(store.lexical, PersistedIndex):
             closers.append(store.lexical.close)
         if store.journal is not None:
             closers.append(store.journal.close)
@@ -208,6 +212,8 @@ def _why_scan(store: StoreParts, meta: dict[str, Any], state: Any) -> str | None
     if meta.get("layout") != JOURNALED_LAYOUT:
         return "it was written by an earlier version (or without its write journal)"
     if store.journal.created:
+        if store.journal.unreadable:
+            return f"its write journal could not be read ({store.journal.unreadable})"
         return "its write journal was missing"
     graph = store.graph
     if isinstance(graph, Reconcilable) and (not graph.persistent or graph.created):

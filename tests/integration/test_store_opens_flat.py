@@ -213,3 +213,91 @@ def test_a_store_written_before_the_files_rebuilds_once_then_opens_flat(
         assert _answers(again) == before
     finally:
         again.close()
+
+
+def _damage_pages(path: Path, pages: list[int]) -> None:
+    data = bytearray(path.read_bytes())
+    size = int.from_bytes(data[16:18], "big")
+    for page in pages:  # 1-based, as SQLite numbers them
+        data[(page - 1) * size:page * size] = b"\xab" * size
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("what", ["lexical database past page 1", "journal garbage"])
+def test_an_unreadable_database_is_set_aside_and_the_store_opens_logged_once(
+        written: Path, what: str, caplog: pytest.LogCaptureFixture) -> None:
+    """A lexical database damaged past its first page, or a journal that is not a database, made
+    the store unopenable (sqlite3.DatabaseError, BackendError). Either is one line, then a scan."""
+    reference = _open(written)
+    try:
+        before = _answers(reference)
+    finally:
+        reference.close()
+    if what == "journal garbage":
+        (written / JOURNAL_NAME).write_bytes(b"this is not a database" * 300)
+    else:
+        with sqlite3.connect(written / "lexical" / DB_NAME) as db:  # all but the schema's and the meta's pages
+            pages = [p for (p,) in db.execute("SELECT pageno FROM dbstat WHERE name NOT IN ('sqlite_schema', 'meta')")]
+        _damage_pages(written / "lexical" / DB_NAME, pages)
+    caplog.set_level(logging.WARNING)
+    store = _open(written)
+    try:
+        lines = [r.getMessage() for r in caplog.records if r.name in (RECOVERY, STORED)]
+        assert len(lines) == 1 and "reading every memory" in lines[0], lines
+        assert ("write journal could not be read" in lines[0]) == (what == "journal garbage"), lines
+        assert _answers(store) == before
+        _ranks_as_its_payloads(store)
+    finally:
+        store.close()
+    if what == "journal garbage":
+        assert (written / f"{JOURNAL_NAME}.unreadable").read_bytes().startswith(b"this is not")
+    caplog.clear()
+    again = _open(written)  # set right: the next open is flat and quiet
+    try:
+        assert not [r for r in caplog.records if r.name in (RECOVERY, STORED)]
+        assert _answers(again) == before
+    finally:
+        again.close()
+
+
+def test_the_journal_lexical_log_and_graph_commit_durably(written: Path) -> None:
+    """The order that survives a power loss: the journal's intent is fsync'd before the vectors are
+    written, and the lexical log and the graph before the journal entry is cleared (FULL)."""
+    store = _open(written)
+    try:
+        store.add([_memory(random.Random(3), "durable", "alice")])
+        assert store.journal is not None and store.graph is not None
+        for db in (store.journal._require(), store.lexical._require(), store.graph._db):  # type: ignore[attr-defined]
+            assert db.execute("PRAGMA synchronous").fetchone() == (2,)  # FULL
+    finally:
+        store.close()
+
+
+def test_a_failed_open_releases_the_lexical_index_without_merging(
+        written: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An open that fails must leave the files as they were: `close` merges long logs, its error
+    path must not."""
+    from fused_memory.backends.lexical import stored as stored_module
+    from fused_memory.backends.lexical.bm25 import _Shard
+    from fused_memory.store import recovery
+
+    monkeypatch.setattr(_Shard, "MERGE_MIN", 1024)  # the 300 rows below stay in the log
+    monkeypatch.setattr(stored_module, "MERGE_ON_CLOSE", 10**9)
+    store = _open(written)
+    try:
+        store.add([_memory(random.Random(4), f"long{i}", "alice") for i in range(300)])  # < MERGE_MIN
+    finally:
+        store.close()
+    monkeypatch.setattr(stored_module, "MERGE_ON_CLOSE", 256)
+    files = sorted(p.name for p in (written / "lexical").glob("*.seg"))
+
+    def broken(*args: object) -> None:
+        raise RuntimeError("open failed")
+
+    monkeypatch.setattr(recovery, "_why_scan", broken)
+    with pytest.raises(RuntimeError, match="open failed"):
+        _open(written)
+    assert sorted(p.name for p in (written / "lexical").glob("*.seg")) == files
+    with sqlite3.connect(written / "lexical" / DB_NAME) as db:
+        (rows,) = db.execute("SELECT count(*) FROM log WHERE ns = 'alice'").fetchone()
+    assert rows >= 300

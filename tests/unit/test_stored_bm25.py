@@ -299,3 +299,167 @@ def test_a_closed_index_refuses_and_a_new_one_starts_empty(tmp_path: Path) -> No
     again = _opened(tmp_path / "lex")
     assert [m for m, _ in again.search("alice", "hello", 3)] == ["a"]
     again.close()
+
+
+def _refill_from(live: dict[tuple[str, str], LexicalDoc], asked: list[str]) -> object:
+    def refill(namespace: str) -> list[LexicalDoc]:
+        asked.append(namespace)
+        return [d for (ns, _), d in live.items() if ns == namespace]
+    return refill
+
+
+def _damage_section(path: Path, section: str) -> None:
+    """Change bytes of one array in place: the file keeps its size and its header."""
+    from fused_memory.backends.lexical.segment import MAGIC
+
+    data = bytearray(path.read_bytes())
+    n = int.from_bytes(data[len(MAGIC):len(MAGIC) + 8], "little")
+    header = json.loads(data[len(MAGIC) + 8:len(MAGIC) + 8 + n])
+    offset, dtype, count = header["sections"][section][:3]
+    start = header["data"] + offset
+    width = int(dtype[-1])
+    assert count > 3
+    data[start:start + 3 * width] = bytes(reversed(data[start:start + 3 * width])) if section == "post_doc" \
+        else b"\x07" * (3 * width)
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("section", ["post_tf", "post_doc", "doc_len", "type_code"])
+def test_a_file_damaged_in_place_fails_its_checksum_and_is_refilled(
+        tmp_path: Path, small_merges: None, section: str, caplog: pytest.LogCaptureFixture) -> None:
+    """Same size, header intact, bytes of one array changed: served, it gave wrong rankings or an
+    IndexError. Its checksum fails when the namespace is first mapped, and it is rebuilt."""
+    folder, live = _one_namespace(tmp_path, small_merges)
+    _damage_section(_file_of(folder, "bob"), section)
+    index = StoredBM25Index(folder)
+    assert index.load() == IndexState()  # open reads no postings: found on first use
+    asked: list[str] = []
+    index.set_refill(_refill_from(live, asked))  # type: ignore[arg-type]
+    with caplog.at_level(logging.WARNING, logger=stored_module.__name__):
+        _same_rankings(index, live, random.Random(6))
+    assert asked == ["bob"]
+    assert caplog.text.count(f"its {section} array fails its checksum") == 1
+    index.close()
+
+
+def test_a_changed_type_table_rebuilds_the_files(tmp_path: Path, small_merges: None,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """`type_code` numbers the memory types in the enum's order: under another order (a type added
+    or moved) the stored codes would name other types, so the files are not this index's."""
+    from fused_memory.backends.lexical.segment import SegmentError, load_segment
+
+    folder, _live = _one_namespace(tmp_path, small_merges)
+    written = StoredBM25Index(folder).params
+    monkeypatch.setattr(stored_module, "TYPE_OF", (None, *reversed(stored_module.TYPE_OF[1:])))
+    index = StoredBM25Index(folder)
+    assert index.params.types != written.types and index.params.types[0] == written.types[-1]
+    with pytest.raises(SegmentError, match="written with"):
+        load_segment(_file_of(folder, "alice"), "alice", index.params)
+    state = index.load()
+    assert state.whole is not None and "types" in state.whole
+    index.close()
+
+
+def _damage_pages(path: Path, pages: list[int]) -> None:
+    data = bytearray(path.read_bytes())
+    size = int.from_bytes(data[16:18], "big")
+    for page in pages:  # 1-based, as SQLite numbers them
+        data[(page - 1) * size:page * size] = b"\xab" * size
+    path.write_bytes(bytes(data))
+
+
+def test_a_database_damaged_past_its_first_page_is_discarded_and_rebuilt_whole(
+        tmp_path: Path, small_merges: None) -> None:
+    """The schema and the meta read; the manifest's and the log's pages do not: `load` raised
+    sqlite3.DatabaseError and the store did not open. The database cannot be trusted: the whole index is rebuilt."""
+    folder, live = _one_namespace(tmp_path, small_merges)
+    index = StoredBM25Index(folder)
+    index.load()
+    index.add([_doc(random.Random(9), f"late{i}", "alice") for i in range(10)])  # rows in the log
+    index.close()
+    with sqlite3.connect(folder / DB_NAME) as db:  # every page but the schema's and the meta's
+        pages = [p for (p,) in db.execute("SELECT pageno FROM dbstat WHERE name NOT IN ('sqlite_schema', 'meta')")]
+    _damage_pages(folder / DB_NAME, pages)
+    index = StoredBM25Index(folder)
+    state = index.load()
+    assert state.whole is not None and "cannot be read" in state.whole
+    index.rebuild(list(live.values()))
+    _same_rankings(index, live, random.Random(7))
+    index.close()
+    again = StoredBM25Index(folder)
+    assert again.load() == IndexState()
+    again.close()
+
+
+def test_a_damaged_log_found_on_first_use_rebuilds_the_index_not_a_crash(
+        tmp_path: Path, small_merges: None, caplog: pytest.LogCaptureFixture) -> None:
+    """`load` reads the log's index only; the log's own pages are read when a namespace is first
+    used. Damaged there, the database is discarded and every namespace refilled, logged once."""
+    folder, live = _one_namespace(tmp_path, small_merges)
+    index = StoredBM25Index(folder)
+    index.load()
+    late = [_doc(random.Random(9), f"late{i}", ns) for ns in NAMESPACES for i in range(5)]
+    index.add(late)
+    live.update({(d.namespace, d.memory_id): d for d in late})
+    index.close()
+    with sqlite3.connect(folder / DB_NAME) as db:
+        log_pages = [p for (p,) in db.execute("SELECT pageno FROM dbstat WHERE name = 'log'")]
+    _damage_pages(folder / DB_NAME, log_pages)
+    index = StoredBM25Index(folder)
+    assert index.load() == IndexState()
+    asked: list[str] = []
+    index.set_refill(_refill_from(live, asked))  # type: ignore[arg-type]
+    with caplog.at_level(logging.WARNING, logger=stored_module.__name__):
+        _same_rankings(index, live, random.Random(8))
+    assert sorted(asked) == sorted(NAMESPACES)
+    assert len([r for r in caplog.records if r.name == stored_module.__name__]) == 1, caplog.text
+    index.close()
+    again = StoredBM25Index(folder)
+    assert again.load() == IndexState()
+    _same_rankings(again, live, random.Random(8))
+    again.close()
+
+
+def test_a_failing_merge_does_not_fail_the_write(tmp_path: Path, small_merges: None,
+                                                 monkeypatch: pytest.MonkeyPatch,
+                                                 caplog: pytest.LogCaptureFixture) -> None:
+    """A merge only shortens later loads. The disk full while it writes the file (a fault injected
+    in the segment writer): every write still succeeds and is kept in the log, the failure is
+    logged once, and the merge is done at a later write once the disk has room again."""
+    rng = random.Random(10)
+    live: dict[tuple[str, str], LexicalDoc] = {}
+    index = _opened(tmp_path / "lex")
+    real = stored_module.write_segment
+
+    def full(*args: object, **kwargs: object) -> int:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(stored_module, "write_segment", full)
+    with caplog.at_level(logging.WARNING, logger=stored_module.__name__):
+        for step in range(8):  # past the merge point, and past the retry point, of 'alice'
+            batch = [_doc(rng, f"m{step}-{j}", "alice") for j in range(20)]
+            index.add(batch)
+            live.update({(d.namespace, d.memory_id): d for d in batch})
+        index.delete("alice", ["m0-0"])
+        live.pop(("alice", "m0-0"))
+    assert caplog.text.count("not merged") == 1, caplog.text
+    assert index.logged("alice") == 161 and not list((tmp_path / "lex").glob("*.seg"))
+    _same_rankings(index, live, rng)
+    monkeypatch.setattr(stored_module, "write_segment", real)
+    batch = [_doc(rng, f"n{j}", "alice") for j in range(30)]  # room again: this write merges
+    index.add(batch)
+    live.update({(d.namespace, d.memory_id): d for d in batch})
+    assert index.logged("alice") == 0 and list((tmp_path / "lex").glob("*.seg"))
+    _same_rankings(index, live, rng)
+    index.close()
+    again = _opened(tmp_path / "lex")
+    _same_rankings(again, live, rng)
+    again.close()
+
+
+def test_the_log_commits_with_synchronous_full(tmp_path: Path) -> None:
+    """Durable before the store clears the write from its journal, even against an OS crash."""
+    index = _opened(tmp_path / "lex")
+    index.add([LexicalDoc("a", "alice", "hello world", None, None)])
+    assert index._require().execute("PRAGMA synchronous").fetchone() == (2,)  # FULL
+    index.close()

@@ -67,6 +67,9 @@ class EmbeddedGraphStore:
         self._lock = threading.RLock()
         self._db: sqlite3.Connection | None = None
         self._spaces: dict[str, NamespaceGraph] = {}
+        #: Namespaces a read found the file holds nothing of: later reads skip the SELECTs (this
+        #: process is the file's one writer; forgotten whenever `_spaces` is, and by a write).
+        self._absent: set[str] = set()
         self._ops: list[tuple[str, tuple[Any, ...]]] = []
         self._checkpoint = False  # a collected name is in the write-ahead log too: empty it after the commit
         self._asserted_table = False  # whether the file has the table of names given to add_alias
@@ -91,7 +94,9 @@ class EmbeddedGraphStore:
                 self.created = not (Path(self.path) / "graph.sqlite3").exists()
                 self._db = sqlite3.connect(str(Path(self.path) / "graph.sqlite3"), check_same_thread=False)
                 self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.execute("PRAGMA synchronous=NORMAL")
+                # FULL: a write is on disk when it returns, before the store clears it from its
+                # write journal (`store.journal`): an OS crash cannot lose it unrepaired
+                self._db.execute("PRAGMA synchronous=FULL")
                 # a deleted name is overwritten in the file, not left in a free page (`gc`);
                 # Debian's SQLite defaults to this, other builds do not
                 self._db.execute("PRAGMA secure_delete=ON")
@@ -106,7 +111,7 @@ class EmbeddedGraphStore:
                 _log.warning("embedded graph opened without its 'asserted' table: %s", exc)
                 self._asserted_table = not legacy
             self._legacy = legacy
-        self._spaces.clear()
+        self._forget()
         self._opened = True
         if self._db is not None and self._legacy:
             # The legacy rule applies on the first open since the `asserted` table only: a namespace
@@ -114,15 +119,20 @@ class EmbeddedGraphStore:
             # collected here, once (later opens load none), and then let go.
             for namespace in self._namespaces():
                 self._load(namespace)
-            self._spaces.clear()
+            self._forget()
 
     def close(self) -> None:
         with self._lock:
             if self._db is not None:
                 self._db.close()
                 self._db = None
-            self._spaces.clear()
+            self._forget()
             self._opened, self._closed = False, True
+
+    def _forget(self) -> None:
+        """Drop what memory holds of the file (reloaded on next use)."""
+        self._spaces.clear()
+        self._absent.clear()
 
     def _load(self, namespace: str) -> NamespaceGraph | None:
         """Rebuild one namespace from the tables: entities, then memories in link order (which
@@ -194,8 +204,14 @@ class EmbeddedGraphStore:
         self._ensure_open()
         check_namespace(namespace)
         if write:
+            self._absent.discard(namespace)
             return self._space(namespace)
-        return self._spaces.get(namespace) or self._load(namespace) or NamespaceGraph(namespace)
+        sp = self._spaces.get(namespace)
+        if sp is None and namespace not in self._absent:
+            sp = self._load(namespace)
+            if sp is None and self._db is not None:
+                self._absent.add(namespace)
+        return sp or NamespaceGraph(namespace)
 
     def _commit(self) -> None:
         ops, self._ops = self._ops, []
@@ -207,7 +223,7 @@ class EmbeddedGraphStore:
                 for sql, group in groupby(ops, key=lambda o: o[0]):
                     self._db.executemany(sql, [p for _, p in group])
         except sqlite3.Error as exc:
-            self._spaces.clear()  # memory may hold the failed batch: go back to what is on disk
+            self._forget()  # memory may hold the failed batch: go back to what is on disk
             raise BackendError(f"embedded graph write failed: {exc}") from exc
         if checkpoint:  # best effort: a reader holding an old snapshot keeps the log until it is done
             try:
@@ -223,7 +239,7 @@ class EmbeddedGraphStore:
             except BaseException:
                 self._ops.clear()
                 if self._db is not None:
-                    self._spaces.clear()  # reloaded from the file on next use
+                    self._forget()  # reloaded from the file on next use
                 raise
             self._commit()
             return result

@@ -232,7 +232,7 @@ class _Shard:
         """The term's base postings as a column, with the overlay's positions as `recent`."""
         b = self.base_term(term)
         positions, tfs = self.base.posting(b[0]) if b is not None else (np.zeros(0, np.int32), np.zeros(0))
-        return TermColumn(positions, tfs, self.o_post.get(term, ()), self.dead.get(term, 0))
+        return TermColumn(positions, tfs, self.o_post.get(term, ()))
 
     # ------------------------------------------------------------ applying writes
     def apply_pending(self) -> None:

@@ -51,20 +51,14 @@ def type_mask(type_code: np.ndarray, types: Collection[MemoryType | None]) -> np
 
 class TermColumn:
     """One term's documents in the base (positions, ascending) and its frequency in each, plus the
-    positions written since (`recent`) and how many base documents holding it were deleted since
-    (`stale`)."""
+    positions written since (`recent`). Entries of documents deleted since stay in the arrays
+    (module docstring): the scorer skips them by their slot's length, 0."""
 
-    __slots__ = ("positions", "tfs", "recent", "stale")
+    __slots__ = ("positions", "tfs", "recent")
 
-    def __init__(self, positions: np.ndarray, tfs: np.ndarray, recent: Sequence[int] = (), stale: int = 0) -> None:
+    def __init__(self, positions: np.ndarray, tfs: np.ndarray, recent: Sequence[int] = ()) -> None:
         self.positions, self.tfs = positions, tfs
         self.recent = list(recent)
-        self.stale = stale
-
-    def exact(self) -> bool:
-        """Whether the arrays are the term's postings as they are now (no write since the base
-        touched the term), so `gather_tf` may read every frequency off them."""
-        return not self.recent and not self.stale
 
 
 def gather_tf(positions: np.ndarray, tfs: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
