@@ -340,9 +340,12 @@ def plot_scale(results: Mapping[str, Mapping[str, Any]], path: str) -> str:
             if pts:
                 lat.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", color=f"C{i}",
                          label=f"{s} {key[:3]}", linewidth=2.5 if s in ("ensemble", "dense") else 1.0)
+    spread = sorted({int(results[n].get("namespaces", 1)) for n in sizes})
+    where = (f"memories in the store ({'/'.join(map(str, spread))} namespaces: latencies in one of them, "
+             "which holds n / that)" if spread != [1] else "memories in the store (one namespace)")
     lat.set_xscale("log")
     lat.set_yscale("log")
-    lat.set_xlabel("memories in the store")
+    lat.set_xlabel(where, fontsize=8)
     lat.set_ylabel("latency, ms (query embedding included)")
     lat.set_title("latency vs n")
     lat.grid(alpha=0.3, which="both")
