@@ -189,6 +189,8 @@ def format_scale(results: Mapping[str, Mapping[str, Any]]) -> str:
         row("first query, new namespace ms", lambda r: r["first_query_new_namespace_ms"]),
         row("  its plan ms", lambda r: r["first_query_new_namespace_plan_ms"]),
         row("open + first query s", lambda r: r["open_plus_first_query_s"]),
+        row("RSS MB before open (interpreter, models)", lambda r: r["rss_before_open_mb"]),
+        row("RSS MB after open", lambda r: r["rss_after_open_mb"]),
         row("RSS MB (after the queries)", lambda r: r["rss_mb"]),
         row("RSS over the models MB", lambda r: r["rss_over_models_mb"]),
         row("RSS KB / memory (over the models)", lambda r: r["kb_per_memory"]),

@@ -35,6 +35,7 @@ What is measured, and why this way:
   latencies (`bench._latencies`: each plan against dense alone on the same queries).
 * `rss_mb`: the measuring process after the queries; `rss_over_models_mb`: that minus its RSS
   before the open (interpreter, imports, the embedder); `kb_per_memory`: the latter per memory.
+  `rss_after_open_mb`, taken right after the open, tells what the open holds from what queries add.
 * `disk_mb`: the store directory's allocated blocks (`du`), `disk_kb_per_memory` per memory.
 * `--namespaces K` spreads memory i to namespace i mod K (`bench`, `bench-1`, ...), a store of K
   users; latencies are measured in `bench`, which holds n / K of them (`queried_namespace_n`).
@@ -275,6 +276,8 @@ def _measure(task: _Measure) -> dict[str, Any]:
     store = MemoryStore.embedded(task.path, embedder=emb, ner=task.spec.ner, show_progress=False,
                                  lexical=task.lexical)
     open_ms, _ = _ms(store.open)
+    gc.collect()
+    rss_open = rss_mb()  # what the open itself holds, apart from what the queries add
     ens = EnsembleMemory(store)
     try:
         with store:
@@ -301,7 +304,8 @@ def _measure(task: _Measure) -> dict[str, Any]:
             "first_query_new_namespace_ms": _r(new_ms) if new_ms is not None else None,
             "first_query_new_namespace_plan_ms": _r(new_plan) if new_plan is not None else None,
             "open_plus_first_query_s": _r(open_ms / 1000 + first_ms / 1000, 3),
-            "rss_mb": _r(rss_after, 1), "rss_before_open_mb": _r(rss_before, 1), "rss_over_models_mb": _r(over, 1),
+            "rss_mb": _r(rss_after, 1), "rss_before_open_mb": _r(rss_before, 1),
+            "rss_after_open_mb": _r(rss_open, 1), "rss_over_models_mb": _r(over, 1),
             "kb_per_memory": _r(over * 1024 / task.n, 2), "lat": lat, "lexical_index": lexical_index}
 
 

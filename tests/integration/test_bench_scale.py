@@ -19,7 +19,7 @@ from fused_memory.embeddings import HashingEmbedder
 from fused_memory.errors import ConfigurationError
 from fused_memory.evaluation.scale import SCALE_ONLY_NOTE, PrecomputedEmbedder, ScaleSpec, load_vectors
 
-SCALE_FIELDS = ("build_s", "open_s", "first_query_ms", "first_query_new_namespace_ms", "rss_mb",
+SCALE_FIELDS = ("build_s", "open_s", "first_query_ms", "first_query_new_namespace_ms", "rss_mb", "rss_after_open_mb",
                 "rss_over_models_mb", "kb_per_memory", "disk_mb", "disk_kb_per_memory", "open_plus_first_query_s")
 
 
@@ -130,14 +130,15 @@ def test_scale_spec_refuses_what_it_cannot_build() -> None:
 
 @pytest.mark.slow
 def test_vectors_mode_end_to_end_with_the_default_embedder(tmp_path: Path) -> None:
-    """--write-vectors then --vectors: documents from the file, queries through the real model,
-    and the output does not call the rankings meaningless."""
+    """--write-vectors then --vectors (with --ner): documents from the file, queries through the
+    real model, and the output does not call the rankings meaningless."""
     vec = tmp_path / "v.npy"
     _run("bench", "--n", "200", "--write-vectors", str(vec), "--quiet")
     out = tmp_path / "r.json"
-    proc = _run("bench", "--n", "200", "--vectors", str(vec), "--queries", "8", "--json", str(out))
+    proc = _run("bench", "--n", "200", "--vectors", str(vec), "--ner", "--queries", "8", "--json", str(out))
     assert SCALE_ONLY_NOTE not in proc.stdout
     r = json.loads(out.read_text())["200"]
     assert r["scale_only"] is False and r["embedder"] == "vectors" and r["embedder_load_s"] > 0
+    assert r["ner"] is True  # asked for: spaCy ran at ingest
     assert r["first_query_new_namespace_ms"] is None  # one namespace: no other one to start
     assert r["open_s"] > 0 and r["rss_mb"] > 0 and r["p50_ms"]["ensemble"] > 0
