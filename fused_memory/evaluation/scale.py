@@ -57,7 +57,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, FusedMemoryError
 from .bench import _clear_query_cache, _latencies, _ms, _r, cpu_model, rss_mb
 from .runner import Progress, quiet_progress
 from .synth import SYNTH_NOW, SynthQuery, synth_memories, synth_queries
@@ -310,10 +310,18 @@ def _measure(task: _Measure) -> dict[str, Any]:
 
 
 def _in_new_process(task: _Measure) -> dict[str, Any]:
-    """`_measure(task)` in a spawned process (a fork would inherit the parent's heap and RSS)."""
-    ctx = multiprocessing.get_context("spawn")
-    with ctx.Pool(1) as pool:
-        result: dict[str, Any] = pool.apply(_measure, (task,))
+    """`_measure(task)` in a spawned process (a fork would inherit the parent's heap and RSS). A
+    process pool, not `multiprocessing.Pool`: a child killed (by the OOM killer at 1M, say) is an
+    error here, where Pool would wait for its result forever."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        try:
+            result: dict[str, Any] = pool.submit(_measure, task).result()
+        except BrokenProcessPool:
+            raise FusedMemoryError(f"the measuring process for {task.path} died (out of memory?); "
+                                     "nothing was measured") from None
     return result
 
 
