@@ -24,7 +24,9 @@ What is measured, and why this way:
 * `build_s`: `MemoryStore.add` of every memory in order (the store's own batching: 256 a chunk, an
   HNSW segment built every 20k points), plus the first read of each namespace's BM25 buffer.
   `synth_s`, the corpus's generation, is apart. `build_peak_rss_mb` is the building process's peak
-  so far (sizes run smallest first, so it is this size's).
+  so far (sizes run smallest first, so it is this size's). A kept store (`--store`) reused by a
+  later run reports the numbers its build recorded (`bench-build.json`, with `built_at`), with
+  `ingest_reused` true.
 * Everything else is measured in a *new process* (multiprocessing, spawn) that opens the kept store
   as the MCP server or the CLI would: the building process holds the corpus and its allocator's
   arenas, which would count in RSS and would have warmed every cache the open needs.
@@ -44,6 +46,7 @@ What is measured, and why this way:
 from __future__ import annotations
 
 import gc
+import json
 import multiprocessing
 import os
 import resource
@@ -73,6 +76,8 @@ _NS = "bench"
 _EMBEDDERS = ("hashing", "vectors")
 #: Memories handed to one `add` call: the store cuts it in its own chunks; this only paces progress.
 _ADD_BATCH = 10_000
+#: Written beside a kept store once its build completed: the build's numbers and what it holds.
+_MARKER = "bench-build.json"
 #: Cosine under which a row of a vectors file is not the embedding of its memory. The int8 model
 #: reproduces its own vectors to ~1e-6; another seed's memory scores well under 0.9.
 _ALIGNED_COSINE = 0.98
@@ -258,6 +263,7 @@ class _Measure:
     spec: ScaleSpec
     lexical: str | None
     queries: tuple[SynthQuery, ...]
+    expected: dict[str, int]
     new_namespace_query: SynthQuery | None = None
     new_namespace: str | None = None
 
@@ -296,6 +302,9 @@ def _measure(task: _Measure) -> dict[str, Any]:
             gc.collect()
             rss_after = rss_mb()
             lexical_index = store.config.lexical
+            held = {ns: store.count(ns) for ns in store.namespaces()}  # last: counting warms nothing timed
+            if held != task.expected:
+                raise ConfigurationError(_other_store(task.path, held, task.expected))
     finally:
         ens.close()
     over = rss_after - rss_before
@@ -330,6 +339,51 @@ def _peak_rss_mb() -> float:
     return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
 
 
+def _build(store: Any, memories: Sequence[Any], names: Sequence[str], progress: Progress) -> dict[str, Any]:
+    """Add every memory to the open, empty `store`, fold each namespace's BM25 buffer in; the build's numbers."""
+    n = len(memories)
+    t0 = time.perf_counter()
+    for i in range(0, n, _ADD_BATCH):
+        store.add(memories[i:i + _ADD_BATCH], show_progress=False)
+        done = min(n, i + _ADD_BATCH)
+        if done % 100_000 == 0 and done < n:
+            took = time.perf_counter() - t0
+            progress(f"[n={n:,}] {done:,} in {took:.0f}s ({done / took:.0f}/s)")
+    for ns in names:
+        store.lexical.count(ns)  # fold the BM25 write buffer in: the first read would pay it
+    build_s = time.perf_counter() - t0
+    progress(f"[n={n:,}] built in {build_s:.1f}s ({n / build_s:.0f}/s)")
+    return {"build_s": _r(build_s), "ingest_per_s": _r(n / build_s, 1),
+            "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+
+
+def _other_store(path: str, held: Mapping[str, int], expected: Mapping[str, int]) -> str:
+    return (f"the bench store at {path} holds {len(held)} namespaces and {sum(held.values()):,} memories, not this "
+            f"size's {len(expected)} and {sum(expected.values()):,}; remove it or give another --store")
+
+
+def _recorded_build(marker: Path, expected: Mapping[str, int]) -> dict[str, Any] | None:
+    """The numbers of the build that completed this store (`_MARKER`), when it built exactly these
+    namespaces and counts; None otherwise (no marker, another size, unreadable: the store is then
+    opened and counted). Why a marker: checking a kept 1M store by opening it costs this process
+    ~100 s and ~5 GB before the measuring process opens it again; the measuring process still
+    counts every namespace after its open and refuses a store that does not match."""
+    try:
+        data = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("namespaces") != dict(expected):
+        return None
+    return data
+
+
+def _write_marker(marker: Path, data: Mapping[str, Any]) -> None:
+    """Write `_MARKER` beside the store, whole or not at all (written aside, then renamed)."""
+    aside = marker.with_name(marker.name + ".partial")
+    aside.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    os.replace(aside, marker)
+
+
 def scale_size(n: int, spec: ScaleSpec, *, n_queries: int = 200, seed: int = 7, lexical: str | None = None,
                store_dir: str | None = None, vectors: np.ndarray | None = None,
                progress: Progress = quiet_progress) -> dict[str, Any]:
@@ -356,45 +410,42 @@ def scale_size(n: int, spec: ScaleSpec, *, n_queries: int = 200, seed: int = 7, 
             raise ConfigurationError("the vectors mode needs the checked vectors table (load_vectors)")
         base = spec.query_embedder()
         build_emb = PrecomputedEmbedder(base, {MemoryStore.embed_text(m): i for i, m in enumerate(memories)}, vectors)
-    build_s: float | None = None
+    reused = True
     with _store_dir(store_dir, spec.dir_name(n, seed, lexical)) as path:
-        store = MemoryStore.embedded(path, embedder=build_emb, ner=spec.ner, show_progress=False, lexical=lexical)
-        with store:
-            held = {ns: store.count(ns) for ns in store.namespaces()}
-            if held and held != expected:
-                raise ConfigurationError(f"the bench store at {path} holds {len(held)} namespaces and "
-                                         f"{sum(held.values()):,} memories, not this size's {len(expected)} and "
-                                         f"{n:,}; remove it or give another --store")
-            if held:
-                progress(f"[n={n:,}] reusing the store at {path}")
-            else:
-                progress(f"[n={n:,}] building ({spec.embedder}, NER {'on' if spec.ner else 'off'}, "
-                         f"{len(names)} namespace(s)); corpus made in {synth_s:.1f}s")
-                t0 = time.perf_counter()
-                for i in range(0, n, _ADD_BATCH):
-                    store.add(memories[i:i + _ADD_BATCH], show_progress=False)
-                    done = min(n, i + _ADD_BATCH)
-                    if done % 100_000 == 0 and done < n:
-                        took = time.perf_counter() - t0
-                        progress(f"[n={n:,}] {done:,} in {took:.0f}s ({done / took:.0f}/s)")
-                for ns in names:
-                    store.lexical.count(ns)  # fold the BM25 write buffer in: the first read would pay it
-                build_s = time.perf_counter() - t0
-                progress(f"[n={n:,}] built in {build_s:.1f}s ({n / build_s:.0f}/s)")
-        build_peak = _peak_rss_mb()
+        marker = Path(path) / _MARKER
+        built = _recorded_build(marker, expected)
+        if built is not None:  # its counts are checked by the measuring process, after its open
+            progress(f"[n={n:,}] reusing the store at {path} (built {built.get('built_at')})")
+        else:
+            store = MemoryStore.embedded(path, embedder=build_emb, ner=spec.ner, show_progress=False,
+                                         lexical=lexical)
+            with store:
+                held = {ns: store.count(ns) for ns in store.namespaces()}
+                if held and held != expected:
+                    raise ConfigurationError(_other_store(path, held, expected))
+                if held:
+                    progress(f"[n={n:,}] reusing the store at {path}")
+                    built = {}
+                else:
+                    progress(f"[n={n:,}] building ({spec.embedder}, NER {'on' if spec.ner else 'off'}, "
+                             f"{len(names)} namespace(s)); corpus made in {synth_s:.1f}s")
+                    built, reused = _build(store, memories, names, progress), False
+            if not reused:
+                built["build_peak_rss_mb"] = _r(_peak_rss_mb(), 1)
+                _write_marker(marker, {**built, "namespaces": expected})
         del memories, build_emb
         gc.collect()
         disk = disk_mb(path)
         progress(f"[n={n:,}] measuring in a new process")
-        got = _in_new_process(_Measure(path, n, spec, lexical, tuple(queries), new_q, new_ns))
+        got = _in_new_process(_Measure(path, n, spec, lexical, tuple(queries), expected, new_q, new_ns))
     lat = got.pop("lat")
     out: dict[str, Any] = {
         "mode": "scale", "embedder": spec.embedder, "scale_only": spec.scale_only, "note": spec.note,
         "vectors_file": spec.vectors, "ner": spec.ner, "namespaces": len(names),
         "queried_namespace_n": expected[_NS],
-        "build_s": _r(build_s) if build_s is not None else None, "ingest_reused": build_s is None,
-        "ingest_per_s": _r(n / build_s, 1) if build_s else None, "synth_s": _r(synth_s),
-        "build_peak_rss_mb": _r(build_peak, 1) if build_s is not None else None,
+        "build_s": built.get("build_s"), "ingest_per_s": built.get("ingest_per_s"),
+        "build_peak_rss_mb": built.get("build_peak_rss_mb"), "built_at": built.get("built_at"),
+        "ingest_reused": reused, "synth_s": _r(synth_s),
         "disk_mb": _r(disk, 1), "disk_kb_per_memory": _r(disk * 1024 / n, 2),
         **got,
         "p50_ms": lat["p50_ms"], "p99_ms": lat["p99_ms"], "vs_dense": lat["vs_dense"],

@@ -56,11 +56,26 @@ def test_hashing_scale_mode_reports_its_fields_and_label_and_reuses_its_store(tm
     plans = r["vs_dense_by_plan"]
     assert sum(p["n"] for p in plans.values()) == 8
     assert all(p["p50_ratio"] > 0 and p["p99_ratio"] > 0 for p in plans.values())
-    # the kept store is reused: no build the second time, the measurements again
+    # the kept store is reused: no build the second time (the first's numbers, as it recorded them),
+    # the measurements again
     _run(*args, "--json", str(second))
     again = json.loads(second.read_text())["300"]
-    assert again["ingest_reused"] is True and again["build_s"] is None and again["open_s"] > 0
-    assert (tmp_path / "kept" / "n300-seed7-bm25-hashing-ns2-noner").is_dir()
+    assert again["ingest_reused"] is True and again["open_s"] > 0
+    assert (again["build_s"], again["built_at"]) == (r["build_s"], r["built_at"])
+    kept = tmp_path / "kept" / "n300-seed7-bm25-hashing-ns2-noner"
+    assert (kept / "bench-build.json").is_file()
+    # another size's store under this size's name is refused, not measured or added to: found by
+    # counting when its record says so, and by the measuring process's count when the record lies
+    other = tmp_path / "kept" / "n400-seed7-bm25-hashing-ns2-noner"
+    shutil.copytree(kept, other)
+    proc = _run("bench", "--n", "400", "--embedder", "hashing", "--namespaces", "2", "--queries", "8",
+                "--store", str(tmp_path / "kept"), ok=False)
+    assert proc.returncode == 2 and "holds 2 namespaces and 300 memories, not this size's 2 and 400" in proc.stderr
+    record = json.loads((other / "bench-build.json").read_text())
+    (other / "bench-build.json").write_text(json.dumps({**record, "namespaces": {"bench": 200, "bench-1": 200}}))
+    proc = _run("bench", "--n", "400", "--embedder", "hashing", "--namespaces", "2", "--queries", "8",
+                "--store", str(tmp_path / "kept"), ok=False)
+    assert proc.returncode == 2 and "holds 2 namespaces and 300 memories, not this size's 2 and 400" in proc.stderr
 
 
 def test_scale_mode_refuses_bad_input_with_a_message(tmp_path: Path) -> None:
