@@ -144,10 +144,47 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from ..evaluation.runner import stderr_progress
 
     sizes = parse_int_list(args.n, "--n")
+    if args.write_vectors:
+        return _write_vectors(args, max(sizes))
+    if args.embedder == "hashing" and args.vectors:
+        raise ConfigurationError("give --embedder hashing or --vectors FILE.npy, not both")
+    if args.vectors or args.embedder == "hashing":
+        return _bench_scale(args, sizes)
+    if args.ner is not None or args.namespaces is not None:
+        raise ConfigurationError("--ner/--no-ner and --namespaces are for the scale mode (--embedder hashing or "
+                                 "--vectors FILE.npy); the default bench ingests one namespace with NER")
     _check_outputs(args)
     results = run_bench(sizes, n_queries=args.queries, n_simple=args.simple_queries, seed=args.seed,
                         progress=_progress(args, stderr_progress), lexical=args.lexical, store_dir=args.store)
     return _emit(args, lambda: format_bench(results), results, lambda png: plot_bench(results, png))
+
+
+def _bench_scale(args: argparse.Namespace, sizes: tuple[int, ...]) -> int:
+    """The scale mode (`evaluation.scale`): memory vectors from the hashing embedder or a file, no NER
+    unless asked, open / first query / RSS / disk measured in a new process."""
+    from ..evaluation.report import format_scale, plot_scale
+    from ..evaluation.runner import stderr_progress
+    from ..evaluation.scale import ScaleSpec, run_scale
+
+    _check_outputs(args, inputs={"--vectors": args.vectors} if args.vectors else None)
+    spec = ScaleSpec(embedder="vectors" if args.vectors else "hashing", vectors=args.vectors, ner=bool(args.ner),
+                     namespaces=1 if args.namespaces is None else args.namespaces)
+    results = run_scale(sizes, spec, n_queries=args.queries, seed=args.seed, lexical=args.lexical,
+                        store_dir=args.store, progress=_progress(args, stderr_progress))
+    return _emit(args, lambda: format_scale(results), results, lambda png: plot_scale(results, png))
+
+
+def _write_vectors(args: argparse.Namespace, n: int) -> int:
+    """`--write-vectors FILE.npy`: the default embedder's vectors of the seed's first n synthetic
+    memories, for `--vectors` (a file for 1M serves every smaller n)."""
+    from ..evaluation.runner import stderr_progress
+    from ..evaluation.scale import write_synth_vectors
+
+    if args.vectors or args.embedder == "hashing" or args.json or args.plot:
+        raise ConfigurationError("--write-vectors only writes the file; run the bench with --vectors after it")
+    path = write_synth_vectors(args.write_vectors, n, seed=args.seed, progress=_progress(args, stderr_progress))
+    print(terminal_safe(f"fused-memory: wrote {path} ({n:,} vectors, seed {args.seed})"), file=sys.stderr)
+    return 0
 
 
 def cmd_train_ranker(args: argparse.Namespace) -> int:
@@ -302,7 +339,10 @@ def add_commands(subparsers: Any) -> None:
         "bench", help="ingest throughput, RSS, per-arm and ensemble latency at several corpus sizes",
         description="Synthetic realistic memories at each size: ingest throughput (and its overhead over "
                     "the embedder alone), RSS, per-arm and ensemble p50/p99, fan-out ratios, optimizer on "
-                    "vs off, and the lexical arm vs plain rank-bm25, all measured side by side in one run.")
+                    "vs off, and the lexical arm vs plain rank-bm25, all measured side by side in one run. "
+                    "Scale mode (--embedder hashing or --vectors FILE.npy, up to 1M memories on a small "
+                    "machine): build time, then in a new process open time, first query (and first query in "
+                    "a new namespace), each plan's p50/p99 against dense alone, RSS, disk.")
     b.add_argument("--n", default="1000,10000,100000", help="corpus sizes, comma-separated (default 1000,10000,100000: "
                                                            "the 100k size takes minutes)")
     b.add_argument("--json", metavar="OUT", help="write the JSON results here ('-' for stdout)")
@@ -318,6 +358,21 @@ def add_commands(subparsers: Any) -> None:
     b.add_argument("--store", metavar="DIR",
                    help="keep each size's store under DIR and reuse it on the next run (its ingest is then not "
                         "measured); a store there holding other memories is refused")
+    b.add_argument("--embedder", choices=("default", "hashing"), default="default",
+                   help="hashing: the scale mode with the hashing embedder's vectors (a 1M store builds in "
+                        "minutes; rankings not meaningful, and the output says so)")
+    b.add_argument("--vectors", metavar="FILE.npy",
+                   help="the scale mode with precomputed memory vectors: the default embedder's vectors of the "
+                        "synthetic memories, row i = memory i (make them with --write-vectors); queries embed "
+                        "with the default embedder")
+    b.add_argument("--write-vectors", metavar="FILE.npy",
+                   help="embed the largest --n synthetic memories with the default embedder, write them for "
+                        "--vectors, and stop")
+    b.add_argument("--ner", action=argparse.BooleanOptionalAction, default=None,
+                   help="scale mode: run NER at ingest (default off there; the default bench always runs it)")
+    b.add_argument("--namespaces", type=int, metavar="K",
+                   help="scale mode: spread the memories over K namespaces (default 1); latencies are measured in "
+                        "one of them, and with K >= 2 the first query in another namespace is timed")
     b.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     b.set_defaults(fn=cmd_bench)
 

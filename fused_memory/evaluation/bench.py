@@ -15,6 +15,8 @@ Why each number is measured the way it is:
   otherwise run: it runs on every query, before the ensemble on every other one (A/B).
 * `vs_dense`: ensemble p50 / dense alone p50 and p99 / p99 over the same queries, and over those
   the ensemble embedded for (`embedding_plans`: like for like; the others need no embedding).
+  `vs_dense_by_plan`: the same per query plan (`plan_label`), so a ratio above target says which
+  plans carry it, in the unit a user compares against (dense alone is what they would otherwise run).
 * `fanout_over_slowest` / `fanout_over_sum` are per-query ratios (ensemble / slowest planned arm
   alone, ensemble / sum of planned arms alone), medians over the query set.
 * `fanout_cpu_floor` says how much of that fan-out the machine itself imposes: the ensemble's CPU
@@ -152,6 +154,7 @@ def _latencies(ens: Any, store: Any, queries: Sequence[SynthQuery]) -> dict[str,
     stages: dict[str, list[float]] = {}
     pooled: dict[str, int] = {}
     by_plan: dict[str, list[float]] = {}
+    plan_pairs: dict[str, list[tuple[float, float]]] = {}
     embedded: list[bool] = []
     for i, q in enumerate(queries):
         def dense_alone(q: SynthQuery = q) -> float:
@@ -166,6 +169,7 @@ def _latencies(ens: Any, store: Any, queries: Sequence[SynthQuery]) -> dict[str,
         ensemble_cpu.append(e_cpu)
         per_arm["dense"].append(d_ms)
         embedded.append(result.plan.shortcut is None)
+        plan_pairs.setdefault(plan_label(result), []).append((e_ms, d_ms))
         for stage, ms in result.timings_ms.items():
             stages.setdefault(stage, []).append(float(ms))
         for arm in result.pooled:
@@ -187,6 +191,8 @@ def _latencies(ens: Any, store: Any, queries: Sequence[SynthQuery]) -> dict[str,
         if values:
             p50[arm], p99[arm] = _r(statistics.median(values)), _r(percentile(values, 0.99))
     return {"p50_ms": p50, "p99_ms": p99, "vs_dense": _vs_dense(ensemble, per_arm["dense"], embedded),
+            "vs_dense_by_plan": {label: _ratios(pairs) for label, pairs in
+                                 sorted(plan_pairs.items(), key=lambda kv: (-len(kv[1]), kv[0]))},
             "fanout_over_slowest": _r(statistics.median(over_slowest), 3) if over_slowest else None,
             "fanout_over_slowest_ci95": _interval(over_slowest, stat=median_of) if over_slowest else None,
             "fanout_over_sum": _r(statistics.median(over_sum), 3) if over_sum else None,
@@ -202,16 +208,19 @@ def _latencies(ens: Any, store: Any, queries: Sequence[SynthQuery]) -> dict[str,
 def _vs_dense(ensemble: Sequence[float], dense: Sequence[float], embedded: Sequence[bool]) -> dict[str, Any]:
     """The ensemble against dense alone on the same queries (p50 / p50, p99 / p99), over all of them
     and over those the ensemble embedded for (like for like: the others skip the embedding)."""
-    def ratios(pairs: list[tuple[float, float]]) -> dict[str, Any]:
-        if not pairs:
-            return {"n": 0}
-        e, d = [a for a, _ in pairs], [b for _, b in pairs]
-        return {"n": len(pairs), "p50_ratio": _r(statistics.median(e) / statistics.median(d), 3),
-                "p99_ratio": _r(percentile(e, 0.99) / percentile(d, 0.99), 3),
-                "ensemble_p50_ms": _r(statistics.median(e)), "dense_p50_ms": _r(statistics.median(d)),
-                "ensemble_p99_ms": _r(percentile(e, 0.99)), "dense_p99_ms": _r(percentile(d, 0.99))}
     pairs = list(zip(ensemble, dense, strict=True))
-    return {**ratios(pairs), "embedding_plans": ratios([p for p, emb in zip(pairs, embedded, strict=True) if emb])}
+    return {**_ratios(pairs), "embedding_plans": _ratios([p for p, emb in zip(pairs, embedded, strict=True) if emb])}
+
+
+def _ratios(pairs: Sequence[tuple[float, float]]) -> dict[str, Any]:
+    """p50 / p50 and p99 / p99 of (ensemble ms, dense alone ms) pairs of the same queries, with the parts."""
+    if not pairs:
+        return {"n": 0}
+    e, d = [a for a, _ in pairs], [b for _, b in pairs]
+    return {"n": len(pairs), "p50_ratio": _r(statistics.median(e) / statistics.median(d), 3),
+            "p99_ratio": _r(percentile(e, 0.99) / percentile(d, 0.99), 3),
+            "ensemble_p50_ms": _r(statistics.median(e)), "dense_p50_ms": _r(statistics.median(d)),
+            "ensemble_p99_ms": _r(percentile(e, 0.99)), "dense_p99_ms": _r(percentile(d, 0.99))}
 
 
 def _interval(*samples: Sequence[float], stat: Any) -> list[float]:
@@ -278,14 +287,14 @@ def _lexical(store: Any, ens: Any, memories: Sequence[Any], queries: Sequence[Sy
 
 
 @contextmanager
-def _store_dir(store_dir: str | None, n: int, seed: int, lexical: str | None) -> Iterator[str]:
+def _store_dir(store_dir: str | None, name: str) -> Iterator[str]:
     """Where one size's store lives: a temporary directory (removed afterwards), or a kept one
-    under `store_dir`, named by what decides its content, so a later run can reuse it."""
+    under `store_dir`, called `name` (named by what decides its content), so a later run can reuse it."""
     if store_dir is None:
         with tempfile.TemporaryDirectory(prefix="fused-memory-bench-") as tmp:
             yield tmp
         return
-    path = Path(store_dir) / f"n{n}-seed{seed}-{lexical or 'bm25'}"
+    path = Path(store_dir) / name
     path.mkdir(parents=True, exist_ok=True)
     yield str(path)
 
@@ -308,7 +317,7 @@ def bench_size(n: int, *, n_queries: int = 200, n_simple: int = 150, seed: int =
     emb = embedder if embedder is not None else default_embedder()
     ingest_s: float | None = None
     embed_per_s = ner_per_s = None
-    with _store_dir(store_dir, n, seed, lexical) as tmp:
+    with _store_dir(store_dir, f"n{n}-seed{seed}-{lexical or 'bm25'}") as tmp:
         store = MemoryStore.embedded(tmp, embedder=emb, show_progress=False, lexical=lexical)
         with store:
             held = {ns: store.count(ns) for ns in store.namespaces()}

@@ -20,8 +20,8 @@ from ..terminal import terminal_safe
 from .runner import EvalReport
 from .synth import SHAPES
 
-__all__ = ["format_table", "format_eval", "format_bench", "write_json", "plot_eval", "plot_bench",
-           "require_matplotlib", "check_output"]
+__all__ = ["format_table", "format_eval", "format_bench", "format_scale", "write_json", "plot_eval", "plot_bench",
+           "plot_scale", "require_matplotlib", "check_output"]
 
 
 def _auto(v: float) -> str:
@@ -152,6 +152,74 @@ def format_bench(results: Mapping[str, Mapping[str, Any]]) -> str:
     return table + "\n\n" + by_plan
 
 
+def _notes(results: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The distinct notes of a scale run's sizes (what made the vectors), first seen first."""
+    return list(dict.fromkeys(str(r["note"]) for r in results.values() if r.get("note")))
+
+
+def format_scale(results: Mapping[str, Mapping[str, Any]]) -> str:
+    """The scale mode's table (`evaluation.scale`): what made the vectors on the first line, then
+    sizes across; build, open, first queries, memory, disk, latency rows down; then each plan's
+    ensemble against dense alone on the same queries."""
+    sizes = list(results)
+    if not sizes:
+        return "(no sizes)"
+    systems = list(dict.fromkeys(s for r in results.values() for s in r.get("p50_ms", {})))
+
+    def row(label: str, get: Any) -> list[Any]:
+        values = []
+        for n in sizes:
+            try:
+                values.append(get(results[n]))
+            except (KeyError, TypeError):
+                values.append(None)
+        return [label, *values]
+
+    rows = [
+        row("namespaces / memories in the queried one", lambda r: f'{r["namespaces"]} / {r["queried_namespace_n"]:,}'),
+        row("build s (add + BM25 fold)", lambda r: r["build_s"]),
+        row("build memories/s", lambda r: r["ingest_per_s"]),
+        row("build peak RSS MB", lambda r: r["build_peak_rss_mb"]),
+        row("disk MB", lambda r: r["disk_mb"]),
+        row("disk KB / memory", lambda r: r["disk_kb_per_memory"]),
+        row("embedder load s (apart)", lambda r: r["embedder_load_s"]),
+        row("open s", lambda r: r["open_s"]),
+        row("first query ms", lambda r: r["first_query_ms"]),
+        row("  its plan ms", lambda r: r["first_query_plan_ms"]),
+        row("first query, new namespace ms", lambda r: r["first_query_new_namespace_ms"]),
+        row("  its plan ms", lambda r: r["first_query_new_namespace_plan_ms"]),
+        row("open + first query s", lambda r: r["open_plus_first_query_s"]),
+        row("RSS MB before open (interpreter, models)", lambda r: r["rss_before_open_mb"]),
+        row("RSS MB after open", lambda r: r["rss_after_open_mb"]),
+        row("RSS MB (after the queries)", lambda r: r["rss_mb"]),
+        row("RSS over the models MB", lambda r: r["rss_over_models_mb"]),
+        row("RSS KB / memory (over the models)", lambda r: r["kb_per_memory"]),
+    ]
+    for s in systems:
+        rows.append(row(f"{s} p50 ms", lambda r, s=s: r["p50_ms"][s]))
+        rows.append(row(f"{s} p99 ms", lambda r, s=s: r["p99_ms"][s]))
+    rows += [
+        row("ensemble / dense alone p50 (same queries)", lambda r: r["vs_dense"]["p50_ratio"]),
+        row("ensemble / dense alone p99 (same queries)", lambda r: r["vs_dense"]["p99_ratio"]),
+        row("  p50, queries it embeds for", lambda r: r["vs_dense"]["embedding_plans"]["p50_ratio"]),
+        row("  p99, queries it embeds for", lambda r: r["vs_dense"]["embedding_plans"]["p99_ratio"]),
+        row("queries", lambda r: r["n_queries"]),
+        row("load average (1 min) at start", lambda r: r["loadavg_1m"]),
+        row("CPU", lambda r: f'{r["cpu_model"]} x{r["cpus"]}'),
+    ]
+    head = ["n", *(f"{int(n):,}" for n in sizes)]
+    blocks = [*_notes(results), format_table(head, rows, auto=True)]
+    plans = list(dict.fromkeys(p for r in results.values() for p in r.get("vs_dense_by_plan", {})))
+    if plans:
+        def cell(r: Mapping[str, Any], plan: str) -> str | None:
+            got = r.get("vs_dense_by_plan", {}).get(plan)
+            return f'{got["p50_ratio"]:.2f} / {got["p99_ratio"]:.2f} ({got["n"]})' if got else None
+
+        blocks.append(format_table(["each plan / dense alone, p50 / p99 (queries)", *head[1:]],
+                                   [[p, *(cell(results[n], p) for n in sizes)] for p in plans]))
+    return "\n\n".join(blocks)
+
+
 def write_json(data: Mapping[str, Any], target: str) -> None:
     """Pretty JSON to a file, or to stdout when `target` is "-"."""
     text = json.dumps(data, indent=2, sort_keys=False, default=str) + "\n"
@@ -256,6 +324,48 @@ def plot_bench(results: Mapping[str, Mapping[str, Any]], path: str) -> str:
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
+    return _save(fig, plt, path)
+
+
+def plot_scale(results: Mapping[str, Mapping[str, Any]], path: str) -> str:
+    """The scale mode's plot: latency vs n (log-log; p50 solid, p99 dashed) beside open and first
+    query times vs n, titled with what made the vectors (`SCALE_ONLY_NOTE` for the hashing embedder)."""
+    plt = require_matplotlib()
+    sizes = sorted(results, key=int)
+    xs = [int(n) for n in sizes]
+    systems = list(dict.fromkeys(s for n in sizes for s in results[n].get("p50_ms", {})))
+    fig, (lat, start) = plt.subplots(1, 2, figsize=(13, 5.2))
+    for i, s in enumerate(systems):
+        for key, style in (("p50_ms", "-"), ("p99_ms", "--")):
+            pts = [(x, results[n][key][s]) for x, n in zip(xs, sizes, strict=True)
+                   if results[n].get(key, {}).get(s) is not None]
+            if pts:
+                lat.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", color=f"C{i}",
+                         label=f"{s} {key[:3]}", linewidth=2.5 if s in ("ensemble", "dense") else 1.0)
+    spread = sorted({int(results[n].get("namespaces", 1)) for n in sizes})
+    where = (f"memories in the store ({'/'.join(map(str, spread))} namespaces: latencies in one of them, "
+             "which holds n / that)" if spread != [1] else "memories in the store (one namespace)")
+    lat.set_xscale("log")
+    lat.set_yscale("log")
+    lat.set_xlabel(where, fontsize=8)
+    lat.set_ylabel("latency, ms (query embedding included)")
+    lat.set_title("latency vs n")
+    lat.grid(alpha=0.3, which="both")
+    lat.legend(fontsize=7, ncol=2)
+    for i, (key, label, scale) in enumerate((("open_s", "open", 1000.0), ("first_query_ms", "first query", 1.0),
+                                             ("first_query_new_namespace_ms", "first query, new namespace", 1.0))):
+        pts = [(x, results[n][key] * scale) for x, n in zip(xs, sizes, strict=True) if results[n].get(key) is not None]
+        if pts:
+            start.plot([p[0] for p in pts], [p[1] for p in pts], "-", marker="o", color=f"C{i}", label=label)
+    start.set_xscale("log")
+    start.set_yscale("log")
+    start.set_xlabel("memories in the store")
+    start.set_ylabel("ms")
+    start.set_title("open and first queries (new process)")
+    start.grid(alpha=0.3, which="both")
+    start.legend(fontsize=8)
+    fig.suptitle("fused-memory bench, scale mode: " + "; ".join(_notes(results)), fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
     return _save(fig, plt, path)
 
 

@@ -18,6 +18,7 @@ Everything comes from one seeded `random.Random`: the same seed gives the same c
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from itertools import accumulate
@@ -206,10 +207,15 @@ def _memory(world: _World, i: int, namespace: str, now: datetime) -> Memory:
 
 
 def synth_memories(n: int, *, seed: int = 7, namespace: str = "bench",
-                   now: datetime = SYNTH_NOW) -> list[Memory]:
-    """`n` memories in one namespace, reproducible from `seed`."""
+                   now: datetime = SYNTH_NOW, namespaces: Sequence[str] = ()) -> list[Memory]:
+    """`n` memories in one namespace, reproducible from `seed`; with `namespaces`, memory i goes to
+    `namespaces[i % len(namespaces)]` instead (a store of many users, for the scale bench). The
+    namespace draws nothing from the seed, so memory i has the same text whatever the namespaces,
+    and the first n memories of a larger corpus are the corpus of n (a vectors file made once for
+    1M serves every smaller n)."""
     world = _World(random.Random(seed))
-    return [_memory(world, i, namespace, now) for i in range(n)]
+    names = tuple(namespaces) or (namespace,)
+    return [_memory(world, i, names[i % len(names)], now) for i in range(n)]
 
 
 def synth_queries(memories: list[Memory], count: int, *, seed: int = 11) -> list[SynthQuery]:
