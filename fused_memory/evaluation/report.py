@@ -11,7 +11,7 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,21 +84,27 @@ def _interval(bounds: Sequence[float] | None) -> str | None:
     return f"{bounds[0]:.2f}-{bounds[1]:.2f}" if bounds else None
 
 
+def _row_of(results: Mapping[str, Mapping[str, Any]]) -> Callable[[str, Any], list[Any]]:
+    """A table row maker over the sizes: the label, then `get` of each size's results (empty where
+    that size lacks the field: a reused store has no ingest numbers)."""
+    def row(label: str, get: Any) -> list[Any]:
+        values = []
+        for r in results.values():
+            try:
+                values.append(get(r))
+            except (KeyError, TypeError):
+                values.append(None)
+        return [label, *values]
+    return row
+
+
 def format_bench(results: Mapping[str, Mapping[str, Any]]) -> str:
     """Sizes across; ingest, memory, latency and ratio rows down."""
     sizes = list(results)
     if not sizes:
         return "(no sizes)"
     systems = list(dict.fromkeys(s for r in results.values() for s in r.get("p50_ms", {})))
-
-    def row(label: str, get: Any) -> list[Any]:
-        values = []
-        for n in sizes:
-            try:
-                values.append(get(results[n]))
-            except (KeyError, TypeError):
-                values.append(None)
-        return [label, *values]
+    row = _row_of(results)
 
     rows = [
         row("ingest memories/s", lambda r: r["ingest_per_s"]),
@@ -165,15 +171,7 @@ def format_scale(results: Mapping[str, Mapping[str, Any]]) -> str:
     if not sizes:
         return "(no sizes)"
     systems = list(dict.fromkeys(s for r in results.values() for s in r.get("p50_ms", {})))
-
-    def row(label: str, get: Any) -> list[Any]:
-        values = []
-        for n in sizes:
-            try:
-                values.append(get(results[n]))
-            except (KeyError, TypeError):
-                values.append(None)
-        return [label, *values]
+    row = _row_of(results)
 
     rows = [
         row("namespaces / memories in the queried one", lambda r: f'{r["namespaces"]} / {r["queried_namespace_n"]:,}'),
