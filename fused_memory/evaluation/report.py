@@ -98,6 +98,11 @@ def _row_of(results: Mapping[str, Mapping[str, Any]]) -> Callable[[str, Any], li
     return row
 
 
+def _latency_rows(row: Callable[[str, Any], list[Any]], systems: Sequence[str]) -> list[list[Any]]:
+    """Each system's p50 and p99 rows, in the systems' order."""
+    return [row(f"{s} {q} ms", lambda r, s=s, q=q: r[f"{q}_ms"][s]) for s in systems for q in ("p50", "p99")]
+
+
 def format_bench(results: Mapping[str, Mapping[str, Any]]) -> str:
     """Sizes across; ingest, memory, latency and ratio rows down."""
     sizes = list(results)
@@ -112,9 +117,7 @@ def format_bench(results: Mapping[str, Mapping[str, Any]]) -> str:
         row("ingest time / embedding time", lambda r: r["ingest_overhead"]),
         row("RSS MB", lambda r: r["rss_mb"]),
     ]
-    for s in systems:
-        rows.append(row(f"{s} p50 ms", lambda r, s=s: r["p50_ms"][s]))
-        rows.append(row(f"{s} p99 ms", lambda r, s=s: r["p99_ms"][s]))
+    rows += _latency_rows(row, systems)
     rows += [
         row("type arm read off dense (queries)", lambda r: f'{r["arm_pooled"].get("type", 0)}/{r["arm_runs"]["type"]}'),
         row("ensemble / slowest arm (median)", lambda r: r["fanout_over_slowest"]),
@@ -193,9 +196,7 @@ def format_scale(results: Mapping[str, Mapping[str, Any]]) -> str:
         row("RSS over the models MB", lambda r: r["rss_over_models_mb"]),
         row("RSS KB / memory (over the models)", lambda r: r["kb_per_memory"]),
     ]
-    for s in systems:
-        rows.append(row(f"{s} p50 ms", lambda r, s=s: r["p50_ms"][s]))
-        rows.append(row(f"{s} p99 ms", lambda r, s=s: r["p99_ms"][s]))
+    rows += _latency_rows(row, systems)
     rows += [
         row("ensemble / dense alone p50 (same queries)", lambda r: r["vs_dense"]["p50_ratio"]),
         row("ensemble / dense alone p99 (same queries)", lambda r: r["vs_dense"]["p99_ratio"]),
