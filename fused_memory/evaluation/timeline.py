@@ -24,7 +24,6 @@ question was answered with nothing; and whether the first `j` hits at `k=j` are 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -33,7 +32,7 @@ from typing import Any
 
 from ..enums import StrEnum
 from ..types import Memory
-from .data import EvalDataError, EvalDataset, EvalMemory, EvalQuery, parse_time
+from .data import EvalDataError, EvalDataset, EvalMemory, EvalQuery, parse_time, read_jsonl
 
 __all__ = ["QuestionKind", "TIMELINE_KINDS", "TimelineQuestion", "Persona", "TimelineSet", "load_timeline",
            "QuestionOutcome", "score_question", "TimelineReport", "run_timeline", "as_dataset"]
@@ -127,20 +126,7 @@ def _persona(row: dict[str, Any], where: str) -> Persona:
 def load_timeline(path: str | Path) -> TimelineSet:
     """The set in `path`: one persona a line (see the module docstring)."""
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise EvalDataError(f"cannot read {path}: {exc.strerror or exc}") from None
-    personas = []
-    for n, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise EvalDataError(f"{path}:{n}: not JSON ({exc})") from None
-        personas.append(_persona(row, f"{path}:{n}"))
-    return TimelineSet(tuple(personas))
+    return TimelineSet(tuple(_persona(row, f"{path}:{n}") for n, row in read_jsonl(path)))
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ _WHO = re.compile(r"\bwho(?:'s|\u2019s|\s+is|\s+was|\s+are|\s+were)\b|\btell\s+m
 #: Words of kin, work and neighbourhood that say what someone is to the user.
 _ROLE = (r"(?:sister|brother|mum|mom|mother|dad|father|son|daughter|kid|child|eldest|youngest|wife|husband|partner"
          r"|girlfriend|boyfriend|fianc[eé]e?|cousin|roomie|roommate|flatmate|aunt|uncle|niece|nephew|grand\w+|in-law|godmother|godfather"
-         r"|friend|flatmate|roommate|roomie|housemate|neighbou?r|colleague|coworker|co-worker|boss|manager"
+         r"|friend|housemate|neighbou?r|colleague|coworker|co-worker|boss|manager"
          r"|supervisor|teacher|doctor|gp|dentist|landlord|landlady|accountant|coach|therapist|client|mentor"
          r"|advisor|adviser|nanny|babysitter|vet|tutor|director|lead|owner|ex)")
 
