@@ -91,7 +91,7 @@ class Staged:
             self.job.timings["rerank"] = ms
         # a hit has something to show for itself: a fused score above 0 (a memory every arm scored 0
         # is the tail of a vector arm's depth, not an answer) and at least the caller's floor
-        floor = self.job.after.min_score if self.job.after.min_score is not None else config.min_score
+        floor = self.job.after.floor(config.min_score)
         kept = [c for c in ranked if c.score > 0 and c.score >= floor]
         hits = tuple(FusedHit(memory=c.memory, score=c.score, rank=rank, contributions=c.contributions, k=config.k,
                               collapsed=c.collapsed, supersedes=c.supersedes, superseded_by=c.superseded_by,

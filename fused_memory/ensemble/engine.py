@@ -533,10 +533,8 @@ class EnsembleMemory:
         trace = Trace()
         done = self._finish(job, outcomes, trace)
         retrieval = self._done(done, self._wait([done.rerank])[RERANK] if done.rerank is not None else None)
-        floor = after.min_score if after.min_score is not None else self.config.min_score
         return explain_miss(self.store, job, trace, retrieval, memory_id, job.k, depth=max(self.config.depth, job.k),
-                            arms=self.arm_names,
-                            floor=floor)
+                            arms=self.arm_names, floor=after.floor(self.config.min_score))
 
     def _done(self, done: Staged, rerank: Any) -> Retrieval:
         """The retrieval, with the reranker's answer (or failure) applied to the staged ranking."""

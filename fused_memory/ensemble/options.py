@@ -54,6 +54,10 @@ class AfterOptions:
     collapse: bool | None = None
     min_score: float | None = None
 
+    def floor(self, configured: float) -> float:
+        """The floor on the fused score this call keeps hits above: its own, else the configured one."""
+        return self.min_score if self.min_score is not None else configured
+
 
 def check_after(reranker: object = None, recency: object = None, collapse: object = None,
                 min_score: object = None) -> AfterOptions:

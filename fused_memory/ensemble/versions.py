@@ -67,7 +67,11 @@ def values(m: Memory) -> frozenset[str]:
 def same_value(a: str, b: str) -> bool:
     """Two values name one thing: equal once tokenized, or one's words all in the other's
     ("Golf" / "the old VW Golf"; "Smart Fit" / "smart fit gym")."""
-    ta, tb = set(tokenize(a)), set(tokenize(b))
+    return _same_words(frozenset(tokenize(a)), frozenset(tokenize(b)))
+
+
+def _same_words(ta: frozenset[str], tb: frozenset[str]) -> bool:
+    """`same_value` on values already tokenized: neither empty, one's words all in the other's."""
     return bool(ta and tb) and (ta <= tb or tb <= ta)
 
 
@@ -116,7 +120,7 @@ def _changed(a: _Read, b: _Read, key: str) -> bool:
     new_a, new_b = a.new.get(key, ()), b.new.get(key, ())
     if key in a.old_keys or key in b.old_keys or not new_a or not new_b:
         return True
-    return not any(x and y and (x <= y or y <= x) for x in new_a for y in new_b)  # `same_value`
+    return not any(_same_words(x, y) for x in new_a for y in new_b)
 
 
 def _linked(change: _Read, keyed: _Read) -> str | None:

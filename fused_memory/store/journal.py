@@ -30,6 +30,7 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..backends.lexical.stored import database_damaged
 from ..errors import BackendError
 
 __all__ = ["WriteJournal", "JOURNAL_NAME"]
@@ -41,13 +42,6 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS intent(ticket INTEGER NOT NULL, ns TEXT NOT NULL, mid TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS intent_by_ticket ON intent(ticket);
 """
-
-
-def _damaged(exc: sqlite3.Error) -> bool:
-    """Whether `exc` says the file is not a database or is damaged (SQLITE_CORRUPT, SQLITE_NOTADB),
-    not that it is locked or the disk is full (on Python 3.10: a `DatabaseError` proper)."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    return code & 0xFF in (11, 26) if code is not None else type(exc) is sqlite3.DatabaseError
 
 
 class WriteJournal:
@@ -78,7 +72,7 @@ class WriteJournal:
                 try:
                     db, last = self._connect()
                 except sqlite3.DatabaseError as exc:
-                    if not _damaged(exc):
+                    if not database_damaged(exc):
                         raise
                     self._move_aside()
                     self.created, self.unreadable = True, f"{exc}; moved aside to {self.path.name}.unreadable"

@@ -173,13 +173,13 @@ class Segment:
         off = self.terms_off
         return bytes(self._blob[int(off[i]):int(off[i + 1])]).decode("utf-8", "surrogatepass")
 
-    def term_index(self, term: str, h: int | None = None) -> int | None:
+    def term_index(self, term: str) -> int | None:
         """The term's index in the vocabulary, or None: a binary search of its hash (hashes that
         collide are told apart by the term itself)."""
         if not self.terms:
             return None
         hashes = self.term_hash
-        h = term_hash(term) if h is None else h
+        h = term_hash(term)
         at = int(np.searchsorted(hashes, h))
         while at < len(hashes) and int(hashes[at]) == h:
             i = int(self.term_order[at])

@@ -29,7 +29,7 @@ its log rows since replayed into the overlay.
 What is rebuilt from the payloads (by the store, `store.recovery`; logged there): everything when
 the folder is new (a store written before this index), when its meta records another format or
 other parameters (type table included) or an unfinished rebuild, or when the database is damaged
-anywhere `load` reads it (`_damaged`: SQLite says corrupt or not a database; "locked" or "disk
+anywhere `load` reads it (`database_damaged`: SQLite says corrupt or not a database; "locked" or "disk
 full" are errors, not damage); one namespace when its file is missing or truncated, or, found on
 its first use, damaged (a checksum, the header): then the index asks the store's `refill` for that
 namespace's documents. A database found damaged after `load` (the log's pages, read on a first use
@@ -66,7 +66,7 @@ from .segment import (
     write_segment,
 )
 
-__all__ = ["StoredBM25Index", "DB_NAME", "MERGE_ON_CLOSE"]
+__all__ = ["StoredBM25Index", "DB_NAME", "MERGE_ON_CLOSE", "database_damaged"]
 
 _log = logging.getLogger(__name__)
 
@@ -110,7 +110,7 @@ def _key(namespace: str) -> str:
 _DAMAGED = (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB
 
 
-def _damaged(exc: sqlite3.Error) -> bool:
+def database_damaged(exc: sqlite3.Error) -> bool:
     """Whether `exc` says the database file is damaged (`_DAMAGED`; on Python 3.10, which has no
     error codes, any `DatabaseError` that is not an `OperationalError` or a misuse)."""
     code = getattr(exc, "sqlite_errorcode", None)
@@ -185,7 +185,7 @@ class StoredBM25Index(BM25Index):
                 try:
                     return self._load(None)
                 except sqlite3.DatabaseError as exc:
-                    if not _damaged(exc):
+                    if not database_damaged(exc):
                         raise
                     self._discard_database()
                     return self._load(f"its database cannot be read ({exc})")
@@ -328,8 +328,10 @@ class StoredBM25Index(BM25Index):
                 if wanted is not None and doc.namespace not in wanted:
                     continue
                 freqs, length = doc_weights(doc, self.predicate_weight, self.context_weight)
-                builders.setdefault(doc.namespace, SegmentBuilder()).add(
-                    str(doc.memory_id), freqs, length, TYPE_CODE[None if doc.type is None else doc.type])
+                builder = builders.get(doc.namespace)
+                if builder is None:
+                    builder = builders[doc.namespace] = SegmentBuilder()
+                builder.add(str(doc.memory_id), freqs, length, TYPE_CODE[doc.type])
             (seq,) = db.execute("SELECT coalesce(max(seq), 0) FROM (SELECT seq FROM sqlite_sequence "
                                 "WHERE name = 'log' UNION ALL SELECT max(seq) FROM log)").fetchone()
             written: dict[str, _File] = {}
@@ -402,7 +404,7 @@ class StoredBM25Index(BM25Index):
                     db.executemany("INSERT INTO log(ns, mid, entry) VALUES (?, ?, ?)", rows)
                     (last,) = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'log'").fetchone()
             except sqlite3.Error as exc:
-                if _damaged(exc) and self._refill is not None:
+                if database_damaged(exc) and self._refill is not None:
                     # the payloads hold this write already (the store writes the vectors first)
                     self._start_over(f"its database is damaged ({exc})")
                     return
@@ -501,7 +503,7 @@ class StoredBM25Index(BM25Index):
             rows = db.execute("SELECT seq, mid, entry FROM log WHERE ns = ? AND seq > ? ORDER BY seq",
                               (ns, base.seq if base is not None else 0)).fetchall()
         except sqlite3.DatabaseError as exc:
-            if not _damaged(exc):
+            if not database_damaged(exc):
                 raise BackendError(f"cannot read the lexical index of namespace {ns!r}: {exc}") from exc
             self._start_over(f"its database is damaged ({exc})")
             return self._shards.get(ns) or self._load_shard(ns)
