@@ -11,7 +11,7 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -300,25 +300,30 @@ def plot_eval(report: EvalReport, path: str, *, include_ablations: bool = False)
     return _save(fig, plt, path)
 
 
-def plot_bench(results: Mapping[str, Mapping[str, Any]], path: str) -> str:
-    """Latency vs n (log-log): p50 solid, p99 dashed, one colour per system."""
-    plt = require_matplotlib()
+def _latency_lines(ax: Any, results: Mapping[str, Mapping[str, Any]], thick: Collection[str], thin: float) -> None:
+    """Each system's p50 (solid) and p99 (dashed) against n on `ax`, log-log; the `thick` systems
+    drawn wider than the rest (`thin`)."""
     sizes = sorted(results, key=int)
     xs = [int(n) for n in sizes]
     systems = list(dict.fromkeys(s for n in sizes for s in results[n].get("p50_ms", {})))
-    fig, ax = plt.subplots(figsize=(8, 5))
     for i, s in enumerate(systems):
-        color = f"C{i}"
         for key, style in (("p50_ms", "-"), ("p99_ms", "--")):
-            pts = [(x, results[n][key].get(s)) for x, n in zip(xs, sizes, strict=True)
-                   if results[n][key].get(s) is not None]
+            pts = [(x, results[n][key][s]) for x, n in zip(xs, sizes, strict=True)
+                   if results[n].get(key, {}).get(s) is not None]
             if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", color=color,
-                        label=f"{s} {key[:3]}", linewidth=2.5 if s == "ensemble" else 1.2)
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", color=f"C{i}",
+                        label=f"{s} {key[:3]}", linewidth=2.5 if s in thick else thin)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("memories in the namespace")
     ax.set_ylabel("latency, ms (query embedding included)")
+
+
+def plot_bench(results: Mapping[str, Mapping[str, Any]], path: str) -> str:
+    """Latency vs n (log-log): p50 solid, p99 dashed, one colour per system."""
+    plt = require_matplotlib()
+    fig, ax = plt.subplots(figsize=(8, 5))
+    _latency_lines(ax, results, {"ensemble"}, 1.2)
+    ax.set_xlabel("memories in the namespace")
     ax.set_title("fused-memory bench: latency vs n")
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7, ncol=2)
@@ -332,22 +337,12 @@ def plot_scale(results: Mapping[str, Mapping[str, Any]], path: str) -> str:
     plt = require_matplotlib()
     sizes = sorted(results, key=int)
     xs = [int(n) for n in sizes]
-    systems = list(dict.fromkeys(s for n in sizes for s in results[n].get("p50_ms", {})))
     fig, (lat, start) = plt.subplots(1, 2, figsize=(13, 5.2))
-    for i, s in enumerate(systems):
-        for key, style in (("p50_ms", "-"), ("p99_ms", "--")):
-            pts = [(x, results[n][key][s]) for x, n in zip(xs, sizes, strict=True)
-                   if results[n].get(key, {}).get(s) is not None]
-            if pts:
-                lat.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", color=f"C{i}",
-                         label=f"{s} {key[:3]}", linewidth=2.5 if s in ("ensemble", "dense") else 1.0)
+    _latency_lines(lat, results, {"ensemble", "dense"}, 1.0)
     spread = sorted({int(results[n].get("namespaces", 1)) for n in sizes})
     where = (f"memories in the store ({'/'.join(map(str, spread))} namespaces: latencies in one of them, "
              "which holds n / that)" if spread != [1] else "memories in the store (one namespace)")
-    lat.set_xscale("log")
-    lat.set_yscale("log")
     lat.set_xlabel(where, fontsize=8)
-    lat.set_ylabel("latency, ms (query embedding included)")
     lat.set_title("latency vs n")
     lat.grid(alpha=0.3, which="both")
     lat.legend(fontsize=7, ncol=2)
