@@ -12,6 +12,8 @@ from ..errors import FusedMemoryError
 from ..times import STATED  # a list of {"start", "end"}: filtered as nested objects, both ends together
 from ..types import EntityMention, Memory, MemoryType, TimeWindow
 from ..validation import FIRST_STORABLE, LAST_STORABLE, is_storable, thaw
+from .wording import WORDING, read_text
+from .wording import to_json as wording_json
 
 __all__ = ["LAYOUT_VERSION", "UNRANKED", "STATED", "SLOT_KEYS", "to_payload", "from_payload", "payload_mentions",
            "stored_time", "stated_windows"]
@@ -64,7 +66,9 @@ def to_payload(m: Memory, entity_kinds: Sequence[str | None] | None = None,
     payload exactly as ingest linked it; payloads without it read back with unknown kinds.
     `answers` (derived from the text at ingest, `store.ingest.answer_tags`; indexed) tags what the
     memory can answer: "time" when it states one, for "when did...?" questions. `slot_keys` (the
-    slots it states, `store.ingest.slot_keys`; indexed) let the versions of an asked slot be read."""
+    slots it states, `store.ingest.slot_keys`; indexed) let the versions of an asked slot be read.
+    Its wording (`wording.WORDING`: text key digest, content words, values, negations) is read here,
+    once, so the stage after fusion compares fields instead of reading the text again."""
     kinds = list(entity_kinds) if entity_kinds is not None else []
     return {
         "memory_id": m.id,
@@ -85,6 +89,7 @@ def to_payload(m: Memory, entity_kinds: Sequence[str | None] | None = None,
         STATED: [{"start": w.start.timestamp(), "end": w.end.timestamp()} for w in m.stated_times],
         "stated_iso": [[w.start.isoformat(), w.end.isoformat()] for w in m.stated_times],
         "metadata": thaw(m.metadata),
+        WORDING: wording_json(read_text(m.text)),
         **({"expires_at": _ts(m.expires_at)} if m.expires_at is not None else {}),
         **({} if m.indexed else {UNRANKED[0]: UNRANKED[1]}),
         **({"metadata_json": json.dumps(thaw(m.metadata), separators=(",", ":"))} if _has_float(m.metadata) else {}),

@@ -1,23 +1,19 @@
 """What the stage after fusion passes from step to step: a `Candidate` (a fused memory, its score and
 what the stage did to it), and the two readings of a memory every step shares: when it was true
-(`memory_time`) and its text as duplicates compare it (`text_key`)."""
+(`memory_time`) and its wording as duplicates compare it (`Candidate.wording`, `text_key`)."""
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from functools import lru_cache
 from typing import Any
 
+from ..backends.wording import Wording, of_text, text_key
 from ..results import Contribution
 from ..types import Memory
 
 __all__ = ["Candidate", "Groups", "memory_time", "text_key"]
-
-_NOT_WORD = re.compile(r"[\W_]+")
 
 
 @dataclass(frozen=True)
@@ -37,29 +33,15 @@ class Candidate:
     older_by_days: tuple[float, ...] = ()
     learned: Any = None  # what the learned order said of it (`ranking.Learned`), None under RRF's order
 
+    def wording(self) -> Wording:
+        """What versions and collapse compare of its text: as its payload keeps it (read at write
+        time, `backends.wording`), else read from the text."""
+        return of_text(self.memory.text)
+
 
 def memory_time(m: Memory) -> datetime | None:
     """When a memory was true: when it happened (`event_at`), else when it was stated (`created_at`)."""
     return m.event_at or m.created_at
-
-
-def text_key(text: str) -> str:
-    """A text as duplicates compare it: NFKC, case-folded, every run of punctuation, symbols and
-    spaces one space ("User prefers green tea." and "user prefers  green tea!" are one text).
-    Cached up to `_CACHED_CHARS` (a pure function of the text): versions and collapse key the same
-    candidates in a query, and the next query many of them again; a longer text is keyed anew, so
-    the cache cannot hold thousands of long documents."""
-    return _cached_key(text) if len(text) <= _CACHED_CHARS else _key(text)
-
-
-_CACHED_CHARS = 2000
-
-
-def _key(text: str) -> str:
-    return _NOT_WORD.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
-
-
-_cached_key = lru_cache(maxsize=8192)(_key)
 
 
 class Groups:

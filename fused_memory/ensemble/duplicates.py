@@ -3,7 +3,7 @@
 An agent that saves "User prefers green tea" in five sessions (with five ids, or five phrasings)
 filled the top 5 with one fact. Two memories of a result are near-duplicates when
 
-* their texts are equal once normalized (`candidate.text_key`: case, punctuation and spacing
+* their texts are equal once normalized (`wording.text_key`: case, punctuation and spacing
   ignored), or
 * their stored vectors have a cosine of at least `FusionConfig.duplicate_cosine` *and* they say
   the same thing in the same words (`same_content`): the same tokens with a digit ("E-12345",
@@ -26,7 +26,8 @@ Why the stored vectors: they are the ones the dense arm searched, read in one ro
 whole query (docs/decisions/0027-near-duplicate-collapse.md). And read only when needed: the words are
 compared first, and only the memories of a pair that says the same thing in words (other texts than
 equal ones) are read, so most queries read no vector. A store that cannot hand them out collapses
-equal texts only.
+equal texts only. The words, values and negations are those the payload keeps (`backends.wording`,
+read when the memory was written), so no candidate's text is read again here.
 
 MMR (off unless `FusionConfig.mmr_lambda` is set) then orders the result by
 `lambda * relevance - (1 - lambda) * (highest cosine to a hit already placed)`, relevance being the
@@ -35,55 +36,15 @@ fused score over the best one: diversity for results that are merely alike, not 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from functools import lru_cache
+from dataclasses import replace
 
 import numpy as np
 
-from ..text import tokenize
-from .candidate import Candidate, Groups, memory_time, text_key
+from ..backends.wording import Content, content
+from .candidate import Candidate, Groups, memory_time
 
 __all__ = ["Content", "VectorRead", "content", "same_content", "alike_pairs", "duplicate_groups", "collapse", "mmr"]
-
-#: A token with a digit and what it joins ("e-12345", "3pm", "v0.9"). Written to start only at the
-#: start of a run of letters and digits that holds a digit (the look-behind and look-ahead): the
-#: same matches as `[^\W_]*\d[^\W_]*(?:[-.:/][^\W_]+)*`, which tried every position of every
-#: word and was half of a memory's reading in the stage after fusion (tested equal on random text).
-_VALUE = re.compile(r"(?<![^\W_])(?=[^\W_]*\d)[^\W_]+(?:[-.:/][^\W_]+)*")
-#: Any digit: a text without one has no value, and `_VALUE` need not scan it (most texts).
-_DIGIT = re.compile(r"\d")
-_NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot|without)\b|n't\b")
-
-
-@dataclass(frozen=True)
-class Content:
-    """What `same_content` compares of a text: its tokens with a digit, its number of negations and
-    its content words."""
-
-    values: frozenset[str]
-    negations: int
-    words: frozenset[str]
-
-
-def content(text: str) -> Content:
-    folded = text.casefold().replace("\u2019", "'")
-    values = frozenset(v for v in _VALUE.findall(folded) if any(ch.isdigit() for ch in v)) \
-        if _DIGIT.search(folded) is not None else frozenset()
-    return Content(values, len(_NEGATION.findall(folded)), _words(text))
-
-
-@lru_cache(maxsize=8192)
-def _words(text: str) -> frozenset[str]:
-    """A text's content words. Cached (a pure function of the text): an agent's memories come back
-    in query after query, and the words decide most pairs before the values are looked at."""
-    return frozenset(tokenize(text))
-
-
-@lru_cache(maxsize=8192)
-def _content(text: str) -> Content:
-    return content(text)
 
 
 def same_content(a: Content, b: Content) -> bool:
@@ -122,7 +83,7 @@ def duplicate_groups(candidates: Sequence[Candidate], vectors: Mapping[str, np.n
 
     first: dict[str, int] = {}
     for i, c in enumerate(candidates):
-        key = text_key(c.memory.text)
+        key = c.wording().key
         if key in first:
             groups_of.join(first[key], i)
         else:
@@ -130,10 +91,9 @@ def duplicate_groups(candidates: Sequence[Candidate], vectors: Mapping[str, np.n
     if threshold is not None and vectors is not None and len(first) > 1:
         # one text of each group; the words first (they rule out most pairs), the values and
         # negations only for pairs whose words agree (same answer as `same_content` on every pair)
-        texts = {i: candidates[i].memory.text for i in first.values()}
-        words = {i: _words(t) for i, t in texts.items()}
-        pairs = [(i, j) for i in words for j in words if i < j and len(words[i] ^ words[j]) <= 1
-                 and same_content(_content(texts[i]), _content(texts[j]))]
+        read = {i: candidates[i].wording().content for i in first.values()}
+        pairs = [(i, j) for i in read for j in read if i < j and len(read[i].words ^ read[j].words) <= 1
+                 and same_content(read[i], read[j])]
         for i, j in alike_pairs(candidates, pairs, vectors, threshold):
             groups_of.join(i, j)
     groups: dict[int, list[int]] = {}

@@ -7,7 +7,8 @@ arms carried (taken from the whole fused ranking, not from its first `k` only, s
 many are returned, not whether there is an answer), with the arms whose hits were left out named
 as failed ("hydration"), the way a failed arm is: one backend call should not cost the whole
 answer. With nothing carried there is no answer, and the backend's error is raised; so is
-`StoreClosed`, which is the caller's doing, not a fault.
+`StoreClosed`, which is the caller's doing, not a fault. The wording a payload keeps is remembered
+as the payload is decoded (`backends.wording`): the stage after fusion compares those fields.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..backends.codec import from_payload
+from ..backends.wording import remember
 from ..errors import FusedMemoryError, StoreClosed
 from ..results import ArmFailure, FailureKind, Hit
 from ..types import Memory
@@ -95,5 +97,6 @@ def _at_hand(results: Mapping[str, Sequence[Hit]], wanted: set[str], ahead: Mapp
                     known[h.memory_id] = h.memory
                 elif h.payload is not None:
                     known[h.memory_id] = from_payload(h.payload)
+                    remember(h.payload)  # its wording, for the stage after fusion
     known.update((m, ahead[m]) for m in wanted if m in ahead and m not in known)
     return known

@@ -37,8 +37,7 @@ from ..query.slots import SLOT_FIELD, SLOTS_FIELD, SlotFact, memory_slots
 from ..text import tokenize
 from ..times import MemoryTimes
 from ..types import Memory
-from .candidate import Candidate, Groups, text_key
-from .duplicates import content
+from .candidate import Candidate, Groups
 
 __all__ = ["MAX_VERSIONS", "Version", "values", "version_groups", "order_versions", "slot_of", "said_before",
            "same_value"]
@@ -57,11 +56,12 @@ class Version:
     slot: str | None
 
 
-def values(m: Memory) -> frozenset[str]:
-    """The values a memory states: the names it mentions, its tokens with a digit, and the values
-    its slots state now."""
+def values(c: Candidate) -> frozenset[str]:
+    """The values a candidate's memory states: the names it mentions, its tokens with a digit (as
+    its payload keeps them, `Candidate.wording`), and the values its slots state now."""
+    m = c.memory
     stated = {v.casefold() for f in memory_slots(m) for v in f.new}
-    return frozenset(e.casefold() for e in m.entities) | content(m.text).values | stated
+    return frozenset(e.casefold() for e in m.entities) | c.wording().content.values | stated
 
 
 def same_value(a: str, b: str) -> bool:
@@ -78,7 +78,7 @@ def _same_words(ta: frozenset[str], tb: frozenset[str]) -> bool:
 class _Read:
     """What the rules read of one candidate, once per query."""
 
-    __slots__ = ("facts", "keys", "changes", "new", "old_keys", "text", "epoch", "given")
+    __slots__ = ("facts", "keys", "changes", "new", "old_keys", "epoch", "given")
 
     def __init__(self, m: Memory) -> None:
         self.facts: tuple[SlotFact, ...] = memory_slots(m)
@@ -92,7 +92,6 @@ class _Read:
                 new.setdefault(f.key, []).extend(frozenset(tokenize(v)) for v in f.new)
         self.new = {k: tuple(v) for k, v in new.items()}
         self.old_keys = frozenset(f.key for f in self.facts if f.key and f.old)
-        self.text = text_key(m.text)
         self.epoch = _epoch(m)
         self.given = bool(m.predicate and m.predicate.strip())  # the key is the caller's predicate
 
@@ -142,6 +141,7 @@ def version_groups(candidates: Sequence[Candidate], limit: int) -> list[Version]
     n = min(limit, len(candidates))
     timed = [i for i in range(n) if MemoryTimes.of(candidates[i].memory).when is not None]
     read = {i: _read(candidates[i].memory) for i in timed}
+    said = {i: candidates[i].wording().key for i in timed}  # the text as copies compare it
     groups_of = Groups(timed)
     slot: dict[int, str] = {}
     # only a memory with a slot key, or one stating a value that was before, can be a version: the
@@ -150,7 +150,7 @@ def version_groups(candidates: Sequence[Candidate], limit: int) -> list[Version]
     for x, i in enumerate(able):
         for j in able[x + 1:]:
             a, b = read[i], read[j]
-            if a.text == b.text:
+            if said[i] == said[j]:
                 continue  # copies: collapse's
             shared = sorted(a.keys & b.keys)
             key = next((k for k in shared if _changed(a, b, k)), None)
@@ -186,7 +186,7 @@ def _target(members: list[int], candidates: Sequence[Candidate], query_words: fr
             before: datetime | None) -> int | None:
     """The version a question about an earlier value asks for (members newest first)."""
     for pos, i in enumerate(members):  # "before Tom": the version just older than the one naming Tom
-        named = {v for v in values(candidates[i].memory) if set(tokenize(v)) & query_words}
+        named = {v for v in values(candidates[i]) if set(tokenize(v)) & query_words}
         if named and pos + 1 < len(members):
             return members[pos + 1]
     if before is not None:  # "in 2024": the version in effect when the window ended

@@ -68,6 +68,7 @@ from ..backends.protocols import (
     VectorRecord,
 )
 from ..backends.vector.common import EXPIRES_AT
+from ..backends.wording import remember as remember_wording
 from ..config import StoreConfig
 from ..embeddings.base import LoadsLazily
 from ..errors import BackendError, ConfigurationError, InvalidMemory, StoreClosed
@@ -501,7 +502,10 @@ class MemoryStore(SharedHandle):
         ids = keyed_ids(memory_ids, namespace)
         with self._live():
             now = time.time()
-            return [from_payload(p) for p in self.vectors.get(namespace, ids) if not _expired(p, now)]
+            payloads = [p for p in self.vectors.get(namespace, ids) if not _expired(p, now)]
+        for p in payloads:
+            remember_wording(p)  # what the stage after fusion compares of it (`backends.wording`)
+        return [from_payload(p) for p in payloads]
 
     def memories(self, namespace: str, *, session_id: str | None = None, limit: int | None = None,
                  offset: int = 0) -> list[Memory]:

@@ -48,9 +48,11 @@ from .upgrade import (
     GRAPH,
     SPARSE,
     TIMES,
+    WORDING_UPGRADE,
     backfill,
     backfill_sparse,
     backfill_times,
+    backfill_wording,
     pending,
     sparse_vectors,
     wanted,
@@ -287,6 +289,15 @@ def rebuild(store: StoreParts, meta: dict[str, Any]) -> dict[str, Any]:
             done = False
             _log.warning("could not read the stated times and slots of every older memory (%s: %s); each "
                          "namespace is retried when it is first searched", type(exc).__name__, exc)
+    if WORDING_UPGRADE in todo:
+        try:
+            worded = sum(backfill_wording(store, namespace) for namespace in want)
+            if worded:
+                _log.info("kept the wording of %d memories written by an older fused-memory", worded)
+        except Exception as exc:  # noqa: BLE001 - the store still opens; searches retry per namespace
+            done = False
+            _log.warning("could not keep the wording of every older memory (%s: %s); each namespace is "
+                         "retried when it is first searched", type(exc).__name__, exc)
     if SPARSE in todo:
         try:
             for namespace in want:

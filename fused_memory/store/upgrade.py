@@ -11,6 +11,11 @@ What such a memory may lack, each named as the store's meta lists it under "upgr
   connect() store wrote while its graph lived in the process. Derived from the payload's mentions
   (`codec.payload_mentions`), oldest memory first, so "most recently linked" keeps its meaning.
 
+* `wording`: what the stage after fusion compares of its text (`backends.wording`: text key
+  digest, content words, values, negations). Derived from the stored text: nothing is re-embedded.
+  Until it is written, a memory's wording is read from its text at query time (the same answer,
+  more slowly).
+
 * `times`: the times its text states (`Memory.stated_times`) and its slots (`query.slots`, the
   payload's `slot_keys`), read by this version's rules: from the stored text, the time it was
   said, and one spaCy pass; nothing is re-embedded. A derived slot key an older version wrote is
@@ -43,6 +48,8 @@ from ..backends.graph.engine import EngineGraphStore
 from ..backends.lexical.engine import EngineLexicalIndex
 from ..backends.lexical.sparse import SparseBM25
 from ..backends.protocols import GraphStore, LexicalIndex, PayloadWriter, SparseSearch, SparseVector, VectorBackend
+from ..backends.wording import WORDING, read_text
+from ..backends.wording import to_json as wording_json
 from ..query.slots import SLOT_FIELD, SLOTS_FIELD
 from ..query.temporal import stated_times
 from ..types import Memory
@@ -53,8 +60,9 @@ from .parts import StoreParts
 #: The sparse vector of a memory kept out of ranking (`Memory.indexed` False): no term finds it.
 NO_TERMS = SparseVector((), ())
 
-__all__ = ["NO_TERMS", "ANSWERS", "SPARSE", "GRAPH", "TIMES", "wanted", "pending", "sparse_vectors", "backfill",
-           "backfill_sparse", "backfill_graph", "backfill_times", "NamespaceUpgrades"]
+__all__ = ["NO_TERMS", "ANSWERS", "SPARSE", "GRAPH", "TIMES", "WORDING_UPGRADE", "wanted", "pending",
+           "sparse_vectors", "backfill", "backfill_sparse", "backfill_graph", "backfill_times", "backfill_wording",
+           "NamespaceUpgrades"]
 
 _log = logging.getLogger("fused_memory.store.memory_store")
 
@@ -62,6 +70,7 @@ ANSWERS = "answers"
 SPARSE = "bm25"
 GRAPH = "graph"
 TIMES = "times"
+WORDING_UPGRADE = "wording"
 _PAGE = 256
 
 
@@ -71,7 +80,7 @@ def _sparse_on(vectors: VectorBackend) -> bool:
 
 def wanted(vectors: VectorBackend, graph: GraphStore | None = None) -> list[str]:
     """What every memory this version writes into `vectors` (and `graph`) has (known once open)."""
-    return [ANSWERS, TIMES, *([SPARSE] if _sparse_on(vectors) else []),
+    return [ANSWERS, TIMES, WORDING_UPGRADE, *([SPARSE] if _sparse_on(vectors) else []),
             *([GRAPH] if isinstance(graph, EngineGraphStore) else [])]
 
 
@@ -192,6 +201,23 @@ def _write_times(store: StoreParts, writer: PayloadWriter, namespace: str, page:
     return len(page)
 
 
+def backfill_wording(store: StoreParts, namespace: str) -> int:
+    """Give the namespace's memories written before their wording was kept (no payload `wording`)
+    the wording of their stored text; returns how many. A backend that cannot update payloads keeps
+    serving them, their wording read from the text at query time, with a warning."""
+    if not isinstance(store.vectors, PayloadWriter):
+        _log.warning("memories of %r keep no wording and %s cannot update payloads: the stage after fusion "
+                     "reads their texts at query time", namespace, type(store.vectors).__name__)
+        return 0
+    done = 0
+    for p in store.vectors.scroll(namespace):
+        if WORDING not in p:
+            entry = wording_json(read_text(str(p["text"])))
+            store.vectors.set_payload(namespace, [str(p["memory_id"])], {WORDING: entry})
+            done += 1
+    return done
+
+
 def _untagged(vectors: VectorBackend, namespace: str) -> dict[tuple[str, tuple[str, ...]], list[str]]:
     out: dict[tuple[str, tuple[str, ...]], list[str]] = {}
     for p in vectors.scroll(namespace):
@@ -257,6 +283,8 @@ class NamespaceUpgrades:
             done[GRAPH] = backfill_graph(store.vectors, store.graph, namespace)
         if TIMES in todo:
             done[TIMES] = backfill_times(store, namespace)
+        if WORDING_UPGRADE in todo:
+            done[WORDING_UPGRADE] = backfill_wording(store, namespace)
         if ANSWERS in todo:
             untagged = _untagged(store.vectors, namespace)
             ok = not untagged or backfill(store.vectors, untagged)
