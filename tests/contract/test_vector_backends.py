@@ -198,6 +198,49 @@ def test_ordered_scan_is_newest_first_inside_the_filter_without_a_vector(vb: Vec
     assert [p["memory_id"] for p in vb.scan_ordered(VectorFilter("b"), "event_at", 10)] == ["other-tenant"]
 
 
+def _span(start_day: float, end_day: float) -> dict[str, float]:
+    return {"start": (T0 + timedelta(days=start_day)).timestamp(), "end": (T0 + timedelta(days=end_day)).timestamp()}
+
+
+def test_a_stated_time_matches_a_window_only_when_one_of_them_overlaps_it(vb: VectorBackend) -> None:
+    """A memory "states a time in the window" when one stated time overlaps it, start and end of
+    the same time. A memory stating a time before the window and another after it does not, even
+    when it is the closest to the query vector and the search asks for one answer: the coarse
+    filter the embedded engine searches with lets it through, and its answers are checked."""
+    week = TimeWindow(T0 + timedelta(days=10), T0 + timedelta(days=17))
+    s = 1 / math.sqrt(2)
+    vb.upsert([rec("a", "straddles", X, stated=[_span(1, 2), _span(20, 21)]),
+               rec("a", "inside", (s, s, 0.0, 0.0), stated=[_span(1, 2), _span(12, 13)]),
+               rec("a", "covers", Y, stated=[_span(2.5, 30)]),
+               rec("a", "happened", Z, type="event", event_at=T0 + timedelta(days=11)),
+               rec("a", "nothing-stated", X, stated=[]), rec("a", "old", X),
+               rec("b", "other-ns", X, stated=[_span(12, 13)])])
+    stated = frozenset({"stated"})
+    assert search(vb, q(X, limit=1, time_window=week, times=stated)) == ["inside"]
+    assert search(vb, q(X, time_window=week, times=stated)) == ["inside", "covers"]
+    assert search(vb, q(X, time_window=week)) == ["inside", "covers", "happened"]  # or the event's time
+    early = TimeWindow(T0 + timedelta(days=3), T0 + timedelta(days=4))  # all three pass the coarse filter
+    assert search(vb, q(X, time_window=early, times=stated)) == ["covers"]
+    assert search(vb, q(X, limit=1, time_window=early, times=stated)) == ["covers"]
+    batch = vb.query_batch([q(Z, limit=1), q(X, limit=1, time_window=early, times=stated),
+                            q(X, limit=1, time_window=week, times=stated)])
+    assert [ids(r) for r in batch] == [["happened"], ["covers"], ["inside"]]  # each checked on its own
+
+
+def test_an_ordered_scan_for_a_stated_time_checks_the_same_way(vb: VectorBackend) -> None:
+    """The ordered scan (a query that is only a time) keeps the same exact reading of "states a
+    time in the window", whatever order the points come in."""
+    week = TimeWindow(T0 + timedelta(days=10), T0 + timedelta(days=17))
+    vb.upsert([rec("a", "straddles", X, stated=[_span(1, 2), _span(20, 21)], created_at=3000.0),
+               rec("a", "inside", X, stated=[_span(12, 13)], created_at=2000.0),
+               rec("a", "covers", X, stated=[_span(5, 30)], created_at=1000.0)])
+    window = VectorFilter("a", time_window=week, times=frozenset({"stated"}))
+    assert isinstance(vb, OrderedScan)
+    assert [p["memory_id"] for p in vb.scan_ordered(window, "created_at", 1)] == ["inside"]
+    assert [p["memory_id"] for p in vb.scan_ordered(window, "created_at", 10)] == ["inside", "covers"]
+    assert [p["memory_id"] for p in vb.scan_ordered(window, "created_at", 10, descending=False)] == ["covers", "inside"]
+
+
 def test_answers_filter_matches_any_element_of_the_list(vb: VectorBackend) -> None:
     """`answers` is a list payload field: the filter keeps points whose list holds the value; a
     point written before the field existed (no `answers` key) never matches."""

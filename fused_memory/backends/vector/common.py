@@ -25,7 +25,7 @@ __all__ = [
     "IndexSpec", "PAYLOAD_INDEXES",
     "MatchOne", "MatchAnyOf", "Between", "Overlaps", "AnyOf", "Not", "alive", "Condition", "time_conditions",
     "EXPIRES_AT", "NEVER_BEFORE",
-    "split_conditions", "filter_conditions", "can_match",
+    "split_conditions", "filter_conditions", "can_match", "has_overlaps", "overlaps_hold",
     "PreparedPoint", "point_id", "dense_of", "prepare_points", "check_query", "in_requested_order", "unique", "plain",
     "check_sparse", "clamp_score", "paginate", "chunks", "encode_meta", "engine_errors", "WRITE_CHUNK",
 ]
@@ -183,6 +183,43 @@ def filter_conditions(f: VectorFilter) -> tuple[Condition, ...]:
     if f.indexed_only:
         conds.append(Not(MatchOne(*UNRANKED)))
     return tuple(conds)
+
+
+def has_overlaps(conds: Sequence[Condition]) -> bool:
+    """Whether a filter asks for an `Overlaps` (a time its text states, inside a window), alone or
+    as one branch of an `AnyOf`."""
+    return any(isinstance(c, Overlaps) or (isinstance(c, AnyOf) and any(isinstance(x, Overlaps) for x in c.conds))
+               for c in conds)
+
+
+def _numbers(value: Any) -> list[float]:
+    """A payload value as the engine ranges over it: a number, or each number of a list."""
+    items = value if isinstance(value, list) else [value]
+    return [float(x) for x in items if isinstance(x, (int, float)) and not isinstance(x, bool)]
+
+
+def _holds(c: MatchOne | Between | Overlaps, payload: Mapping[str, Any]) -> bool:
+    value = payload.get(c.key)
+    if isinstance(c, MatchOne):
+        return value == c.value or (isinstance(value, list) and c.value in value)
+    if isinstance(c, Between):
+        return any(c.gte <= x <= c.lte for x in _numbers(value))
+    spans = value if isinstance(value, list) else []
+    return any(isinstance(o, Mapping) and any(x <= c.lte for x in _numbers(o.get("start")))
+               and any(x >= c.gte for x in _numbers(o.get("end"))) for o in spans)
+
+
+def overlaps_hold(conds: Sequence[Condition], payload: Mapping[str, Any]) -> bool:
+    """Whether `payload` passes the conditions of `conds` that hold an `Overlaps`, read exactly as the
+    engine's nested condition reads them (one object's start and end together). The other conditions
+    are not looked at: this checks what a coarser engine filter may have let through."""
+    for c in conds:
+        if isinstance(c, Overlaps) and not _holds(c, payload):
+            return False
+        if (isinstance(c, AnyOf) and any(isinstance(x, Overlaps) for x in c.conds)
+                and not any(_holds(x, payload) for x in c.conds)):
+            return False
+    return True
 
 
 def can_match(conds: Sequence[Condition]) -> bool:

@@ -26,6 +26,18 @@ several segments are slower to search than one big segment, but no pause grows w
 store under 20k points never builds anything and is always exact. `auto_optimize=False` plus an
 explicit `optimize()` lets an application choose its own quiet moment.
 
+Open time is mostly the payload indexes, not the vectors or HNSW. At 1M memories (51 segments, 12
+indexed fields) `EdgeShard.load` took 3.8 s on a quiet 2-core machine; a profile put ~80% of it in
+opening the payload indexes: ~40% in the null-value index the engine keeps for every indexed field
+(two bitmaps of at least 1 MiB per field per segment: ~1.2 GB read and scanned; the engine drops
+segment files from the page cache with posix_fadvise, so each open reads them from disk again), ~30%
+building the in-RAM keyword and float indexes, ~10% reading the vectors into RAM. The same shard
+with its payload indexes deleted loaded in 1.6-2.1 s (on a busy machine), but then a namespace
+filter reads every payload. Moving the payload indexes to disk (`Memory.Cold`) saved ~20% of the
+load for a 70 s rebuild of a 1M shard; merging segments to 200k points ran one `optimize()` for over
+5 minutes (2 shared cores) without finishing. Neither is done: the first is small against the null
+indexes, the second breaks the pause bound above.
+
 Thread safety: the engine survived concurrent upsert/query/scroll/count from four threads, and
 since it holds the GIL its calls are serialized anyway, so one lock costs no parallelism. The
 lock exists so that `close()` cannot pull the shard from under an in-flight query (the engine
@@ -33,6 +45,18 @@ then raises "Shard is not initialized"), and so only one writer decides to optim
 upserts are cut into chunks of `WRITE_CHUNK` (512) points so a large write does not starve
 readers; a batch is therefore not atomic to concurrent readers. `query_batch` still sends one
 engine call per batch, as the protocol asks, though it measured no faster than separate calls.
+
+Windowed filters: "a time its text states falls in the window" is a nested condition (one stated
+object's start and end together), and the engine checks a nested condition by reading the point's
+payload; the payload indexes are not used. Inside a namespace of 50k memories that cost 50-300 ms a
+search at 1M memories, against 2-5 ms for the event and said times (range indexes). So vector
+searches and ordered scans send a coarse filter over the flattened `stated[].start` and
+`stated[].end` range indexes, a superset, and check the answers in Python against the exact
+condition (`common.overlaps_hold`). When every answer passes, the top-k of the superset lie inside
+the exact set, so they are its top-k: the answers are the exact search's. When one fails (a memory
+whose stated times straddle the window, one starting before its end and another ending after its
+start), that search is asked again with the exact nested filter. Counts, facets and scrolls keep the
+exact filter.
 
 Persistence: updates go through the shard's WAL, so they survive a crash without `flush()` (checked
 with os._exit after an upsert). `EdgeShard.load` needs no config, but we pass ours: the engine
@@ -77,7 +101,9 @@ from .common import (
     encode_meta,
     engine_errors,
     filter_conditions,
+    has_overlaps,
     in_requested_order,
+    overlaps_hold,
     paginate,
     point_id,
     prepare_points,
@@ -136,24 +162,40 @@ def _edge_index(spec: IndexSpec) -> Any:
     return qe.PayloadSchemaType.Float
 
 
-def _edge_condition(c: Condition) -> Any:
+def _edge_condition(c: Condition, exact: bool = True) -> Any:
+    """`exact=False` turns an `Overlaps` into its coarse form (see `_edge_filter`)."""
     if isinstance(c, MatchOne):
         return qe.FieldCondition(c.key, match=qe.MatchValue(c.value))
     if isinstance(c, MatchAnyOf):
         return qe.FieldCondition(c.key, match=qe.MatchAny(list(c.values)))
     if isinstance(c, Between):
         return qe.FieldCondition(c.key, range=qe.RangeFloat(gte=c.gte, lte=c.lte))
+    if isinstance(c, Overlaps) and not exact:
+        return qe.Filter(must=[qe.FieldCondition(f"{c.key}[].start", range=qe.RangeFloat(lte=c.lte)),
+                               qe.FieldCondition(f"{c.key}[].end", range=qe.RangeFloat(gte=c.gte))])
     if isinstance(c, Overlaps):
         return qe.NestedCondition(c.key, qe.Filter(must=[qe.FieldCondition("start", range=qe.RangeFloat(lte=c.lte)),
                                                          qe.FieldCondition("end", range=qe.RangeFloat(gte=c.gte))]))
     if isinstance(c, AnyOf):
-        return qe.Filter(should=[_edge_condition(x) for x in c.conds])
+        return qe.Filter(should=[_edge_condition(x, exact) for x in c.conds])
     raise TypeError(f"unknown condition {c!r}")
 
 
-def _edge_filter(conds: Sequence[Condition]) -> Any:
+def _edge_filter(conds: Sequence[Condition], exact: bool = True) -> Any:
+    """The engine's filter. `exact=False` is the coarse filter of a search that checks its answers
+    (`_checked`): an `Overlaps` becomes "some stated start <= window end and some stated end >=
+    window start" over the flattened `stated[].start` / `stated[].end` indexes, a superset of the
+    nested condition (the start of one stated time and the end of another may pass together)."""
     must, must_not = split_conditions(conds)
-    return qe.Filter(must=[_edge_condition(c) for c in must], must_not=[_edge_condition(c) for c in must_not] or None)
+    return qe.Filter(must=[_edge_condition(c, exact) for c in must],
+                     must_not=[_edge_condition(c) for c in must_not] or None)
+
+
+def _coarse_ok(conds: Sequence[Condition], payloads: Sequence[Mapping[str, Any] | None]) -> bool:
+    """Whether every answer of a coarse search also passes the exact filter: then the answers are
+    the exact search's too (the exact matches are a subset of the coarse ones, and the coarse top-k
+    all lie in it)."""
+    return all(overlaps_hold(conds, p or {}) for p in payloads)
 
 
 class QdrantEdgeBackend:
@@ -327,24 +369,37 @@ class QdrantEdgeBackend:
         return {mid: vector for mid, vector in dense if mid is not None and vector is not None}
 
     def query_batch(self, queries: Sequence[VectorQuery]) -> list[list[ScoredPayload]]:
-        """All searches in one `EdgeShard.query_batch` call; impossible filters are answered []."""
+        """All searches in one `EdgeShard.query_batch` call; impossible filters are answered [].
+        A search for a stated time in a window goes out with the coarse filter (`_edge_filter`) and
+        is asked again with the exact one only when an answer fails the exact check (module
+        docstring, "Windowed filters")."""
         results: list[list[ScoredPayload]] = [[] for _ in queries]
-        asked: list[int] = []
-        requests: list[Any] = []
+        asked: list[tuple[int, tuple[Condition, ...], list[float], int]] = []
         with self._lock:
             self._require()
             for i, q in enumerate(queries):
                 vector = check_query(q, self._dim or 0)
                 conds = filter_conditions(q.filter)
                 if can_match(conds):
-                    asked.append(i)
-                    requests.append(qe.QueryRequest(limit=q.limit, query=qe.Query.Nearest(vector),
-                                                    filter=_edge_filter(conds), with_payload=True))
-            if not requests:
+                    asked.append((i, conds, vector, q.limit))
+            if not asked:
                 return results
+
+            def request(conds: tuple[Condition, ...], vector: list[float], limit: int, exact: bool) -> Any:
+                return qe.QueryRequest(limit=limit, query=qe.Query.Nearest(vector),
+                                       filter=_edge_filter(conds, exact), with_payload=True)
+
             with engine_errors("query", _classify):
-                answers = self._shard.query_batch(qe.QueryBatchRequest(requests))
-        for i, points in zip(asked, answers, strict=True):
+                answers = self._shard.query_batch(qe.QueryBatchRequest([request(c, v, n, False)
+                                                                        for _, c, v, n in asked]))
+                again = [k for k, (_, conds, _, _) in enumerate(asked)
+                         if has_overlaps(conds) and not _coarse_ok(conds, [p.payload for p in answers[k]])]
+                if again:
+                    exact = self._shard.query_batch(qe.QueryBatchRequest([request(*asked[k][1:], True)
+                                                                          for k in again]))
+                    for k, points in zip(again, exact, strict=True):
+                        answers[k] = points
+        for (i, _, _, _), points in zip(asked, answers, strict=True):
             results[i] = [ScoredPayload(p.payload or {}, clamp_score(p.score)) for p in points]
         return results
 
@@ -388,10 +443,15 @@ class QdrantEdgeBackend:
         if not can_match(conds):
             return []
         order = qe.OrderBy(key, direction=qe.Direction.Desc if descending else qe.Direction.Asc)
-        with self._lock, engine_errors("scan", _classify):
+
+        def scan(exact: bool) -> list[Mapping[str, Any]]:
             records, _ = self._require().scroll(qe.ScrollRequest(
-                limit=limit, filter=_edge_filter(conds), with_payload=True, with_vector=False, order_by=order))
-        return [r.payload or {} for r in records]
+                limit=limit, filter=_edge_filter(conds, exact), with_payload=True, with_vector=False, order_by=order))
+            return [r.payload or {} for r in records]
+
+        with self._lock, engine_errors("scan", _classify):
+            found = scan(exact=not has_overlaps(conds))
+            return found if _coarse_ok(conds, found) else scan(exact=True)
 
     def scroll(self, namespace: str | None = None) -> Iterator[Mapping[str, Any]]:
         """All payloads, one page per engine call (the lock is not held between pages)."""
