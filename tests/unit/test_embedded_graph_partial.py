@@ -198,3 +198,19 @@ def test_the_index_is_added_to_a_store_written_before_it(written: Any) -> None:
     g.close()
     with closing(sqlite3.connect(Path(path) / "graph.sqlite3")) as db:
         assert db.execute("SELECT 1 FROM sqlite_master WHERE name = 'mention_by_entity'").fetchone()
+
+
+def test_stats_count_the_whole_namespace_read_once(written: Any) -> None:
+    path, twin, _ops = written
+    g = EmbeddedGraphStore(path)
+    g.open()
+    try:
+        statements: list[str] = []
+        assert g._db is not None
+        g._db.set_trace_callback(statements.append)
+        assert g.stats(NS) == twin.stats(NS)
+        assert len([s for s in statements if "FROM entity" in s]) == 1  # whole at once, no catalogue first
+        g.traverse(NS, [("kestrel", 1.0)], 2, 10, NOW)
+        assert g.stats(NS) == twin.stats(NS)
+    finally:
+        g.close()

@@ -251,13 +251,6 @@ class EmbeddedGraphStore:
             sp = self._spaces[namespace] = NamespaceGraph(namespace)
         return sp
 
-    def _whole(self, namespace: str) -> NamespaceGraph:
-        """As `_check(namespace, write=False)`, the namespace loaded whole (reads that count memories)."""
-        sp = self._check(namespace, write=False)
-        if isinstance(sp, PartialNamespaceGraph):
-            sp = self._load(namespace, whole=True) or NamespaceGraph(namespace)
-        return sp
-
     def _namespaces(self) -> list[str]:
         """Every namespace the file or memory holds."""
         found = set(self._spaces)
@@ -276,17 +269,20 @@ class EmbeddedGraphStore:
                 raise StoreClosed(f"the embedded graph at {self.path} was closed; call open() to use it again")
             self._open_files()
 
-    def _check(self, namespace: str, write: bool = True) -> NamespaceGraph:
+    def _check(self, namespace: str, write: bool = True, *, whole: bool = False) -> NamespaceGraph:
         """The namespace's graph (opening the store on first use); reads of an unknown namespace get
-        a throwaway empty one, so queries never grow the store."""
+        a throwaway empty one, so queries never grow the store. A read loads the catalogue alone
+        (`partial`) unless `whole` (a read that counts memories)."""
         self._ensure_open()
         check_namespace(namespace)
         if write:
             self._absent.discard(namespace)
             return self._space(namespace)
         sp = self._spaces.get(namespace)
+        if whole and isinstance(sp, PartialNamespaceGraph):
+            sp = None
         if sp is None and namespace not in self._absent:
-            sp = self._load(namespace)
+            sp = self._load(namespace, whole=whole)
             if sp is None and self._db is not None:
                 self._absent.add(namespace)
         return sp or NamespaceGraph(namespace)
@@ -520,8 +516,8 @@ class EmbeddedGraphStore:
     def stats(self, namespace: str | None = None) -> Mapping[str, int]:
         with self._lock:
             self._ensure_open()
-            spaces = [self._whole(ns) for ns in self._namespaces()] if namespace is None \
-                else [self._whole(namespace)]
+            spaces = [self._check(ns, write=False, whole=True) for ns in self._namespaces()] if namespace is None \
+                else [self._check(namespace, write=False, whole=True)]
             return {"entities": sum(len(s.ent) for s in spaces), "memories": sum(len(s.mem) for s in spaces),
                     "mentions": sum(len(r[2]) for s in spaces for r in s.mem.values()),
                     "relations": sum(len(s.rel) for s in spaces), "co_mentions": sum(len(s.co) for s in spaces)}
