@@ -67,7 +67,10 @@ _IDS_PER_SELECT = 500
 class _Reader:
     """The indexed reads a `PartialNamespaceGraph` of one namespace fills itself from. A mention
     row has its memory row (both are written and deleted in one transaction), so counts from the
-    MENTIONS index are those a whole load counts from the memories."""
+    MENTIONS index are those a whole load counts from the memories. The joins are CROSS JOINs,
+    which SQLite never reorders: the asked entities' mentions are the outer loop. Left to itself
+    (the file has no ANALYZE statistics) it scanned the whole namespace's mentions as the outer
+    loop of the co-mention count, 30 ms instead of 5 for a hub of 6k memories."""
 
     def __init__(self, db: sqlite3.Connection, namespace: str) -> None:
         self.db = db
@@ -86,8 +89,8 @@ class _Reader:
         rows: list[tuple[str, str, int, str | None]] = []
         for marks, part in self._chunks(entity_ids):
             rows += self.db.execute(
-                "SELECT m.eid, m.mid, y.seq, y.type FROM mention m JOIN memory y ON y.ns = m.ns AND y.mid = m.mid "
-                f"WHERE m.ns = ? AND m.eid IN ({marks})", (self.ns, *part))  # noqa: S608
+                "SELECT m.eid, m.mid, y.seq, y.type FROM mention m CROSS JOIN memory y "
+                f"ON y.ns = m.ns AND y.mid = m.mid WHERE m.ns = ? AND m.eid IN ({marks})", (self.ns, *part))  # noqa: S608
         rows.sort(key=lambda r: r[2])  # across chunks too: link order
         return rows
 
@@ -95,7 +98,7 @@ class _Reader:
         rows: list[tuple[str, str, int]] = []
         for marks, part in self._chunks(entity_ids):
             rows += self.db.execute(
-                "SELECT a.eid, b.eid, count(*) FROM mention a JOIN mention b ON b.ns = a.ns AND b.mid = a.mid "
+                "SELECT a.eid, b.eid, count(*) FROM mention a CROSS JOIN mention b ON b.ns = a.ns AND b.mid = a.mid "
                 f"AND b.eid <> a.eid WHERE a.ns = ? AND a.eid IN ({marks}) GROUP BY a.eid, b.eid",  # noqa: S608
                 (self.ns, *part))
         return rows
