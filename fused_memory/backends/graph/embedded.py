@@ -11,9 +11,9 @@ the MENTIONS index by entity, relations), and a walk then reads the memories and
 entities it reaches, once each; the first write loads the namespace whole. Reads of what is loaded
 never touch SQLite; a traversal is dict lookups plus `traversal.traverse_source`. The adjacency
 dicts of one namespace are `space.NamespaceGraph`; this module persists and locks them. Entity
-groups that nothing mentions,
-relates or asserts (`asserted`: the names given to `add_alias`) are deleted by the write that
-leaves them so, and, for stores written before, when their namespace is loaded (`gc`).
+groups that nothing mentions, relates or asserts (`asserted`: the names given to `add_alias`) are
+deleted by the write that leaves them so, and, for stores written before, when their namespace is
+loaded (`gc`).
 """
 
 from __future__ import annotations
