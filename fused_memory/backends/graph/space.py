@@ -57,6 +57,14 @@ class NamespaceGraph:
     def memory_count(self) -> int:
         return len(self.mem)
 
+    def memory_type(self, mid: str) -> str | None:
+        return self.mem[mid][1]
+
+    def memory_entities(self, mid: str) -> list[str]:
+        """The entity ids a memory mentions, sorted; [] for a memory not linked."""
+        rec = self.mem.get(mid)
+        return sorted(rec[2]) if rec else []
+
     def groups_of(self, entity_ids: Sequence[str]) -> dict[str, str]:
         return {i: self.ent[i][2] for i in entity_ids if i in self.ent}
 
@@ -118,7 +126,7 @@ class NamespaceGraph:
                 seen: set[str] = set()
                 stream = (m for _s, m in merged if not (m in seen or seen.add(m)))  # type: ignore[func-returns-value]
             if allowed is not None:
-                stream = (m for m in stream if self.mem[m][1] in allowed)
+                stream = (m for m in stream if self.memory_type(m) in allowed)
             out[g] = list(islice(stream, cap))
         return out
 
