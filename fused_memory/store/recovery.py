@@ -20,7 +20,7 @@ import contextlib
 import functools
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -281,31 +281,16 @@ def rebuild(store: StoreParts, meta: dict[str, Any]) -> dict[str, Any]:
         store.lexical.add(docs)
     done = not untagged or backfill(store.vectors, untagged)
     if TIMES in todo:
-        try:
-            times = sum(backfill_times(store, namespace) for namespace in want)
-            if times:
-                _log.info("read the stated times and slots of %d memories written by an older fused-memory", times)
-        except Exception as exc:  # noqa: BLE001 - the store still opens; searches retry per namespace
-            done = False
-            _log.warning("could not read the stated times and slots of every older memory (%s: %s); each "
-                         "namespace is retried when it is first searched", type(exc).__name__, exc)
+        done = _backfilled(want, lambda ns: backfill_times(store, ns),
+                           "read the stated times and slots of %d memories written by an older fused-memory",
+                           "read the stated times and slots of every older memory") and done
     if WORDING_UPGRADE in todo:
-        try:
-            worded = sum(backfill_wording(store, namespace) for namespace in want)
-            if worded:
-                _log.info("kept the wording of %d memories written by an older fused-memory", worded)
-        except Exception as exc:  # noqa: BLE001 - the store still opens; searches retry per namespace
-            done = False
-            _log.warning("could not keep the wording of every older memory (%s: %s); each namespace is "
-                         "retried when it is first searched", type(exc).__name__, exc)
+        done = _backfilled(want, lambda ns: backfill_wording(store, ns),
+                           "kept the wording of %d memories written by an older fused-memory",
+                           "keep the wording of every older memory") and done
     if SPARSE in todo:
-        try:
-            for namespace in want:
-                backfill_sparse(store.vectors, store.lexical, namespace)
-        except Exception as exc:  # noqa: BLE001 - the store still opens; searches retry per namespace
-            done = False
-            _log.warning("could not give every older memory its sparse lexical vector (%s: %s); each "
-                         "namespace is retried when it is first searched", type(exc).__name__, exc)
+        done = _backfilled(want, lambda ns: backfill_sparse(store.vectors, store.lexical, ns), None,
+                           "give every older memory its sparse lexical vector") and done
     if todo and done:
         meta = write_merged(store.vectors, {**meta, "upgraded": [*meta.get("upgraded", ()), ANSWERS, *todo]})
     if isinstance(store.graph, Reconcilable):
@@ -373,3 +358,18 @@ def undo(store: StoreParts, batch: list[Memory], before: dict[tuple[str, str], A
         _log.error("add failed (%s) and %s", exc, note)
         if hasattr(exc, "add_note"):
             exc.add_note(note)
+
+
+def _backfilled(namespaces: Iterable[str], fill: Callable[[str], int], did: str | None, what: str) -> bool:
+    """One upgrade's backfill over `namespaces` on the open scan (`did` logs how many it wrote);
+    False, with a warning, when it failed: the store still opens, and each namespace is retried when
+    it is first searched (`upgrade.NamespaceUpgrades`)."""
+    try:
+        n = sum(fill(namespace) for namespace in namespaces)
+    except Exception as exc:  # noqa: BLE001 - the store still opens; searches retry per namespace
+        _log.warning("could not %s (%s: %s); each namespace is retried when it is first searched",
+                     what, type(exc).__name__, exc)
+        return False
+    if n and did:
+        _log.info(did, n)
+    return True

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import random
 import sqlite3
-from contextlib import closing
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -148,14 +149,23 @@ def test_writes_after_reads_answer_as_the_twin(written: Any) -> None:
         g.close()
 
 
-def test_a_namespaces_first_read_loads_its_catalogue_not_its_memories(written: Any) -> None:
-    path, twin, _ops = written
+@contextmanager
+def _traced(path: str) -> Iterator[tuple[EmbeddedGraphStore, list[str]]]:
+    """The store reopened, and every SQL statement it runs from then on."""
     g = EmbeddedGraphStore(path)
     g.open()
     try:
         statements: list[str] = []
         assert g._db is not None
         g._db.set_trace_callback(statements.append)
+        yield g, statements
+    finally:
+        g.close()
+
+
+def test_a_namespaces_first_read_loads_its_catalogue_not_its_memories(written: Any) -> None:
+    path, twin, _ops = written
+    with _traced(path) as (g, statements):
         assert g.entities(NS) == twin.entities(NS)
         assert statements and not [s for s in statements if "FROM memory" in s]
         statements.clear()
@@ -166,8 +176,6 @@ def test_a_namespaces_first_read_loads_its_catalogue_not_its_memories(written: A
         statements.clear()
         g.traverse(NS, [("falcon", 1.0)], 0, 10, NOW)  # read once: the next walk reads memory alone
         assert [s for s in statements if "mention" in s] == []
-    finally:
-        g.close()
 
 
 def test_a_store_written_before_the_index_loads_whole_where_it_cannot_be_written(
@@ -202,15 +210,8 @@ def test_the_index_is_added_to_a_store_written_before_it(written: Any) -> None:
 
 def test_stats_count_the_whole_namespace_read_once(written: Any) -> None:
     path, twin, _ops = written
-    g = EmbeddedGraphStore(path)
-    g.open()
-    try:
-        statements: list[str] = []
-        assert g._db is not None
-        g._db.set_trace_callback(statements.append)
+    with _traced(path) as (g, statements):
         assert g.stats(NS) == twin.stats(NS)
         assert len([s for s in statements if "FROM entity" in s]) == 1  # whole at once, no catalogue first
         g.traverse(NS, [("kestrel", 1.0)], 2, 10, NOW)
         assert g.stats(NS) == twin.stats(NS)
-    finally:
-        g.close()
