@@ -10,6 +10,7 @@ What is kept, under the payload key `WORDING`:
 * `words`: its content words (`text.tokenize`: stemmed, stopwords out).
 * `values`: its tokens with a digit and what they join ("e-12345", "3pm", "v0.9").
 * `negations`: how many negations it has ("not", "never", "n't"...).
+* `v`: the version of the rules that read them (`VERSION`): an entry of another version is not read.
 
 How they reach the stage after fusion: a memory's wording is a pure function of its text, so it is
 looked up by the text (`of_text`) in one bounded table that the reads of payloads fill
@@ -17,7 +18,8 @@ looked up by the text (`of_text`) in one bounded table that the reads of payload
 there. So the memories a query hydrates are compared by the fields their payloads keep, whatever
 path read them (an arm's payload, a read by id, a wrapper around the store), and a payload written
 before wordings were kept, or with a damaged entry (`of_payload` gives None), costs one reading
-of its text, never a wrong answer. `store.upgrade` writes them into older payloads.
+of its text, never a wrong answer. `store.upgrade()` writes them into older payloads; a search does
+not, since a store without them answers the same.
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ from typing import Any
 
 from ..text import tokenize
 
-__all__ = ["WORDING", "Content", "Wording", "content", "text_key", "read_text", "of_text", "of_payload",
-           "remember", "to_json"]
+__all__ = ["WORDING", "VERSION", "UPGRADE", "Content", "Wording", "content", "text_key", "read_text", "of_text",
+           "of_payload", "remember", "to_json"]
 
 #: The payload key of a memory's wording.
 WORDING = "wording"
@@ -47,12 +49,18 @@ _VALUE = re.compile(r"(?<![^\W_])(?=[^\W_]*\d)[^\W_]+(?:[-.:/][^\W_]+)*")
 #: Any digit: a text without one has no value, and `_VALUE` need not scan it (most texts).
 _DIGIT = re.compile(r"\d")
 _NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot|without)\b|n't\b")
-#: Texts up to this long are kept by `text_key` and `of_text`; a longer one is read anew, so the
-#: tables cannot hold thousands of long documents.
+#: Texts up to this long are kept by `text_key`'s cache; a longer one is keyed anew.
 _CACHED_CHARS = 2000
-#: How many texts' wordings are kept (the candidates of the last few hundred queries); past it the
-#: table is emptied and refills from the next reads.
-_KEPT = 20_000
+#: How many texts' wordings are kept (the candidates of the last few hundred queries; about 3 KB a
+#: short text), long texts too: a long candidate would otherwise be read again on every query, two
+#: to four times. Past it the table is emptied and refills from the next reads.
+_KEPT = 8192
+#: The version of the payload entry's rules (the tokenizer, the values and negations patterns). An
+#: entry of another version is not read (the text is), and `store.upgrade` rewrites it: a change to
+#: those rules bumps this, and the upgrade item's name with it (`UPGRADE`).
+VERSION = 1
+#: The name `store.upgrade` records once every memory keeps this version's wording.
+UPGRADE = f"wording{VERSION}"
 
 
 @dataclass(frozen=True)
@@ -107,10 +115,9 @@ _known: dict[str, Wording] = {}
 
 
 def _keep(text: str, w: Wording) -> None:
-    if len(text) <= _CACHED_CHARS:
-        if len(_known) >= _KEPT:
-            _known.clear()
-        _known[text] = w
+    if len(_known) >= _KEPT:
+        _known.clear()
+    _known[text] = w
 
 
 def of_text(text: str) -> Wording:
@@ -136,13 +143,15 @@ def remember(p: Mapping[str, Any]) -> None:
 def to_json(w: Wording) -> dict[str, Any]:
     """The payload entry (lists sorted, so the same text always writes the same payload)."""
     c = w.content
-    return {"key": w.key, "words": sorted(c.words), "values": sorted(c.values), "negations": c.negations}
+    return {"v": VERSION, "key": w.key, "words": sorted(c.words), "values": sorted(c.values),
+            "negations": c.negations}
 
 
 def of_payload(p: Mapping[str, Any]) -> Wording | None:
-    """The wording a payload keeps; None when it keeps none or a damaged one (then read the text)."""
+    """The wording a payload keeps; None when it keeps none, a damaged one or one of another
+    `VERSION` (then read the text)."""
     entry = p.get(WORDING)
-    if not isinstance(entry, Mapping):
+    if not isinstance(entry, Mapping) or entry.get("v") != VERSION:
         return None
     key, words, values, negations = (entry.get("key"), entry.get("words"), entry.get("values"),
                                      entry.get("negations"))

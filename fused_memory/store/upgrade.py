@@ -11,10 +11,12 @@ What such a memory may lack, each named as the store's meta lists it under "upgr
   connect() store wrote while its graph lived in the process. Derived from the payload's mentions
   (`codec.payload_mentions`), oldest memory first, so "most recently linked" keeps its meaning.
 
-* `wording`: what the stage after fusion compares of its text (`backends.wording`: text key
-  digest, content words, values, negations). Derived from the stored text: nothing is re-embedded.
-  Until it is written, a memory's wording is read from its text at query time (the same answer,
-  more slowly).
+* `wording1` (`backends.wording.UPGRADE`, named after the entry's version): what the stage after
+  fusion compares of its text (text key digest, content words, values, negations). Derived from the
+  stored text: nothing is re-embedded. Until it is written, a memory's wording is read from its text
+  at query time, the same answer more slowly; so it is written by `MemoryStore.upgrade()` and by an
+  open that scans every payload anyway, never on a namespace's first search (one write per memory:
+  seconds for a large namespace, and a store whose payloads cannot be written must still answer).
 
 * `times`: the times its text states (`Memory.stated_times`) and its slots (`query.slots`, the
   payload's `slot_keys`), read by this version's rules: from the stored text, the time it was
@@ -48,7 +50,8 @@ from ..backends.graph.engine import EngineGraphStore
 from ..backends.lexical.engine import EngineLexicalIndex
 from ..backends.lexical.sparse import SparseBM25
 from ..backends.protocols import GraphStore, LexicalIndex, PayloadWriter, SparseSearch, SparseVector, VectorBackend
-from ..backends.wording import WORDING, read_text
+from ..backends.wording import UPGRADE as WORDING_UPGRADE
+from ..backends.wording import WORDING, of_payload, read_text
 from ..backends.wording import to_json as wording_json
 from ..query.slots import SLOT_FIELD, SLOTS_FIELD
 from ..query.temporal import stated_times
@@ -70,7 +73,6 @@ ANSWERS = "answers"
 SPARSE = "bm25"
 GRAPH = "graph"
 TIMES = "times"
-WORDING_UPGRADE = "wording"
 _PAGE = 256
 
 
@@ -202,16 +204,17 @@ def _write_times(store: StoreParts, writer: PayloadWriter, namespace: str, page:
 
 
 def backfill_wording(store: StoreParts, namespace: str) -> int:
-    """Give the namespace's memories written before their wording was kept (no payload `wording`)
-    the wording of their stored text; returns how many. A backend that cannot update payloads keeps
-    serving them, their wording read from the text at query time, with a warning."""
+    """Give the namespace's memories written before their wording was kept (no payload `wording`,
+    or one of another version) the wording of their stored text; returns how many. A backend that
+    cannot update payloads keeps serving them, their wording read from the text at query time, with
+    a warning."""
     if not isinstance(store.vectors, PayloadWriter):
         _log.warning("memories of %r keep no wording and %s cannot update payloads: the stage after fusion "
                      "reads their texts at query time", namespace, type(store.vectors).__name__)
         return 0
     done = 0
     for p in store.vectors.scroll(namespace):
-        if WORDING not in p:
+        if of_payload(p) is None:
             entry = wording_json(read_text(str(p["text"])))
             store.vectors.set_payload(namespace, [str(p["memory_id"])], {WORDING: entry})
             done += 1
@@ -242,8 +245,8 @@ class NamespaceUpgrades:
 
     def ensure(self, store: StoreParts, namespace: str) -> dict[str, int]:
         """Upgrade `namespace` once per process, if the store's meta says it may need it; returns
-        what was done (empty: nothing)."""
-        todo = pending(store.vectors, store._meta, store.graph)
+        what was done (empty: nothing). The wording is left to `upgrade_all` (module docstring)."""
+        todo = pending(store.vectors, store._meta, store.graph) - {WORDING_UPGRADE}
         if not todo or namespace in self._done or not isinstance(namespace, str):
             return {}
         with store._write_lock:

@@ -96,10 +96,10 @@ def test_upgrade_does_every_namespace_once_for_every_worker() -> None:
     first, other = server_store(client), server_store(client)  # two workers, both opened before the upgrade
     assert lexical(first, "badge", "alice") == ["a1"]
     # bob's memory (rewriting its times gave it its wording); alice's were done on first use
-    assert first.upgrade() == {"bm25": 1, "times": 1, "wording": 0, "answers": 0}
+    assert first.upgrade() == {"bm25": 1, "times": 1, "wording1": 0, "answers": 0}
     assert first.upgrade() == {}
     other.end_session("bob", at=NOW)  # the other worker's meta write keeps the upgrade recorded
-    assert set(other.vectors.read_meta()["upgraded"]) == {"answers", "bm25", "times", "wording"}  # type: ignore[index]
+    assert set(other.vectors.read_meta()["upgraded"]) == {"answers", "bm25", "times", "wording1"}  # type: ignore[index]
     fresh = server_store(client)
     assert lexical(fresh, "VPN password", "bob") == ["b1"] and lexical(fresh, "badge", "alice") == ["a1"]
     assert fresh.vectors.checked == [] and fresh.vectors.scrolled == []  # type: ignore[attr-defined]
@@ -115,7 +115,7 @@ def test_a_new_server_store_never_checks() -> None:
     again = server_store(client)
     assert lexical(again, "badge", "alice") == ["a1"]
     assert again.vectors.scrolled == [] and again.vectors.checked == []  # type: ignore[attr-defined]
-    assert set(again.vectors.read_meta()["upgraded"]) == {"answers", "bm25", "times", "wording"}  # type: ignore[index]
+    assert set(again.vectors.read_meta()["upgraded"]) == {"answers", "bm25", "times", "wording1"}  # type: ignore[index]
     store.close()
     again.close()
 
@@ -130,7 +130,7 @@ def test_an_embedded_store_switched_to_the_engine_index_upgrades_in_its_open_sca
         assert "bm25" not in store.vectors.read_meta()["upgraded"]  # type: ignore[index]
         assert lexical(store, "badge E-47821", "alice") == ["a1"] and lexical(store, "VPN", "bob") == ["b1"]
         store.upgrade()
-        assert set(store.vectors.read_meta()["upgraded"]) == {"answers", "bm25", "times", "wording"}  # type: ignore[index]
+        assert set(store.vectors.read_meta()["upgraded"]) == {"answers", "bm25", "times", "wording1"}  # type: ignore[index]
         store.add(Memory(text="the badge printer jams", namespace="alice", id="a4"))  # not in the BM25 files
     with MemoryStore.embedded(tmp_path, embedder=EMB, ner=False) as back:  # and back: the shard keeps its vector
         assert set(lexical(back, "badge", "alice")) == {"a1", "a4"}  # the BM25 files were rebuilt, not trusted

@@ -17,7 +17,7 @@ from fused_memory import EnsembleMemory, Memory, MemoryStore
 from fused_memory.backends.lexical.engine import EngineLexicalIndex
 from fused_memory.backends.vector.common import point_id
 from fused_memory.backends.vector.server import QdrantClientBackend
-from fused_memory.backends.wording import WORDING, of_payload, read_text, to_json
+from fused_memory.backends.wording import UPGRADE, VERSION, WORDING, of_payload, read_text, to_json
 from fused_memory.embeddings import HashingEmbedder
 
 NOW = datetime(2024, 5, 15, 12, 0, tzinfo=timezone.utc)
@@ -88,27 +88,59 @@ def _server(client: QdrantClient) -> MemoryStore:
     return MemoryStore(vectors, EngineLexicalIndex(vectors), EMB, graph=None).open()
 
 
-def test_an_older_store_gets_its_wording_by_upgrade_and_answers_the_same() -> None:
+def test_an_older_store_answers_the_same_and_gets_its_wording_by_upgrade() -> None:
     client = QdrantClient(location=":memory:")
     tag = uuid.uuid4().hex[:8]
     memories = _memories(tag)
+    ids = [m.id for m in memories]
     with _server(client) as store:
         store.add(memories)
         ens = EnsembleMemory(store)
         questions = ["do I drink coffee in the afternoon?", "what is my badge ID?", "when does the gym open?"]
         written = [ens.retrieve(q, namespace=NS, now=NOW) for q in questions]
         meta = store.vectors.read_meta()
-        assert meta is not None and "wording" in meta["upgraded"]
-        store.vectors.write_meta({**meta, "upgraded": [u for u in meta["upgraded"] if u != "wording"]})
+        assert meta is not None and UPGRADE in meta["upgraded"]
+        store.vectors.write_meta({**meta, "upgraded": [u for u in meta["upgraded"] if u != UPGRADE]})
     # what an older release wrote: no wording in any payload, and a meta that does not promise one
-    client.delete_payload("fused_memory", keys=[WORDING], points=[point_id(NS, m.id) for m in memories])
+    client.delete_payload("fused_memory", keys=[WORDING], points=[point_id(NS, i) for i in ids])
     with _server(client) as older:
-        assert all(WORDING not in p for p in older.vectors.get(NS, [m.id for m in memories]))
         ens = EnsembleMemory(older)
-        served = [ens.retrieve(q, namespace=NS, now=NOW) for q in questions]  # the first search upgrades NS
-        assert all(p[WORDING] == to_json(read_text(p["text"])) for p in older.vectors.get(NS, [m.id for m in memories]))
-        assert older.upgrade() == {"wording": 0}  # NS was done on first use; the meta now records it
-        assert "wording" in older.vectors.read_meta()["upgraded"]  # type: ignore[index]
-    for a, b in zip(written, served, strict=True):
+        served = [ens.retrieve(q, namespace=NS, now=NOW) for q in questions]  # the texts read at query time
+        assert all(WORDING not in p for p in older.vectors.get(NS, ids))  # a search writes nothing
+        assert older.upgrade() == {UPGRADE: len(ids)}
+        assert all(p[WORDING] == to_json(read_text(p["text"])) for p in older.vectors.get(NS, ids))
+        assert UPGRADE in older.vectors.read_meta()["upgraded"]  # type: ignore[index]
+        upgraded = [ens.retrieve(q, namespace=NS, now=NOW) for q in questions]
+    for a, b, c in zip(written, served, upgraded, strict=True):
         assert [(h.memory.id, h.collapsed, h.superseded_by) for h in a.hits] == \
-               [(h.memory.id, h.collapsed, h.superseded_by) for h in b.hits]
+               [(h.memory.id, h.collapsed, h.superseded_by) for h in b.hits] == \
+               [(h.memory.id, h.collapsed, h.superseded_by) for h in c.hits]
+
+
+def test_a_store_whose_payloads_cannot_be_written_still_answers(tmp_path: Path) -> None:
+    """The wording is optional: a store that cannot take it (a read-only key on a server) answers
+    from the texts, and no search tries to write it."""
+    tag = uuid.uuid4().hex[:8]
+    client = QdrantClient(location=":memory:")
+    with _server(client) as store:
+        store.add(_memories(tag))
+        meta = store.vectors.read_meta()
+        assert meta is not None
+        store.vectors.write_meta({**meta, "upgraded": [u for u in meta["upgraded"] if u != UPGRADE]})
+    client.delete_payload("fused_memory", keys=[WORDING], points=[point_id(NS, m.id) for m in _memories(tag)])
+
+    def refused(*_a: object, **_k: object) -> None:
+        raise PermissionError("403 forbidden: this key reads only")
+
+    with _server(client) as older:
+        older.vectors.set_payload = refused  # type: ignore[method-assign]
+        answer = EnsembleMemory(older).retrieve("do I drink coffee in the afternoon?", namespace=NS, now=NOW)
+    assert answer.hits and not answer.failures
+    assert answer.hits[0].memory.id in {"coffee", "coffee-again"}
+
+
+def test_an_entry_of_another_version_is_not_read() -> None:
+    text = _unique("My badge ID is E-47821")
+    entry = {**to_json(read_text(text)), "v": VERSION + 1}
+    assert of_payload({"text": text, WORDING: entry}) is None
+    assert of_payload({"text": text, WORDING: to_json(read_text(text))}) == read_text(text)

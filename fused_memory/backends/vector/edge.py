@@ -53,7 +53,9 @@ search at 1M memories, against 2-5 ms for the event and said times (range indexe
 searches and ordered scans send a coarse filter over the flattened `stated[].start` and
 `stated[].end` range indexes, a superset, and check the answers in Python against the exact
 condition (`common.overlaps_hold`). When every answer passes, the top-k of the superset lie inside
-the exact set, so they are its top-k: the answers are the exact search's. When one fails (a memory
+the exact set, so they are its top-k: the answers are the exact search's (on segments searched by
+brute force, as every namespace under ~5k points a segment is; where HNSW answers, both filters are
+approximate and may differ as two HNSW searches can). When one fails (a memory
 whose stated times straddle the window, one starting before its end and another ending after its
 start), that search is asked again with the exact nested filter. Counts, facets and scrolls keep the
 exact filter.
