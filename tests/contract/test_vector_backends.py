@@ -241,6 +241,26 @@ def test_an_ordered_scan_for_a_stated_time_checks_the_same_way(vb: VectorBackend
     assert [p["memory_id"] for p in vb.scan_ordered(window, "created_at", 10, descending=False)] == ["covers", "inside"]
 
 
+@pytest.mark.parametrize("straddlers", [2, 6])
+def test_memories_straddling_the_window_ahead_of_the_answer_never_take_its_place(
+        vb: VectorBackend, straddlers: int) -> None:
+    """However many memories whose stated times straddle the window rank ahead of the one that
+    states a time inside it (nearer the query vector, or newer), the answer is that one: found by a
+    deeper coarse search (2 ahead) or by the exact filter (6 ahead, past the deeper search's reach)."""
+    week = TimeWindow(T0 + timedelta(days=10), T0 + timedelta(days=17))
+    s = 1 / math.sqrt(2)
+    vb.upsert([rec("a", f"straddles-{i}", X, stated=[_span(1, 2), _span(20, 21)], created_at=3000.0 + i)
+               for i in range(straddlers)]
+              + [rec("a", "inside", (s, s, 0.0, 0.0), stated=[_span(12, 13)], created_at=1000.0),
+                 rec("a", "elsewhere", Y, stated=[_span(40, 41)], created_at=5000.0)])
+    stated = frozenset({"stated"})
+    assert search(vb, q(X, limit=1, time_window=week, times=stated)) == ["inside"]
+    assert search(vb, q(X, limit=3, time_window=week, times=stated)) == ["inside"]
+    window = VectorFilter("a", time_window=week, times=stated)
+    assert isinstance(vb, OrderedScan)
+    assert [p["memory_id"] for p in vb.scan_ordered(window, "created_at", 1)] == ["inside"]
+
+
 def test_answers_filter_matches_any_element_of_the_list(vb: VectorBackend) -> None:
     """`answers` is a list payload field: the filter keeps points whose list holds the value; a
     point written before the field existed (no `answers` key) never matches."""

@@ -52,13 +52,15 @@ payload; the payload indexes are not used. Inside a namespace of 50k memories th
 search at 1M memories, against 2-5 ms for the event and said times (range indexes). So vector
 searches and ordered scans send a coarse filter over the flattened `stated[].start` and
 `stated[].end` range indexes, a superset, and check the answers in Python against the exact
-condition (`common.overlaps_hold`). When every answer passes, the top-k of the superset lie inside
-the exact set, so they are its top-k: the answers are the exact search's (on segments searched by
-brute force, as every namespace under ~5k points a segment is; where HNSW answers, both filters are
-approximate and may differ as two HNSW searches can). When one fails (a memory
-whose stated times straddle the window, one starting before its end and another ending after its
-start), that search is asked again with the exact nested filter. Counts, facets and scrolls keep the
-exact filter.
+condition (`common.overlaps_hold`, `_passing`). The exact matches are a subset of the coarse ones,
+in the same order, so the first k coarse answers that pass are the exact top k (on segments
+searched by brute force, as every namespace under ~5k points a segment is; where HNSW answers,
+both filters are approximate and may differ as two HNSW searches can). When fewer than k pass (a
+memory whose stated times straddle the window, one starting before its end and another ending
+after its start), the coarse search is asked again four times as deep, and only if that still
+falls short, with the exact nested filter: re-asking the exact filter at once doubled a windowed
+query's cost whenever one straddling memory came back. Counts, facets and scrolls keep the exact
+filter.
 
 Persistence: updates go through the shard's WAL, so they survive a crash without `flush()` (checked
 with os._exit after an upsert). `EdgeShard.load` needs no config, but we pass ours: the engine
@@ -74,10 +76,10 @@ import json
 import os
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import qdrant_edge as qe
 
@@ -193,11 +195,24 @@ def _edge_filter(conds: Sequence[Condition], exact: bool = True) -> Any:
                      must_not=[_edge_condition(c) for c in must_not] or None)
 
 
-def _coarse_ok(conds: Sequence[Condition], payloads: Sequence[Mapping[str, Any] | None]) -> bool:
-    """Whether every answer of a coarse search also passes the exact filter: then the answers are
-    the exact search's too (the exact matches are a subset of the coarse ones, and the coarse top-k
-    all lie in it)."""
-    return all(overlaps_hold(conds, p or {}) for p in payloads)
+_T = TypeVar("_T")
+
+#: How much deeper a coarse search is asked again when too few of its answers pass the exact check,
+#: before the exact (nested) filter is asked instead.
+_DEEPER = 4
+
+
+def _passing(conds: Sequence[Condition], answer: Sequence[_T], limit: int, asked: int,
+             payload: Callable[[_T], Mapping[str, Any] | None]) -> list[_T] | None:
+    """The first `limit` answers of a coarse search asked `asked` deep (in the engine's order) that
+    pass the exact check, or None when fewer pass and the engine held more. They are the exact
+    search's answers: the exact matches are a subset of the coarse ones in the same order, so the
+    first `limit` of them in the coarse order are the exact top `limit` (and when the coarse search
+    came back short, it holds every match)."""
+    kept = [a for a in answer if overlaps_hold(conds, payload(a) or {})]
+    if len(kept) >= limit or len(answer) < asked:
+        return kept[:limit]
+    return None
 
 
 class QdrantEdgeBackend:
@@ -372,9 +387,9 @@ class QdrantEdgeBackend:
 
     def query_batch(self, queries: Sequence[VectorQuery]) -> list[list[ScoredPayload]]:
         """All searches in one `EdgeShard.query_batch` call; impossible filters are answered [].
-        A search for a stated time in a window goes out with the coarse filter (`_edge_filter`) and
-        is asked again with the exact one only when an answer fails the exact check (module
-        docstring, "Windowed filters")."""
+        A search for a stated time in a window goes out with the coarse filter (`_edge_filter`),
+        keeps the answers that pass the exact check, and is asked again deeper, then exactly, only
+        when too few pass (module docstring, "Windowed filters")."""
         results: list[list[ScoredPayload]] = [[] for _ in queries]
         asked: list[tuple[int, tuple[Condition, ...], list[float], int]] = []
         with self._lock:
@@ -394,13 +409,27 @@ class QdrantEdgeBackend:
             with engine_errors("query", _classify):
                 answers = self._shard.query_batch(qe.QueryBatchRequest([request(c, v, n, False)
                                                                         for _, c, v, n in asked]))
-                again = [k for k, (_, conds, _, _) in enumerate(asked)
-                         if has_overlaps(conds) and not _coarse_ok(conds, [p.payload for p in answers[k]])]
-                if again:
-                    exact = self._shard.query_batch(qe.QueryBatchRequest([request(*asked[k][1:], True)
-                                                                          for k in again]))
-                    for k, points in zip(again, exact, strict=True):
+                # a coarse answer with a memory the exact condition refuses: its passing answers
+                # when enough pass, else asked `_DEEPER` times as deep, else with the exact filter
+                pending = [k for k, (_, conds, _, _) in enumerate(asked) if has_overlaps(conds)]
+                deep = {k: asked[k][3] for k in pending}
+                for last in (False, True):
+                    again = []
+                    for k in pending:
+                        kept = _passing(asked[k][1], answers[k], asked[k][3], deep[k], lambda p: p.payload)
+                        if kept is None:
+                            again.append(k)
+                        else:
+                            answers[k] = kept
+                    if not again:
+                        break
+                    for k in again:
+                        deep[k] = asked[k][3] * _DEEPER
+                    more = self._shard.query_batch(qe.QueryBatchRequest(
+                        [request(asked[k][1], asked[k][2], asked[k][3] if last else deep[k], last) for k in again]))
+                    for k, points in zip(again, more, strict=True):
                         answers[k] = points
+                    pending = again
         for (i, _, _, _), points in zip(asked, answers, strict=True):
             results[i] = [ScoredPayload(p.payload or {}, clamp_score(p.score)) for p in points]
         return results
@@ -446,14 +475,19 @@ class QdrantEdgeBackend:
             return []
         order = qe.OrderBy(key, direction=qe.Direction.Desc if descending else qe.Direction.Asc)
 
-        def scan(exact: bool) -> list[Mapping[str, Any]]:
+        def scan(exact: bool, deep: int) -> list[Mapping[str, Any]]:
             records, _ = self._require().scroll(qe.ScrollRequest(
-                limit=limit, filter=_edge_filter(conds, exact), with_payload=True, with_vector=False, order_by=order))
+                limit=deep, filter=_edge_filter(conds, exact), with_payload=True, with_vector=False, order_by=order))
             return [r.payload or {} for r in records]
 
         with self._lock, engine_errors("scan", _classify):
-            found = scan(exact=not has_overlaps(conds))
-            return found if _coarse_ok(conds, found) else scan(exact=True)
+            if not has_overlaps(conds):
+                return scan(True, limit)
+            for deep in (limit, limit * _DEEPER):  # as `query_batch`: the coarse scan, deeper, then exact
+                kept = _passing(conds, scan(False, deep), limit, deep, lambda p: p)
+                if kept is not None:
+                    return kept
+            return scan(True, limit)
 
     def scroll(self, namespace: str | None = None) -> Iterator[Mapping[str, Any]]:
         """All payloads, one page per engine call (the lock is not held between pages)."""
