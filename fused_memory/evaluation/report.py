@@ -98,6 +98,11 @@ def _row_of(results: Mapping[str, Mapping[str, Any]]) -> Callable[[str, Any], li
     return row
 
 
+def _systems(results: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The systems timed at any size, first seen first."""
+    return list(dict.fromkeys(s for r in results.values() for s in r.get("p50_ms", {})))
+
+
 def _latency_rows(row: Callable[[str, Any], list[Any]], systems: Sequence[str]) -> list[list[Any]]:
     """Each system's p50 and p99 rows, in the systems' order."""
     return [row(f"{s} {q} ms", lambda r, s=s, q=q: r[f"{q}_ms"][s]) for s in systems for q in ("p50", "p99")]
@@ -105,11 +110,9 @@ def _latency_rows(row: Callable[[str, Any], list[Any]], systems: Sequence[str]) 
 
 def format_bench(results: Mapping[str, Mapping[str, Any]]) -> str:
     """Sizes across; ingest, memory, latency and ratio rows down."""
-    sizes = list(results)
-    if not sizes:
+    if not results:
         return "(no sizes)"
-    systems = list(dict.fromkeys(s for r in results.values() for s in r.get("p50_ms", {})))
-    row = _row_of(results)
+    sizes, systems, row = list(results), _systems(results), _row_of(results)
 
     rows = [
         row("ingest memories/s", lambda r: r["ingest_per_s"]),
@@ -170,11 +173,9 @@ def format_scale(results: Mapping[str, Mapping[str, Any]]) -> str:
     """The scale mode's table (`evaluation.scale`): what made the vectors on the first line, then
     sizes across; build, open, first queries, memory, disk, latency rows down; then each plan's
     ensemble against dense alone on the same queries."""
-    sizes = list(results)
-    if not sizes:
+    if not results:
         return "(no sizes)"
-    systems = list(dict.fromkeys(s for r in results.values() for s in r.get("p50_ms", {})))
-    row = _row_of(results)
+    sizes, systems, row = list(results), _systems(results), _row_of(results)
 
     rows = [
         row("namespaces / memories in the queried one", lambda r: f'{r["namespaces"]} / {r["queried_namespace_n"]:,}'),

@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import fused_memory_cli
 
 from fused_memory.embeddings import HashingEmbedder
 from fused_memory.errors import ConfigurationError
@@ -23,16 +23,8 @@ SCALE_FIELDS = ("build_s", "open_s", "first_query_ms", "first_query_new_namespac
                 "rss_over_models_mb", "kb_per_memory", "disk_mb", "disk_kb_per_memory", "open_plus_first_query_s")
 
 
-def _cli() -> list[str]:
-    script = Path(sys.executable).with_name("fused-memory")
-    if script.exists():
-        return [str(script)]
-    found = shutil.which("fused-memory")
-    return [found] if found else [sys.executable, "-m", "fused_memory.cli"]
-
-
 def _run(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([*_cli(), *args], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([*fused_memory_cli(), *args], capture_output=True, text=True, timeout=300)
     if ok:
         assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
     return proc

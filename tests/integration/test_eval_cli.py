@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import fused_memory_cli
 
 from fused_memory.errors import MissingDependency
 from fused_memory.evaluation.significance import MIN_N
@@ -48,17 +49,8 @@ QUERIES = [
 ]
 
 
-def _cli() -> list[str]:
-    """The installed `fused-memory` script next to this interpreter, else `python -m`."""
-    script = Path(sys.executable).with_name("fused-memory")
-    if script.exists():
-        return [str(script)]
-    found = shutil.which("fused-memory")
-    return [found] if found else [sys.executable, "-m", "fused_memory.cli"]
-
-
 def _run(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([*_cli(), *args], capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run([*fused_memory_cli(), *args], capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
     return proc
 
@@ -139,7 +131,7 @@ def test_eval_subset_of_arms_and_stdout_json(dataset: tuple[Path, Path]) -> None
 def test_eval_bad_input_is_a_clear_error(tmp_path: Path) -> None:
     bad = tmp_path / "m.jsonl"
     bad.write_text('{"id": "x", "conversation_id": "c"}\n')
-    proc = subprocess.run([*_cli(), "eval", "--memories", str(bad), "--queries", str(bad)],
+    proc = subprocess.run([*fused_memory_cli(), "eval", "--memories", str(bad), "--queries", str(bad)],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert "m.jsonl:1: missing 'text'" in proc.stderr
@@ -200,7 +192,7 @@ def test_bench_keeps_its_store_and_reuses_it_without_ingesting(tmp_path: Path) -
     assert b["ingest_reused"] is True and b["ingest_per_s"] is None and b["ingest_overhead"] is None
     assert b["p50_ms"]["ensemble"] > 0 and b["n_queries"] == a["n_queries"] == 8
     shutil.copytree(tmp_path / "kept" / "n300-seed7-bm25", tmp_path / "kept" / "n400-seed7-bm25")
-    proc = subprocess.run([*_cli(), "bench", "--n", "400", "--queries", "8", "--simple-queries", "4",
+    proc = subprocess.run([*fused_memory_cli(), "bench", "--n", "400", "--queries", "8", "--simple-queries", "4",
                            "--store", str(tmp_path / "kept")], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 2 and "holds {'bench': 300}, not 400 bench memories" in proc.stderr
 

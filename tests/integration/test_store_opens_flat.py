@@ -16,6 +16,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from helpers import damage_sqlite_pages
 
 from fused_memory.backends.codec import LAYOUT_VERSION
 from fused_memory.backends.lexical import segment as segment_module
@@ -48,8 +49,27 @@ def _open(path: Path) -> MemoryStore:
     return MemoryStore.embedded(path, embedder=HashingEmbedder(dim=64), ner=False, show_progress=False).open()
 
 
-def _answers(store: MemoryStore) -> dict[tuple[str, str, int], list[tuple[str, float]]]:
+#: Each (namespace, query, k)'s ranked ids and scores.
+Answers = dict[tuple[str, str, int], list[tuple[str, float]]]
+
+
+def _answers(store: MemoryStore) -> Answers:
     return {(ns, q, k): store.lexical_search(ns, q, k) for ns in NAMESPACES for q in QUERIES for k in (1, 10)}
+
+
+def _next_open_is_flat_and_quiet(written: Path, before: Answers, caplog: pytest.LogCaptureFixture, *,
+                                 nothing_loaded: bool = False) -> None:
+    """The open after a repair or a rebuild: no line logged, (`nothing_loaded`) no namespace's
+    postings read before a query asks, and the answers of before."""
+    caplog.clear()
+    again = _open(written)
+    try:
+        assert not [r for r in caplog.records if r.name in (RECOVERY, STORED)]
+        if nothing_loaded:
+            assert not again.lexical._shards  # type: ignore[attr-defined]
+        assert _answers(again) == before
+    finally:
+        again.close()
 
 
 def _ranks_as_its_payloads(store: MemoryStore) -> None:
@@ -171,13 +191,7 @@ def test_a_damaged_or_foreign_postings_file_is_rebuilt_logged_once_and_ranks_the
         _ranks_as_its_payloads(store)
     finally:
         store.close()
-    caplog.clear()
-    again = _open(written)  # rebuilt once: the next open is flat and quiet
-    try:
-        assert not [r for r in caplog.records if r.name in (RECOVERY, STORED)]
-        assert _answers(again) == before
-    finally:
-        again.close()
+    _next_open_is_flat_and_quiet(written, before, caplog)  # rebuilt once
 
 
 def test_a_store_written_before_the_files_rebuilds_once_then_opens_flat(
@@ -205,22 +219,7 @@ def test_a_store_written_before_the_files_rebuilds_once_then_opens_flat(
     finally:
         store.close()
     assert json.loads(meta_path.read_text())["layout"] == JOURNALED_LAYOUT
-    caplog.clear()
-    again = _open(written)
-    try:
-        assert not [r for r in caplog.records if r.name in (RECOVERY, STORED)]
-        assert not again.lexical._shards  # type: ignore[attr-defined]
-        assert _answers(again) == before
-    finally:
-        again.close()
-
-
-def _damage_pages(path: Path, pages: list[int]) -> None:
-    data = bytearray(path.read_bytes())
-    size = int.from_bytes(data[16:18], "big")
-    for page in pages:  # 1-based, as SQLite numbers them
-        data[(page - 1) * size:page * size] = b"\xab" * size
-    path.write_bytes(bytes(data))
+    _next_open_is_flat_and_quiet(written, before, caplog, nothing_loaded=True)
 
 
 @pytest.mark.parametrize("what", ["lexical database past page 1", "journal garbage"])
@@ -238,7 +237,7 @@ def test_an_unreadable_database_is_set_aside_and_the_store_opens_logged_once(
     else:
         with sqlite3.connect(written / "lexical" / DB_NAME) as db:  # all but the schema's and the meta's pages
             pages = [p for (p,) in db.execute("SELECT pageno FROM dbstat WHERE name NOT IN ('sqlite_schema', 'meta')")]
-        _damage_pages(written / "lexical" / DB_NAME, pages)
+        damage_sqlite_pages(written / "lexical" / DB_NAME, pages)
     caplog.set_level(logging.WARNING)
     store = _open(written)
     try:
@@ -251,13 +250,7 @@ def test_an_unreadable_database_is_set_aside_and_the_store_opens_logged_once(
         store.close()
     if what == "journal garbage":
         assert (written / f"{JOURNAL_NAME}.unreadable").read_bytes().startswith(b"this is not")
-    caplog.clear()
-    again = _open(written)  # set right: the next open is flat and quiet
-    try:
-        assert not [r for r in caplog.records if r.name in (RECOVERY, STORED)]
-        assert _answers(again) == before
-    finally:
-        again.close()
+    _next_open_is_flat_and_quiet(written, before, caplog)  # set right
 
 
 def test_the_journal_lexical_log_and_graph_commit_durably(written: Path) -> None:

@@ -10,6 +10,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from helpers import damage_sqlite_pages
 
 from fused_memory.backends.lexical import stored as stored_module
 from fused_memory.backends.lexical import topk as bm25_topk
@@ -360,14 +361,6 @@ def test_a_changed_type_table_rebuilds_the_files(tmp_path: Path, small_merges: N
     index.close()
 
 
-def _damage_pages(path: Path, pages: list[int]) -> None:
-    data = bytearray(path.read_bytes())
-    size = int.from_bytes(data[16:18], "big")
-    for page in pages:  # 1-based, as SQLite numbers them
-        data[(page - 1) * size:page * size] = b"\xab" * size
-    path.write_bytes(bytes(data))
-
-
 def test_a_database_damaged_past_its_first_page_is_discarded_and_rebuilt_whole(
         tmp_path: Path, small_merges: None) -> None:
     """The schema and the meta read; the manifest's and the log's pages do not: `load` raised
@@ -379,7 +372,7 @@ def test_a_database_damaged_past_its_first_page_is_discarded_and_rebuilt_whole(
     index.close()
     with sqlite3.connect(folder / DB_NAME) as db:  # every page but the schema's and the meta's
         pages = [p for (p,) in db.execute("SELECT pageno FROM dbstat WHERE name NOT IN ('sqlite_schema', 'meta')")]
-    _damage_pages(folder / DB_NAME, pages)
+    damage_sqlite_pages(folder / DB_NAME, pages)
     index = StoredBM25Index(folder)
     state = index.load()
     assert state.whole is not None and "cannot be read" in state.whole
@@ -404,7 +397,7 @@ def test_a_damaged_log_found_on_first_use_rebuilds_the_index_not_a_crash(
     index.close()
     with sqlite3.connect(folder / DB_NAME) as db:
         log_pages = [p for (p,) in db.execute("SELECT pageno FROM dbstat WHERE name = 'log'")]
-    _damage_pages(folder / DB_NAME, log_pages)
+    damage_sqlite_pages(folder / DB_NAME, log_pages)
     index = StoredBM25Index(folder)
     assert index.load() == IndexState()
     asked: list[str] = []
