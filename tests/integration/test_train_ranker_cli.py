@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import fused_memory_cli
 
 from fused_memory.config import FusionConfig
 from fused_memory.embeddings import HashingEmbedder
@@ -17,7 +18,7 @@ from fused_memory.ensemble import EnsembleMemory
 from fused_memory.ranking import FEATURE_NAMES, FEATURE_VERSION, load_ranker
 from fused_memory.store.memory_store import MemoryStore
 from fused_memory.types import Memory
-from tests.integration.test_eval_cli import MEMORIES, QUERIES, _cli, _run
+from tests.integration.test_eval_cli import MEMORIES, QUERIES, _run
 
 pytestmark = pytest.mark.slow
 
@@ -54,7 +55,7 @@ def test_train_ranker_writes_a_ranker_the_ensemble_loads(labelled, tmp_path: Pat
 
 def test_train_ranker_refuses_to_write_over_its_input(labelled) -> None:
     mem, qry = labelled
-    proc = subprocess.run([*_cli(), "train-ranker", "--memories", str(mem), "--queries", str(qry), "--out", str(qry)],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([*fused_memory_cli(), "train-ranker", "--memories", str(mem), "--queries", str(qry),
+                           "--out", str(qry)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "--out" in proc.stderr and "is also --queries" in proc.stderr
     assert json.loads(qry.read_text().splitlines()[0])["id"] == "qa1"  # untouched
